@@ -1,0 +1,54 @@
+"""jisu.dataset: a lazy, parallel, deterministic input pipeline (``mindspore.dataset``'s API).
+
+Example:
+    >>> import numpy as np
+    >>> import jisu.dataset as ds
+    >>> from jisu.dataset import vision
+    >>> data = ds.NumpySlicesDataset({"image": np.zeros((8, 4, 4, 3), np.uint8),
+    ...                               "label": np.arange(8)}, shuffle=False)
+    >>> data = data.map([vision.Rescale(1 / 255, 0), vision.HWC2CHW()], input_columns="image")
+    >>> data = data.batch(4)
+    >>> [tuple(t.shape) for t in next(iter(data))]
+    [(4, 3, 4, 4), (4,)]
+"""
+
+from . import config, transforms, vision
+from .datasets import Dataset
+from .engine.errors import PipelineError
+from .engine.iterator import DatasetIterator
+from .ops.batch import BatchInfo
+from .ops.zip import zip
+from .sources.generator import GeneratorDataset, Schema
+from .sources.numpy_slices import NumpySlicesDataset
+from .sources.samplers import (
+    DistributedSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    SubsetSampler,
+    WeightedRandomSampler,
+)
+from .sources.torch_dataset import TorchDataset
+
+__all__ = [
+    "BatchInfo",
+    "Dataset",
+    "DatasetIterator",
+    "DistributedSampler",
+    "GeneratorDataset",
+    "NumpySlicesDataset",
+    "PipelineError",
+    "RandomSampler",
+    "Sampler",
+    "Schema",
+    "SequentialSampler",
+    "SubsetRandomSampler",
+    "SubsetSampler",
+    "TorchDataset",
+    "WeightedRandomSampler",
+    "config",
+    "transforms",
+    "vision",
+    "zip",
+]

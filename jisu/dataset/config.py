@@ -1,0 +1,65 @@
+"""Global pipeline settings: seed, prefetch depth, default worker count.
+
+Mirrors ``mindspore.dataset.config``. Settings are read when an iterator is created.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from .engine.cpus import available_cpus
+
+_DEFAULT_WORKERS = 8
+
+_seed: int | None = None
+_session_seed = secrets.randbits(32)
+_prefetch_size = 16
+_num_parallel_workers = _DEFAULT_WORKERS
+
+
+def set_seed(seed: int) -> None:
+    """Seed every random decision of later pipelines (shuffles, random ops).
+
+    Without a seed, each process draws one at import time: runs differ, but within a run the
+    output still does not depend on worker counts.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise ValueError(f"set_seed: seed must be an int in [0, 2**64). Received: seed={seed!r}")
+    global _seed
+    _seed = seed
+
+
+def get_seed() -> int:
+    """The seed set by :func:`set_seed`, or this process's random default."""
+    return _session_seed if _seed is None else _seed
+
+
+def seed_was_set() -> bool:
+    return _seed is not None
+
+
+def set_prefetch_size(size: int) -> None:
+    """Rows each pipeline stage may prepare ahead of its consumer (default 16)."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ValueError(f"set_prefetch_size: size must be an int >= 1. Received: size={size!r}")
+    global _prefetch_size
+    _prefetch_size = size
+
+
+def get_prefetch_size() -> int:
+    return _prefetch_size
+
+
+def set_num_parallel_workers(num: int) -> None:
+    """Default worker count of ops that are not given one (clamped to usable CPUs when used)."""
+    if isinstance(num, bool) or not isinstance(num, int) or num < 1:
+        raise ValueError(
+            f"set_num_parallel_workers: num must be an int >= 1. Received: num={num!r}"
+        )
+    global _num_parallel_workers
+    _num_parallel_workers = num
+
+
+def get_num_parallel_workers() -> int:
+    """The default worker count, clamped to the CPUs this process may use."""
+    return min(_num_parallel_workers, available_cpus())

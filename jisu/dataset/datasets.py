@@ -1,0 +1,340 @@
+"""Dataset: the lazy, immutable description of a pipeline, and its fluent methods.
+
+A :class:`Dataset` is a node in a DAG. Methods such as :meth:`map` or :meth:`batch` return new
+nodes; nothing runs until an iterator is created. Each node answers two questions for the
+engine:
+
+* ``_stream(ctx, epoch, start)``: the rows of one epoch, from row ``start`` on, as an iterator.
+* if ``random_access`` is true, ``_fetch(ctx, epoch, index)``: row ``index`` of an epoch, computed
+  independently of all other rows. A chain of random-access nodes (source, shuffle, map, batch,
+  ...) is executed as one fused task per output row (or batch) on a thread pool, with sources
+  read in parallel by index; ``_fetch_columns`` lets a source that can slice (NumPy arrays)
+  return a whole batch at once.
+
+Iterable sources (generators) and row-dropping ops (filter) are not random-access: after them,
+pipelines run as streams of rows, and their per-row work (maps, batch assembly) is still done in
+parallel, in order.
+
+Every random decision is drawn from an RNG keyed by (seed, epoch, row index, op), where the row
+index is the row's position in the op's input for that epoch; so a seed gives the same output
+whatever the number of workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import config
+from .engine.context import ExecContext
+from .engine.stage import AdaptiveChunker, ordered_map
+
+if TYPE_CHECKING:
+    from .engine.iterator import DatasetIterator
+
+
+class Dataset:
+    """Base of every pipeline node. See the module docstring for the engine contract."""
+
+    #: whether ``_fetch(ctx, epoch, index)`` is available
+    random_access: bool = False
+    #: whether the node does parallel work of its own (and takes ``num_parallel_workers``)
+    has_workers: bool = False
+
+    def __init__(self, children: Sequence[Dataset] = (), num_parallel_workers: int | None = None):
+        self.children: tuple[Dataset, ...] = tuple(children)
+        self.num_parallel_workers = num_parallel_workers
+        self._columns: tuple[str, ...] = ()
+        self._size_cache: int | None = None
+        self._output_spec: tuple[list, list] | None = None
+
+    # ----------------------------------------------------------------- engine contract
+    @property
+    def op_name(self) -> str:
+        return type(self).__name__
+
+    def _row_count(self) -> int | None:
+        """Rows per epoch when known without running the pipeline; None otherwise."""
+        raise NotImplementedError  # every node class defines it
+
+    def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
+        raise TypeError(f"{self.op_name} is not random-access")
+
+    def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:
+        """Rows ``indices`` as stacked column arrays, if this node can gather them at once."""
+        return None
+
+    def _workers(self) -> int:
+        """Threads for this node's own parallel work."""
+        from .validation import resolve_workers
+
+        return resolve_workers(self.op_name, self.num_parallel_workers,
+                               config.get_num_parallel_workers())
+
+    def _segment_workers(self) -> int:
+        """Threads for a fused random-access chain ending at this node."""
+        workers = self._workers() if self.has_workers else 1
+        for child in self.children:
+            if child.random_access:
+                workers = max(workers, child._segment_workers())
+        return workers
+
+    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
+        """Rows of one epoch from ``start``; random-access nodes run as one fused stage."""
+        if not self.random_access:
+            raise NotImplementedError  # stream nodes define it
+        workers = self._segment_workers()
+        chunker = AdaptiveChunker()
+
+        def task(indices: list[int]) -> list[tuple]:
+            return [self._fetch(ctx, epoch, i) for i in indices]
+
+        results = ordered_map(
+            ctx,
+            chunker.timed(task),
+            chunker.split(range(start, self._row_count())),
+            key=(id(self), "fetch"),
+            name=self.op_name,
+            workers=workers,
+            inflight=workers + ctx.prefetch_size,
+        )
+        for rows in results:
+            yield from rows
+
+    # ----------------------------------------------------------------- introspection
+    def get_col_names(self) -> list[str]:
+        """Names of the output columns."""
+        return list(self._columns)
+
+    def get_dataset_size(self) -> int:
+        """Rows (batches, after ``batch``) per epoch. Runs the pipeline once if it must count."""
+        size = self._row_count()
+        if size is not None:
+            return size
+        if self._size_cache is None:
+            iterator = self.create_tuple_iterator(num_epochs=1, output_numpy=True)
+            count = 0
+            try:
+                for _ in iterator:
+                    count += 1
+            finally:
+                iterator.close()
+            self._size_cache = count
+        return self._size_cache
+
+    def _spec(self) -> tuple[list, list]:
+        if self._output_spec is None:
+            iterator = self.create_tuple_iterator(num_epochs=1, output_numpy=True)
+            try:
+                row = next(iterator)
+            except StopIteration:
+                raise ValueError(f"{self.op_name}: the dataset is empty; it has no shapes") from None
+            finally:
+                iterator.close()
+            self._output_spec = ([list(a.shape) for a in row], [a.dtype for a in row])
+        return self._output_spec
+
+    def output_shapes(self) -> list[list[int]]:
+        """Shape of each output column, from the first row (MindSpore semantics)."""
+        return [list(s) for s in self._spec()[0]]
+
+    def output_types(self) -> list[np.dtype]:
+        """NumPy dtype of each output column, from the first row."""
+        return list(self._spec()[1])
+
+    def get_batch_size(self) -> int:
+        """The batch size of the nearest ``batch`` below (1 if none)."""
+        from .ops.batch import BatchDataset
+
+        node: Dataset = self
+        while True:
+            if isinstance(node, BatchDataset):
+                return node.batch_size
+            if len(node.children) != 1:
+                return 1
+            node = node.children[0]
+
+    def get_repeat_count(self) -> int:
+        """The count of the nearest ``repeat`` below (1 if none, -1 if infinite)."""
+        from .ops.repeat import RepeatDataset
+
+        node: Dataset = self
+        while True:
+            if isinstance(node, RepeatDataset):
+                return node.count
+            if len(node.children) != 1:
+                return 1
+            node = node.children[0]
+
+    # ----------------------------------------------------------------- pipeline ops
+    def map(
+        self,
+        operations: Callable | Sequence[Callable],
+        input_columns: str | Sequence[str] | None = None,
+        output_columns: str | Sequence[str] | None = None,
+        num_parallel_workers: int | None = None,
+        python_multiprocessing: bool = False,
+    ) -> Dataset:
+        """Apply ``operations`` (one or a list, applied in order) to ``input_columns`` of each row.
+
+        Args:
+            operations: jisu ops or any Python callables taking the input columns as positional
+                NumPy arrays and returning one array or a tuple of arrays.
+            input_columns: columns passed to the first op (default: the first column).
+            output_columns: names of what the last op returns (default: ``input_columns``).
+                With as many outputs as inputs, outputs replace the inputs in place; otherwise
+                they come first, followed by the untouched columns (as in MindSpore).
+            num_parallel_workers: threads for this map (default: ``config``'s, clamped to CPUs).
+            python_multiprocessing: run in worker processes (see ``MapDataset``).
+        """
+        from .ops.map import MapDataset
+
+        return MapDataset(self, operations, input_columns, output_columns, num_parallel_workers,
+                          python_multiprocessing)
+
+    def batch(
+        self,
+        batch_size: int,
+        drop_remainder: bool = False,
+        num_parallel_workers: int | None = None,
+        per_batch_map: Callable | None = None,
+        input_columns: str | Sequence[str] | None = None,
+        output_columns: str | Sequence[str] | None = None,
+        pad_info: dict | None = None,
+        python_multiprocessing: bool = False,
+    ) -> Dataset:
+        """Group ``batch_size`` consecutive rows into one, each column stacked on a new axis 0.
+
+        ``per_batch_map(col_1, ..., col_n, batch_info)`` receives, for each of
+        ``input_columns``, the list of the batch's arrays and returns a tuple of such lists
+        (named ``output_columns``), which are then stacked. ``pad_info`` maps a column to
+        ``(shape, pad_value)`` to pad ragged rows (None shape: to the largest in the batch).
+        """
+        from .ops.batch import BatchDataset
+
+        return BatchDataset(self, batch_size, drop_remainder, num_parallel_workers, per_batch_map,
+                            input_columns, output_columns, pad_info, python_multiprocessing)
+
+    def padded_batch(
+        self,
+        batch_size: int,
+        drop_remainder: bool = False,
+        num_parallel_workers: int | None = None,
+        pad_info: dict | None = None,
+    ) -> Dataset:
+        """Batch and pad ragged rows; without ``pad_info`` every column is padded with 0."""
+        from .ops.batch import BatchDataset
+
+        return BatchDataset(self, batch_size, drop_remainder, num_parallel_workers,
+                            pad_info=pad_info, pad_all=True)
+
+    def shuffle(self, buffer_size: int) -> Dataset:
+        """Shuffle rows, differently each epoch.
+
+        On a random-access input this is a full uniform permutation of the epoch (the ideal a
+        buffer of any size approximates); on a stream it is a seeded buffer shuffle.
+        """
+        from .ops.shuffle import ShuffleDataset
+
+        return ShuffleDataset(self, buffer_size)
+
+    def repeat(self, count: int | None = None) -> Dataset:
+        """Repeat the dataset ``count`` times (None or -1: forever). Each repeat is a new epoch
+        for everything below it (new shuffle order, new random draws)."""
+        from .ops.repeat import RepeatDataset
+
+        return RepeatDataset(self, count)
+
+    def shard(self, num_shards: int, shard_id: int) -> Dataset:
+        """Keep every ``num_shards``-th row starting at ``shard_id``; short shards wrap around
+        to the first rows so every shard has the same count."""
+        from .ops.shard import ShardDataset
+
+        return ShardDataset(self, num_shards, shard_id)
+
+    def take(self, count: int = -1) -> Dataset:
+        """The first ``count`` rows (-1: all)."""
+        from .ops.take_skip import TakeDataset
+
+        return TakeDataset(self, count)
+
+    def skip(self, count: int) -> Dataset:
+        """All but the first ``count`` rows."""
+        from .ops.take_skip import SkipDataset
+
+        return SkipDataset(self, count)
+
+    def project(self, columns: str | Sequence[str]) -> Dataset:
+        """Keep only ``columns``, in that order."""
+        from .ops.columns import ProjectDataset
+
+        return ProjectDataset(self, columns)
+
+    def rename(self, input_columns: str | Sequence[str], output_columns: str | Sequence[str]):
+        """Rename ``input_columns`` to ``output_columns``."""
+        from .ops.columns import RenameDataset
+
+        return RenameDataset(self, input_columns, output_columns)
+
+    def zip(self, datasets: Dataset | Sequence[Dataset]) -> Dataset:
+        """Rows side by side with those of ``datasets`` (stops at the shortest)."""
+        from .ops.zip import ZipDataset
+
+        others = [datasets] if isinstance(datasets, Dataset) else list(datasets)
+        return ZipDataset([self, *others])
+
+    def concat(self, datasets: Dataset | Sequence[Dataset]) -> Dataset:
+        """Rows of this dataset followed by those of ``datasets`` (same columns)."""
+        from .ops.concat import ConcatDataset
+
+        others = [datasets] if isinstance(datasets, Dataset) else list(datasets)
+        return ConcatDataset([self, *others])
+
+    def __add__(self, other: Dataset) -> Dataset:
+        return self.concat(other)
+
+    def filter(
+        self,
+        predicate: Callable[..., Any],
+        input_columns: str | Sequence[str] | None = None,
+        num_parallel_workers: int | None = None,
+    ) -> Dataset:
+        """Keep the rows for which ``predicate(*input_columns)`` is true."""
+        from .ops.filter import FilterDataset
+
+        return FilterDataset(self, predicate, input_columns, num_parallel_workers)
+
+    # ----------------------------------------------------------------- iteration
+    def create_tuple_iterator(
+        self,
+        columns: Sequence[str] | None = None,
+        num_epochs: int = -1,
+        output_numpy: bool = False,
+        do_copy: bool = True,
+    ) -> DatasetIterator:
+        """An iterator over rows as lists of tensors (or NumPy arrays).
+
+        The iterator ends (``StopIteration``) at the end of each epoch; iterating it again
+        continues with the next epoch, up to ``num_epochs`` (-1: no limit). Workers keep
+        preparing the next epoch meanwhile. Close it (or let it be garbage-collected) to stop
+        its threads.
+        """
+        from .engine.iterator import DatasetIterator
+
+        return DatasetIterator(self, columns, num_epochs, output_numpy, as_dict=False)
+
+    def create_dict_iterator(
+        self, num_epochs: int = -1, output_numpy: bool = False, do_copy: bool = True
+    ) -> DatasetIterator:
+        """Like :meth:`create_tuple_iterator`, with rows as ``{column: value}`` dicts."""
+        from .engine.iterator import DatasetIterator
+
+        return DatasetIterator(self, None, num_epochs, output_numpy, as_dict=True)
+
+    def __iter__(self) -> Iterator[list]:
+        return self.create_tuple_iterator(num_epochs=1)
+
+    def __repr__(self) -> str:
+        return f"<{self.op_name} columns={list(self._columns)}>"

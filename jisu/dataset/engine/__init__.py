@@ -1,0 +1,1 @@
+"""Execution of dataset pipelines: threads, ordered stages, RNG streams, iterators."""

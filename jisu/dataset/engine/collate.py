@@ -1,0 +1,86 @@
+"""Batch assembly: rows into preallocated column arrays, with optional padding."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+PadInfo = dict[str, tuple[Sequence[int | None] | None, Any]]
+
+
+def stack_column(
+    values: Sequence[np.ndarray],
+    column: str,
+    pad: tuple[Sequence[int | None] | None, Any] | None = None,
+    where: str = "batch",
+) -> np.ndarray:
+    """Stack one column of a batch into a new array of shape ``(len(values), *row_shape)``.
+
+    Args:
+        values: the column's value in each row.
+        column: its name, for error messages.
+        pad: ``(shape, pad_value)``; a None shape or a None dimension pads to the largest row.
+        where: the op, for error messages.
+
+    Raises:
+        ValueError: rows of different shapes and no padding, or rows larger than a fixed pad.
+    """
+    first = values[0]
+    dtype = first.dtype
+    if any(v.dtype != dtype for v in values):
+        dtype = np.result_type(*values)
+    if pad is None:
+        shape = first.shape
+        if any(v.shape != shape for v in values):
+            shapes = sorted({tuple(v.shape) for v in values})
+            raise ValueError(
+                f"{where}: cannot batch column '{column}': rows have different shapes {shapes}. "
+                f"Pass pad_info={{'{column}': (None, 0)}} (or use padded_batch) to pad them, "
+                "or resize them before batching."
+            )
+        if dtype == first.dtype:
+            return np.stack(values)
+        out = np.empty((len(values), *shape), dtype=dtype)
+        for i, v in enumerate(values):
+            out[i] = v
+        return out
+    pad_shape, pad_value = pad
+    ndim = first.ndim
+    if any(v.ndim != ndim for v in values):
+        raise ValueError(f"{where}: cannot pad column '{column}': rows have different ranks")
+    largest = [max(v.shape[d] for v in values) for d in range(ndim)]
+    if pad_shape is None:
+        target = largest
+    else:
+        if len(pad_shape) != ndim:
+            raise ValueError(
+                f"{where}: pad_info shape for column '{column}' has {len(pad_shape)} dims but "
+                f"rows have {ndim}. Received: pad_shape={list(pad_shape)}"
+            )
+        target = [largest[d] if s is None else int(s) for d, s in enumerate(pad_shape)]
+        for v in values:
+            if any(v.shape[d] > target[d] for d in range(ndim)):
+                raise ValueError(
+                    f"{where}: a row of column '{column}' has shape {v.shape}, larger than "
+                    f"the pad shape {target}"
+                )
+    out = np.full((len(values), *target), pad_value, dtype=dtype)
+    for i, v in enumerate(values):
+        out[(i, *tuple(slice(0, n) for n in v.shape))] = v
+    return out
+
+
+def stack_rows(
+    rows: Sequence[tuple],
+    columns: Sequence[str],
+    pad_info: PadInfo | None = None,
+    where: str = "batch",
+) -> list[np.ndarray]:
+    """Stack rows (tuples of arrays) column by column."""
+    pad_info = pad_info or {}
+    return [
+        stack_column([row[c] for row in rows], name, pad_info.get(name), where)
+        for c, name in enumerate(columns)
+    ]

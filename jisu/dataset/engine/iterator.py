@@ -1,0 +1,193 @@
+"""The user-facing iterator: runs a pipeline on a driver thread and hands rows out in order."""
+
+from __future__ import annotations
+
+import atexit
+import queue
+import weakref
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .. import config
+from .context import ExecContext, Stopped
+from .rows import to_output
+
+if TYPE_CHECKING:
+    from ..datasets import Dataset
+
+_EPOCH_END = object()
+_live_contexts: weakref.WeakSet[ExecContext] = weakref.WeakSet()
+
+
+class _Failure:
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+def _node_ids(root: Dataset) -> dict[int, int]:
+    """Structural ids: each node's position in a depth-first walk from the root."""
+    ids: dict[int, int] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in ids:
+            continue
+        ids[id(node)] = len(ids) + 1
+        stack.extend(reversed(node.children))
+    return ids
+
+
+def _drive(root: Dataset, ctx: ExecContext, out: queue.Queue, epoch: int, start: int,
+           num_epochs: int) -> None:
+    """Driver thread: run epoch after epoch into ``out``, with an end marker after each."""
+    try:
+        while num_epochs < 0 or epoch < num_epochs:
+            stream = root._stream(ctx, epoch, start)
+            try:
+                for row in stream:
+                    ctx.put(out, row)
+            finally:
+                stream.close()
+            ctx.put(out, _EPOCH_END)
+            epoch, start = epoch + 1, 0
+    except Stopped:
+        pass
+    except BaseException as exc:
+        try:
+            ctx.put(out, _Failure(exc))
+        except Stopped:
+            pass
+
+
+class DatasetIterator:
+    """Iterator over a pipeline's rows, epoch after epoch.
+
+    ``next()`` raises ``StopIteration`` at the end of each epoch; iterating again continues with
+    the next epoch, until ``num_epochs`` epochs are done. Rows are lists of torch tensors
+    sharing memory with the pipeline's arrays (NumPy arrays with ``output_numpy=True``), or
+    dicts with ``as_dict=True``.
+
+    The iterator owns threads; :meth:`close` stops them (also called on garbage collection, on
+    KeyboardInterrupt while waiting for a row, and at interpreter exit).
+
+    :meth:`get_state` / :meth:`set_state` save and restore the position (seed, epoch and rows
+    consumed). Random-access pipelines restore in constant time; pipelines with an iterable
+    source restore by re-reading the epoch up to the position.
+    """
+
+    def __init__(
+        self,
+        dataset: Dataset,
+        columns: Sequence[str] | None,
+        num_epochs: int,
+        output_numpy: bool,
+        as_dict: bool,
+    ) -> None:
+        from ..validation import check_columns, check_int
+
+        check_int("create_tuple_iterator", "num_epochs", num_epochs)
+        if num_epochs == 0 or num_epochs < -1:
+            raise ValueError(
+                "create_tuple_iterator: num_epochs must be -1 (no limit) or a positive int. "
+                f"Received: num_epochs={num_epochs}"
+            )
+        if columns is not None:
+            columns = check_columns("create_tuple_iterator", "columns", columns,
+                                    dataset.get_col_names())
+            dataset = dataset.project(columns)
+        self._root = dataset
+        self._columns = dataset.get_col_names()
+        self._num_epochs = num_epochs
+        self._output_numpy = output_numpy
+        self._as_dict = as_dict
+        self._seed = config.get_seed()
+        self._epoch = 0
+        self._position = 0
+        self._ctx: ExecContext | None = None
+        self._finalizer: weakref.finalize | None = None
+        self._start()
+
+    # ------------------------------------------------------------- lifecycle
+    def _start(self) -> None:
+        ctx = ExecContext(self._seed, config.get_prefetch_size(), _node_ids(self._root))
+        self._out: queue.Queue = queue.Queue(maxsize=max(2, ctx.prefetch_size))
+        root, out, epoch, position, num_epochs = (
+            self._root, self._out, self._epoch, self._position, self._num_epochs
+        )
+        # The driver must not reference ``self``, so the iterator can be garbage-collected.
+        ctx.spawn(lambda: _drive(root, ctx, out, epoch, position, num_epochs), "driver")
+        self._ctx = ctx
+        _live_contexts.add(ctx)
+        self._finalizer = weakref.finalize(self, ctx.shutdown)
+
+    def close(self) -> None:
+        """Stop every thread of this iterator and release its buffers (idempotent)."""
+        if self._finalizer is not None:
+            self._finalizer()
+            self._finalizer = None
+        self._ctx = None
+
+    def __enter__(self) -> DatasetIterator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------- iteration
+    def __iter__(self) -> DatasetIterator:
+        return self
+
+    def __next__(self) -> Any:
+        ctx = self._ctx
+        if ctx is None:
+            raise StopIteration
+        try:
+            item = ctx.get(self._out)
+        except BaseException:  # KeyboardInterrupt while waiting: leave nothing running
+            self.close()
+            raise
+        if item is _EPOCH_END:
+            self._epoch += 1
+            self._position = 0
+            if self._num_epochs > 0 and self._epoch >= self._num_epochs:
+                self.close()
+            raise StopIteration
+        if isinstance(item, _Failure):
+            self.close()
+            raise item.exc
+        self._position += 1
+        values = [to_output(a, self._output_numpy) for a in item]
+        if self._as_dict:
+            return dict(zip(self._columns, values))
+        return values
+
+    def get_col_names(self) -> list[str]:
+        return list(self._columns)
+
+    # ------------------------------------------------------------- state
+    def get_state(self) -> dict[str, int]:
+        """Where this iterator stands: ``{"seed", "epoch", "position"}`` (rows consumed)."""
+        return {"seed": self._seed, "epoch": self._epoch, "position": self._position}
+
+    def set_state(self, state: dict[str, int]) -> None:
+        """Continue from a state returned by :meth:`get_state` (of this or an equal pipeline)."""
+        try:
+            seed, epoch, position = (int(state["seed"]), int(state["epoch"]),
+                                     int(state["position"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(
+                "set_state: state must be a dict with int 'seed', 'epoch' and 'position' as "
+                f"returned by get_state(). Received: state={state!r}"
+            ) from exc
+        if epoch < 0 or position < 0:
+            raise ValueError(f"set_state: epoch and position must be >= 0. Received: {state!r}")
+        self.close()
+        self._seed, self._epoch, self._position = seed, epoch, position
+        if self._num_epochs < 0 or epoch < self._num_epochs:
+            self._start()
+
+
+@atexit.register
+def _close_all() -> None:
+    for ctx in list(_live_contexts):
+        ctx.shutdown(timeout=1.0)

@@ -1,0 +1,54 @@
+"""Rows and values: what a source may yield and how it becomes NumPy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+Row = tuple  # a tuple of np.ndarray, one per column
+
+
+def to_numpy_dtype(dtype: Any) -> np.dtype:
+    """Normalize a dtype given as NumPy dtype, torch dtype, type or string."""
+    if isinstance(dtype, torch.dtype):
+        return torch.empty((), dtype=dtype).numpy().dtype if dtype != torch.bfloat16 else _bf16()
+    try:
+        return np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"not a data type: {dtype!r}") from exc
+
+
+def _bf16() -> np.dtype:
+    raise TypeError("bfloat16 has no NumPy equivalent; cast on the device instead")
+
+
+def to_array(value: Any) -> np.ndarray:
+    """Convert one column value to a NumPy array without copying where possible."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return np.frombuffer(value, dtype=np.uint8)
+    return np.asarray(value)
+
+
+def as_columns(value: Any) -> tuple:
+    """An op's return value as a tuple of arrays (an op may return one value or a tuple)."""
+    if isinstance(value, tuple):
+        return tuple(to_array(v) for v in value)
+    return (to_array(value),)
+
+
+def to_output(array: np.ndarray, output_numpy: bool) -> Any:
+    """Hand one column to the user: a torch tensor sharing memory, or a contiguous array.
+
+    Strings and other non-numeric columns stay NumPy arrays (torch has no string tensors).
+    """
+    if not array.flags.c_contiguous or not array.flags.writeable:
+        array = np.array(array, order="C")  # negative strides and read-only memory need a copy
+    if output_numpy or array.dtype.kind not in "biufc":
+        return array
+    return torch.from_numpy(array)

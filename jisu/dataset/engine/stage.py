@@ -1,0 +1,133 @@
+"""Ordered parallel stages: items in, results out in input order, bounded work in flight."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from .context import ExecContext, Stopped
+
+_DONE = object()
+
+
+class _Failure:
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+def ordered_map(
+    ctx: ExecContext,
+    fn: Callable[[Any], Any],
+    items: Iterable[Any],
+    *,
+    key: Any,
+    name: str,
+    workers: int,
+    inflight: int,
+) -> Iterator[Any]:
+    """Apply ``fn`` to ``items`` on ``workers`` threads; yield results in input order.
+
+    A feeder thread pulls ``items`` (so a slow sequential source, such as a user generator,
+    runs on its own thread) and submits them to the stage's pool; at most ``inflight`` items
+    are submitted but not yet consumed. An exception raised by ``fn`` or by ``items`` is raised
+    here, at its place in the order, with its original traceback.
+    """
+    pool = ctx.pool(key, name, workers)
+    slots = threading.Semaphore(max(1, inflight))
+    futures: queue.SimpleQueue = queue.SimpleQueue()
+    closed = threading.Event()
+
+    def feed() -> None:
+        iterator = iter(items)
+        try:
+            for item in iterator:
+                while not slots.acquire(timeout=0.05):
+                    if closed.is_set():
+                        return
+                    ctx.check()
+                if closed.is_set():
+                    return
+                futures.put(pool.submit(fn, item))
+        except Stopped:
+            pass
+        except BaseException as exc:
+            futures.put(_Failure(exc))
+        finally:
+            futures.put(_DONE)
+            close = getattr(iterator, "close", None)
+            if close is not None:
+                try:
+                    close()
+                except Exception:  # the stream is being torn down; nothing to report to
+                    pass
+
+    ctx.spawn(feed, f"{name}-feeder")
+    try:
+        while True:
+            entry = ctx.get(futures)
+            if entry is _DONE:
+                return
+            if isinstance(entry, _Failure):
+                raise entry.exc
+            while True:
+                try:
+                    result = entry.result(timeout=0.05)
+                    break
+                except TimeoutError:
+                    ctx.check()
+            slots.release()
+            yield result
+    finally:
+        closed.set()
+
+
+def chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """Consecutive lists of ``size`` items (the last may be shorter)."""
+    chunk: list[Any] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+class AdaptiveChunker:
+    """Groups items into tasks of roughly ``target_s`` seconds of work.
+
+    Tiny rows dispatched one per task would spend more time in queues than in work; big rows
+    grouped would add latency. The chunk size follows the measured time per item; output is the
+    same whatever the chunking.
+    """
+
+    def __init__(self, target_s: float = 0.002, max_size: int = 256) -> None:
+        self.target_s = target_s
+        self.max_size = max_size
+        self.size = 1
+        self._per_item_s: float | None = None
+
+    def timed(self, fn: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
+        def run(chunk: list[Any]) -> Any:
+            begin = time.perf_counter()
+            result = fn(chunk)
+            per_item = (time.perf_counter() - begin) / max(1, len(chunk))
+            prev = self._per_item_s
+            self._per_item_s = per_item if prev is None else 0.8 * prev + 0.2 * per_item
+            self.size = int(min(self.max_size, max(1, self.target_s / max(self._per_item_s, 1e-7))))
+            return result
+
+        return run
+
+    def split(self, items: Iterable[Any]) -> Iterator[list[Any]]:
+        chunk: list[Any] = []
+        for item in items:
+            chunk.append(item)
+            if len(chunk) >= self.size:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk

@@ -1,0 +1,1 @@
+"""Pipeline ops: one module per op (map, batch, shuffle, repeat, shard, ...)."""

@@ -1,0 +1,195 @@
+"""``Dataset.batch`` / ``padded_batch``: group rows, optionally through ``per_batch_map``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..datasets import Dataset
+from ..engine.collate import stack_column
+from ..engine.context import ExecContext
+from ..engine.errors import with_context
+from ..engine.rows import to_array
+from ..engine.stage import chunked, ordered_map
+from ..transforms.base import op_name
+from ..validation import check_columns, check_int
+from .map import MapDataset, check_unique, column_layout, warn_processes_pending
+
+
+class BatchInfo:
+    """What ``per_batch_map`` (and a callable batch size) learn about the batch being built."""
+
+    def __init__(self, batch_num: int, epoch_num: int) -> None:
+        self._batch_num = batch_num
+        self._epoch_num = epoch_num
+
+    def get_batch_num(self) -> int:
+        """Index of this batch within its epoch."""
+        return self._batch_num
+
+    def get_epoch_num(self) -> int:
+        """Index of the epoch."""
+        return self._epoch_num
+
+
+def _check_pad_info(pad_info: Any, columns: Sequence[str]) -> dict:
+    if pad_info is None:
+        return {}
+    if not isinstance(pad_info, dict):
+        raise TypeError(f"batch: pad_info must be a dict. Received: pad_info={pad_info!r}")
+    checked = {}
+    for name, spec in pad_info.items():
+        if name not in columns:
+            raise ValueError(
+                f"batch: pad_info names unknown column '{name}'; the columns are "
+                f"{list(columns)}. Received: pad_info={pad_info!r}"
+            )
+        if not isinstance(spec, (tuple, list)) or len(spec) != 2:
+            raise TypeError(
+                f"batch: pad_info['{name}'] must be (shape or None, pad_value). "
+                f"Received: {spec!r}"
+            )
+        shape, value = spec
+        if shape is not None and (
+            not isinstance(shape, (list, tuple))
+            or not all(s is None or (isinstance(s, int) and s > 0) for s in shape)
+        ):
+            raise ValueError(
+                f"batch: pad_info['{name}'] shape must be None or a list of positive ints "
+                f"(None for 'the largest in the batch'). Received: {shape!r}"
+            )
+        checked[name] = (shape, value)
+    return checked
+
+
+class BatchDataset(Dataset):
+    """Batches of ``batch_size`` rows; see :meth:`Dataset.batch`."""
+
+    has_workers = True
+
+    def __init__(
+        self,
+        child: Dataset,
+        batch_size: int,
+        drop_remainder: bool = False,
+        num_parallel_workers: int | None = None,
+        per_batch_map: Callable | None = None,
+        input_columns: str | Sequence[str] | None = None,
+        output_columns: str | Sequence[str] | None = None,
+        pad_info: dict | None = None,
+        python_multiprocessing: bool = False,
+        pad_all: bool = False,
+    ) -> None:
+        super().__init__([child], num_parallel_workers)
+        if callable(batch_size):
+            raise TypeError("batch: batch_size must be an int; a callable batch size is not "
+                            f"supported. Received: batch_size={batch_size!r}")
+        self.batch_size = check_int("batch", "batch_size", batch_size, minimum=1)
+        if not isinstance(drop_remainder, bool):
+            raise TypeError(f"batch: drop_remainder must be a bool. Received: {drop_remainder!r}")
+        self.drop_remainder = drop_remainder
+        if per_batch_map is not None and not callable(per_batch_map):
+            raise TypeError(f"batch: per_batch_map must be callable. Received: {per_batch_map!r}")
+        if per_batch_map is None and (input_columns is not None or output_columns is not None):
+            raise ValueError("batch: input_columns/output_columns are only used with "
+                             "per_batch_map. Received: per_batch_map=None")
+        self.per_batch_map = per_batch_map
+        columns = child._columns
+        self.input_columns = (check_columns("batch", "input_columns", input_columns, columns)
+                              or list(columns))
+        self.output_columns = (check_columns("batch", "output_columns", output_columns)
+                               or list(self.input_columns))
+        if per_batch_map is None:
+            self._columns, self._sources = tuple(columns), [(False, j) for j in range(len(columns))]
+        else:
+            self._columns, self._sources = column_layout(columns, self.input_columns,
+                                                         self.output_columns)
+            check_unique("batch", self._columns)
+        self._in_idx = [columns.index(c) for c in self.input_columns]
+        pads = _check_pad_info(pad_info, self._columns)
+        if pad_all:
+            pads = {c: pads.get(c, (None, 0)) for c in self._columns}
+        self.pad_info = pads
+        self.random_access = child.random_access
+        if python_multiprocessing:
+            warn_processes_pending("batch")
+        self._workers()
+
+    def _row_count(self) -> int | None:
+        n = self.children[0]._row_count()
+        if n is None:
+            return None
+        return n // self.batch_size if self.drop_remainder else -(-n // self.batch_size)
+
+    # ----------------------------------------------------------------- assembly
+    def _stack(self, k: int, values: Any) -> np.ndarray:
+        name = self._columns[k]
+        if isinstance(values, np.ndarray) and name not in self.pad_info:
+            return values  # already a batch array (per_batch_map returned one)
+        arrays = [to_array(v) for v in values]
+        return stack_column(arrays, name, self.pad_info.get(name), "batch")
+
+    def make_batch(self, epoch: int, batch_num: int, rows: list | None, columns: list | None):
+        """One batch from its rows (tuples) or, when the source gathered them, its columns."""
+        if columns is not None:
+            inputs = [columns[j] for j in range(len(columns))]
+        else:
+            inputs = [[row[j] for row in rows] for j in range(len(rows[0]))]
+        if self.per_batch_map is None:
+            return tuple(self._stack(k, inputs[k]) for k in range(len(inputs)))
+        args = [list(inputs[j]) for j in self._in_idx]
+        try:
+            result = self.per_batch_map(*args, BatchInfo(batch_num, epoch))
+        except Exception as exc:
+            new = with_context(exc, f"batch: per_batch_map {op_name(self.per_batch_map)} "
+                                    f"failed at batch {batch_num} of epoch {epoch}")
+            if new is exc:
+                raise
+            raise new from exc
+        result = result if isinstance(result, tuple) else (result,)
+        if len(result) != len(self.output_columns):
+            raise ValueError(
+                f"batch: per_batch_map returned {len(result)} column(s) but output_columns "
+                f"names {len(self.output_columns)}: {self.output_columns}"
+            )
+        return tuple(
+            self._stack(k, result[j] if new else inputs[j])
+            for k, (new, j) in enumerate(self._sources)
+        )
+
+    def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
+        child = self.children[0]
+        begin = index * self.batch_size
+        end = min(begin + self.batch_size, child._row_count())
+        columns = child._fetch_columns(ctx, epoch, np.arange(begin, end))
+        rows = None if columns is not None else [child._fetch(ctx, epoch, i)
+                                                 for i in range(begin, end)]
+        return self.make_batch(epoch, index, rows, columns)
+
+    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
+        if self.random_access:
+            yield from super()._stream(ctx, epoch, start)
+            return
+        child = self.children[0]
+        chain, base = child.map_chain() if isinstance(child, MapDataset) else ([], child)
+        first = start * self.batch_size
+        groups = chunked(enumerate(base._stream(ctx, epoch, first), first), self.batch_size)
+        if self.drop_remainder:
+            groups = (g for g in groups if len(g) == self.batch_size)
+
+        def task(item: tuple[int, list]) -> tuple:
+            batch_num, group = item
+            rows = []
+            for index, row in group:
+                for node in chain:  # maps fused into the batch task: a row crosses no queue
+                    row = node.apply_row(ctx, epoch, index, row)
+                rows.append(row)
+            return self.make_batch(epoch, batch_num, rows, None)
+
+        workers = max([self._workers()] + [node._workers() for node in chain])
+        yield from ordered_map(
+            ctx, task, enumerate(groups, start), key=(id(self), "batch"), name="batch",
+            workers=workers, inflight=workers + 1,
+        )

@@ -1,0 +1,70 @@
+"""``Dataset.filter``: keep the rows a predicate accepts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+
+from ..datasets import Dataset
+from ..engine.context import ExecContext
+from ..engine.errors import with_context
+from ..engine.stage import AdaptiveChunker, ordered_map
+from ..transforms.base import op_name
+from ..validation import check_columns
+
+
+class FilterDataset(Dataset):
+    """Rows for which ``predicate(*input_columns)`` is true. The count is unknown until run."""
+
+    has_workers = True
+
+    def __init__(
+        self,
+        child: Dataset,
+        predicate: Callable,
+        input_columns: str | Sequence[str] | None,
+        num_parallel_workers: int | None,
+    ) -> None:
+        super().__init__([child], num_parallel_workers)
+        if not callable(predicate):
+            raise TypeError(f"filter: predicate must be callable. Received: {predicate!r}")
+        self.predicate = predicate
+        self.input_columns = (check_columns("filter", "input_columns", input_columns,
+                                            child._columns) or list(child._columns))
+        self._in_idx = [child._columns.index(c) for c in self.input_columns]
+        self._columns = child._columns
+        self._workers()
+
+    def _row_count(self) -> int | None:
+        return None
+
+    def _keep(self, epoch: int, index: int, row: tuple) -> bool:
+        try:
+            return bool(np.all(self.predicate(*(row[j] for j in self._in_idx))))
+        except Exception as exc:
+            new = with_context(exc, f"filter: predicate {op_name(self.predicate)} failed on "
+                                    f"column(s) {self.input_columns} at sample {index} of "
+                                    f"epoch {epoch}")
+            if new is exc:
+                raise
+            raise new from exc
+
+    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
+        chunker = AdaptiveChunker()
+
+        def task(chunk: list[tuple[int, tuple]]) -> list[tuple]:
+            return [row for index, row in chunk if self._keep(epoch, index, row)]
+
+        results = ordered_map(
+            ctx, chunker.timed(task), chunker.split(enumerate(self.children[0]._stream(ctx, epoch, 0))),
+            key=(id(self), "filter"), name="filter", workers=self._workers(),
+            inflight=self._workers() + ctx.prefetch_size,
+        )
+        skipped = 0
+        for rows in results:
+            for row in rows:
+                if skipped < start:  # a stream restores its position by replaying
+                    skipped += 1
+                    continue
+                yield row

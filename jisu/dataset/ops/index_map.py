@@ -1,0 +1,26 @@
+"""Base of random-access ops whose rows are rows of their child at other indices."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..datasets import Dataset
+from ..engine.context import ExecContext
+
+
+class IndexMapDataset(Dataset):
+    """A node whose row ``i`` is its child's row ``child_indices([i])[0]`` in the same epoch.
+
+    Subclasses define :meth:`child_indices`, vectorized, so a batch above can gather many rows
+    of a slicing source (NumPy arrays) in one call.
+    """
+
+    def child_indices(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> np.ndarray:
+        raise NotImplementedError  # each index-mapping op defines its mapping
+
+    def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
+        mapped = self.child_indices(ctx, epoch, np.array([index], dtype=np.int64))
+        return self.children[0]._fetch(ctx, epoch, int(mapped[0]))
+
+    def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:
+        return self.children[0]._fetch_columns(ctx, epoch, self.child_indices(ctx, epoch, indices))

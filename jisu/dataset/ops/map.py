@@ -1,0 +1,176 @@
+"""``Dataset.map``: apply ops to columns of every row."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from ..datasets import Dataset
+from ..engine.context import ExecContext
+from ..engine.errors import with_context
+from ..engine.rng import sample_rng
+from ..engine.rows import as_columns
+from ..engine.stage import AdaptiveChunker, ordered_map
+from ..transforms.base import apply_op, op_name
+from ..validation import check_columns
+
+_warned_processes = False
+
+
+def warn_processes_pending(op: str) -> None:
+    """python_multiprocessing=True is accepted; worker processes come with their own engine."""
+    global _warned_processes
+    if not _warned_processes:
+        _warned_processes = True
+        warnings.warn(
+            f"{op}: python_multiprocessing=True runs in threads in this version of jisu "
+            "(worker processes are not built yet); results are the same.",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+
+
+def column_layout(
+    columns: Sequence[str], inputs: Sequence[str], outputs: Sequence[str]
+) -> tuple[tuple[str, ...], list[tuple[bool, int]]]:
+    """Output column names of a map/per_batch_map, and where each output value comes from.
+
+    As many outputs as inputs: outputs replace the inputs in place. Otherwise the outputs come
+    first, then the columns that were not inputs, in order (MindSpore's rule).
+
+    Returns:
+        ``(names, sources)`` where ``sources[k]`` is ``(True, j)`` for the op's j-th result or
+        ``(False, j)`` for the input row's j-th column.
+    """
+    if len(outputs) == len(inputs):
+        names = list(columns)
+        sources = [(False, j) for j in range(len(columns))]
+        for k, name in enumerate(inputs):
+            j = columns.index(name)
+            names[j] = outputs[k]
+            sources[j] = (True, k)
+    else:
+        rest = [j for j, c in enumerate(columns) if c not in inputs]
+        names = list(outputs) + [columns[j] for j in rest]
+        sources = [(True, k) for k in range(len(outputs))] + [(False, j) for j in rest]
+    return tuple(names), sources
+
+
+def check_unique(op: str, names: Sequence[str]) -> None:
+    duplicates = sorted({n for n in names if list(names).count(n) > 1})
+    if duplicates:
+        raise ValueError(
+            f"{op}: the output would have duplicate column names {duplicates}; "
+            f"choose other output_columns. Resulting columns: {list(names)}"
+        )
+
+
+class MapDataset(Dataset):
+    """Rows with ``operations`` applied to ``input_columns``; see :meth:`Dataset.map`."""
+
+    has_workers = True
+
+    def __init__(
+        self,
+        child: Dataset,
+        operations: Callable | Sequence[Callable],
+        input_columns: str | Sequence[str] | None,
+        output_columns: str | Sequence[str] | None,
+        num_parallel_workers: int | None,
+        python_multiprocessing: bool = False,
+    ) -> None:
+        super().__init__([child], num_parallel_workers)
+        ops = list(operations) if isinstance(operations, (list, tuple)) else [operations]
+        if not ops:
+            raise ValueError("map: operations must not be empty. Received: operations=[]")
+        for k, op in enumerate(ops):
+            if not callable(op):
+                raise TypeError(
+                    f"map: operation {k} is not callable; pass jisu ops or functions. "
+                    f"Received: operations[{k}]={op!r}"
+                )
+        self.operations = ops
+        self.input_columns = (check_columns("map", "input_columns", input_columns,
+                                            child._columns) or [child._columns[0]])
+        self.output_columns = (check_columns("map", "output_columns", output_columns)
+                               or list(self.input_columns))
+        self._columns, self._sources = column_layout(child._columns, self.input_columns,
+                                                     self.output_columns)
+        check_unique("map", self._columns)
+        self._in_idx = [child._columns.index(c) for c in self.input_columns]
+        self.random_access = child.random_access
+        if python_multiprocessing:
+            warn_processes_pending("map")
+        self._workers()  # validates num_parallel_workers when the pipeline is built
+
+    def _row_count(self) -> int | None:
+        return self.children[0]._row_count()
+
+    # ----------------------------------------------------------------- per-row work
+    def apply_row(self, ctx: ExecContext, epoch: int, index: int, row: tuple) -> tuple:
+        """Apply the ops to one row (``index``: its position in this map's input)."""
+        args: Any = tuple(row[j] for j in self._in_idx)
+        key = ctx.node_id(self) << 8
+        for k, op in enumerate(self.operations):
+            try:
+                args = as_columns(apply_op(
+                    op, args, lambda k=k: sample_rng(ctx.seed, epoch, index, key + k)
+                ))
+            except Exception as exc:
+                new = with_context(
+                    exc,
+                    f"map: operation {op_name(op)} (#{k} of {len(self.operations)}) failed on "
+                    f"input column(s) {self.input_columns} at sample {index} of epoch {epoch}",
+                )
+                if new is exc:
+                    raise
+                raise new from exc
+        if len(args) != len(self.output_columns):
+            raise ValueError(
+                f"map: the last operation ({op_name(self.operations[-1])}) returned "
+                f"{len(args)} column(s) but output_columns names {len(self.output_columns)}: "
+                f"{self.output_columns} (at sample {index} of epoch {epoch}). "
+                "Set output_columns to match what the operations return."
+            )
+        return tuple(args[j] if new else row[j] for new, j in self._sources)
+
+    def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
+        return self.apply_row(ctx, epoch, index, self.children[0]._fetch(ctx, epoch, index))
+
+    def map_chain(self) -> tuple[list[MapDataset], Dataset]:
+        """Consecutive stream maps ending here (bottom first) and the node below them."""
+        chain: list[MapDataset] = [self]
+        node = self.children[0]
+        while isinstance(node, MapDataset) and not node.random_access:
+            chain.append(node)
+            node = node.children[0]
+        chain.reverse()
+        return chain, node
+
+    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
+        if self.random_access:
+            yield from super()._stream(ctx, epoch, start)
+            return
+        chain, base = self.map_chain()
+        chunker = AdaptiveChunker()
+
+        def task(chunk: list[tuple[int, tuple]]) -> list[tuple]:
+            out = []
+            for index, row in chunk:
+                for node in chain:
+                    row = node.apply_row(ctx, epoch, index, row)
+                out.append(row)
+            return out
+
+        results = ordered_map(
+            ctx,
+            chunker.timed(task),
+            chunker.split(enumerate(base._stream(ctx, epoch, start), start)),
+            key=(id(self), "map"),
+            name="map",
+            workers=max(node._workers() for node in chain),
+            inflight=self._workers() + ctx.prefetch_size,
+        )
+        for rows in results:
+            yield from rows

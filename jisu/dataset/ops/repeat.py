@@ -1,0 +1,71 @@
+"""``Dataset.repeat``: the child's epochs one after another."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import count as counter
+from itertools import islice
+
+import numpy as np
+
+from ..datasets import Dataset
+from ..engine.context import ExecContext
+from ..validation import check_int
+
+
+class RepeatDataset(Dataset):
+    """``count`` passes over the child (-1: forever); each pass is a child epoch of its own."""
+
+    def __init__(self, child: Dataset, count: int | None) -> None:
+        super().__init__([child])
+        count = -1 if count is None else check_int("repeat", "count", count)
+        if count == 0 or count < -1:
+            raise ValueError(f"repeat: count must be -1, None or >= 1. Received: count={count}")
+        self.count = count
+        self._columns = child._columns
+        self.random_access = child.random_access and count > 0
+
+    def child_epoch(self, epoch: int, repetition: int) -> int:
+        if self.count < 0:
+            return (epoch << 32) + repetition
+        return epoch * self.count + repetition
+
+    def _row_count(self) -> int | None:
+        n = self.children[0]._row_count()
+        if n is None or self.count < 0:
+            return n  # infinite repeat: MindSpore reports one pass
+        return n * self.count
+
+    def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
+        n = self.children[0]._row_count()
+        return self.children[0]._fetch(ctx, self.child_epoch(epoch, index // n), index % n)
+
+    def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:
+        n = self.children[0]._row_count()
+        reps = indices // n
+        parts = []
+        for rep in np.unique(reps):  # a batch may span two passes
+            part = self.children[0]._fetch_columns(
+                ctx, self.child_epoch(epoch, int(rep)), indices[reps == rep] % n)
+            if part is None:
+                return None
+            parts.append(part)
+        if len(parts) == 1:
+            return parts[0]
+        return [np.concatenate(cols) for cols in zip(*parts)]
+
+    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
+        if self.random_access:
+            yield from super()._stream(ctx, epoch, start)
+            return
+        child = self.children[0]
+        n = child._row_count()
+        first_rep, skip = (start // n, start % n) if n else (0, start)
+        reps = counter(first_rep) if self.count < 0 else range(first_rep, self.count)
+
+        def rows() -> Iterator[tuple]:
+            for rep in reps:
+                first = skip if n and rep == first_rep else 0
+                yield from child._stream(ctx, self.child_epoch(epoch, rep), first)
+
+        yield from rows() if n else islice(rows(), skip, None)

@@ -1,0 +1,58 @@
+"""``Dataset.shuffle``: a per-epoch permutation (random access) or a seeded buffer shuffle."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import islice
+
+import numpy as np
+
+from ..datasets import Dataset
+from ..engine.context import ExecContext
+from ..engine.rng import epoch_rng
+from ..validation import check_int
+from .index_map import IndexMapDataset
+
+
+def epoch_permutation(ctx: ExecContext, node: Dataset, epoch: int, n: int) -> np.ndarray:
+    """The permutation ``node`` uses in ``epoch``: computed once per epoch, shared by workers."""
+    key = ctx.node_id(node)
+    return ctx.cached((key, "perm", epoch), lambda: epoch_rng(ctx.seed, epoch, key).permutation(n))
+
+
+def buffer_shuffle(rows: Iterator[tuple], buffer_size: int, rng: np.random.Generator):
+    """tf.data's buffer shuffle: fill a buffer, then emit a random element for each new one."""
+    buffer: list[tuple] = []
+    for row in rows:
+        if len(buffer) < buffer_size:
+            buffer.append(row)
+            continue
+        j = int(rng.integers(buffer_size))
+        out, buffer[j] = buffer[j], row
+        yield out
+    for j in rng.permutation(len(buffer)):
+        yield buffer[j]
+
+
+class ShuffleDataset(IndexMapDataset):
+    """Rows in a new random order every epoch; see :meth:`Dataset.shuffle`."""
+
+    def __init__(self, child: Dataset, buffer_size: int) -> None:
+        super().__init__([child])
+        self.buffer_size = check_int("shuffle", "buffer_size", buffer_size, minimum=2)
+        self._columns = child._columns
+        self.random_access = child.random_access
+
+    def _row_count(self) -> int | None:
+        return self.children[0]._row_count()
+
+    def child_indices(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> np.ndarray:
+        return epoch_permutation(ctx, self, epoch, self._row_count())[indices]
+
+    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
+        if self.random_access:
+            yield from super()._stream(ctx, epoch, start)
+            return
+        rng = epoch_rng(ctx.seed, epoch, ctx.node_id(self))
+        rows = buffer_shuffle(self.children[0]._stream(ctx, epoch, 0), self.buffer_size, rng)
+        yield from islice(rows, start, None)  # a stream restores its position by replaying

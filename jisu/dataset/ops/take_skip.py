@@ -1,0 +1,64 @@
+"""``Dataset.take`` and ``Dataset.skip``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import islice
+
+import numpy as np
+
+from ..datasets import Dataset
+from ..engine.context import ExecContext
+from ..validation import check_int
+from .index_map import IndexMapDataset
+
+
+class TakeDataset(IndexMapDataset):
+    """The first ``count`` rows of each epoch (-1: all)."""
+
+    def __init__(self, child: Dataset, count: int) -> None:
+        super().__init__([child])
+        self.count = check_int("take", "count", count, minimum=-1)
+        if self.count == 0:
+            raise ValueError("take: count must be -1 (all) or >= 1. Received: count=0")
+        self._columns = child._columns
+        self.random_access = child.random_access
+
+    def _row_count(self) -> int | None:
+        n = self.children[0]._row_count()
+        if self.count < 0:
+            return n
+        return self.count if n is None else min(n, self.count)
+
+    def child_indices(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> np.ndarray:
+        return indices
+
+    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
+        if self.random_access:
+            yield from super()._stream(ctx, epoch, start)
+            return
+        rows = self.children[0]._stream(ctx, epoch, start)
+        yield from rows if self.count < 0 else islice(rows, max(0, self.count - start))
+
+
+class SkipDataset(IndexMapDataset):
+    """All rows of each epoch but the first ``count``."""
+
+    def __init__(self, child: Dataset, count: int) -> None:
+        super().__init__([child])
+        self.count = check_int("skip", "count", count, minimum=0)
+        self._columns = child._columns
+        self.random_access = child.random_access
+
+    def _row_count(self) -> int | None:
+        n = self.children[0]._row_count()
+        return None if n is None else max(0, n - self.count)
+
+    def child_indices(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> np.ndarray:
+        return indices + self.count
+
+    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
+        if self.random_access:
+            yield from super()._stream(ctx, epoch, start)
+            return
+        yield from self.children[0]._stream(ctx, epoch, start + self.count)

@@ -1,0 +1,1 @@
+"""Pipeline sources: generators, random-access objects, NumPy slices, torch datasets."""

@@ -1,0 +1,265 @@
+"""GeneratorDataset: rows from a Python generator, iterable or random-access object."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from itertools import islice
+from typing import Any
+
+import numpy as np
+
+from ..datasets import Dataset
+from ..engine.context import ExecContext
+from ..engine.errors import with_context
+from ..engine.rng import epoch_rng
+from ..engine.rows import to_array, to_numpy_dtype
+from ..ops.map import warn_processes_pending
+from ..ops.shard import shard_positions, shard_stream
+from ..ops.shuffle import buffer_shuffle
+from ..validation import check_int, resolve_shards
+from .samplers import Sampler, as_sampler
+
+#: An iterable source with ``shuffle=True`` is shuffled through a buffer of this many rows,
+#: fewer when rows are large (the buffer holds at most ``SHUFFLE_BUFFER_BYTES``).
+SHUFFLE_BUFFER_ROWS = 10_000
+SHUFFLE_BUFFER_BYTES = 256 << 20
+
+
+class Schema:
+    """Column names, types and shapes of a source (``mindspore.dataset.Schema``'s role)."""
+
+    def __init__(self) -> None:
+        self.columns: list[dict[str, Any]] = []
+
+    def add_column(self, name: str, de_type: Any = None, shape: Sequence[int] | None = None):
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"Schema.add_column: name must be a non-empty str. Received: {name!r}")
+        dtype = None if de_type is None else to_numpy_dtype(de_type)
+        self.columns.append({"name": name, "type": dtype,
+                             "shape": None if shape is None else list(shape)})
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c["name"] for c in self.columns]
+
+    @property
+    def column_types(self) -> list:
+        return [c["type"] for c in self.columns]
+
+
+def is_random_access(source: Any) -> bool:
+    return hasattr(source, "__getitem__") and hasattr(source, "__len__")
+
+
+class GeneratorDataset(Dataset):
+    """Rows from Python: a generator function, an iterable, or a random-access object.
+
+    Args:
+        source: a generator function (called once per epoch), an iterable (``iter`` is called
+            once per epoch), or an object with ``__getitem__`` and ``__len__``. Items are a
+            tuple with one value per column (a single value when there is one column); values
+            are NumPy arrays or anything ``np.asarray`` accepts (torch tensors too).
+        column_names: names of the columns (or take them from ``schema``).
+        column_types: NumPy/torch dtypes the columns are cast to.
+        schema: a :class:`Schema` giving names and types.
+        num_samples: read at most this many rows per epoch (per shard).
+        num_parallel_workers: threads reading a random-access source. With 1 (the default),
+            ``__getitem__`` is never called concurrently, although later maps fused with the
+            read still run in parallel; with more, ``__getitem__`` must be thread-safe.
+        shuffle: random-access: a new permutation each epoch (default True); iterable: a seeded
+            buffer shuffle (default False).
+        sampler: a :mod:`~jisu.dataset.sources.samplers` sampler or an iterable of indices
+            (random-access sources only; not with ``shuffle`` or shards).
+        num_shards / shard_id: read one of ``num_shards`` equal shards (short shards wrap
+            around); default from ``torch.distributed`` when it is initialized.
+        python_multiprocessing: read in worker processes (see ``MapDataset``).
+    """
+
+    has_workers = True
+
+    def __init__(
+        self,
+        source: Any,
+        column_names: str | Sequence[str] | None = None,
+        column_types: Sequence[Any] | None = None,
+        schema: Schema | None = None,
+        num_samples: int | None = None,
+        num_parallel_workers: int | None = 1,
+        shuffle: bool | None = None,
+        sampler: Any = None,
+        num_shards: int | None = None,
+        shard_id: int | None = None,
+        python_multiprocessing: bool = False,
+        max_rowsize: int | None = None,
+    ) -> None:
+        super().__init__((), num_parallel_workers)
+        op = self.op_name
+        if schema is not None:
+            if not isinstance(schema, Schema):
+                raise TypeError(f"{op}: schema must be a jisu Schema. Received: {schema!r}")
+            column_names = column_names or schema.column_names
+            column_types = column_types or schema.column_types
+        if isinstance(column_names, str):
+            column_names = [column_names]
+        if not column_names or not all(isinstance(c, str) for c in column_names):
+            raise ValueError(f"{op}: column_names must be a non-empty list of str. "
+                             f"Received: column_names={column_names!r}")
+        if len(set(column_names)) != len(column_names):
+            raise ValueError(f"{op}: column_names has duplicates. Received: {column_names}")
+        self._columns = tuple(column_names)
+        if column_types is not None:
+            if len(column_types) != len(column_names):
+                raise ValueError(
+                    f"{op}: column_types has {len(column_types)} entries for "
+                    f"{len(column_names)} columns. Received: column_types={column_types!r}"
+                )
+            column_types = [None if t is None else to_numpy_dtype(t) for t in column_types]
+        self.column_types = column_types
+        self.source = source
+        self.random_access = is_random_access(source)
+        if not self.random_access and not callable(source) and not hasattr(source, "__iter__"):
+            raise TypeError(
+                f"{op}: source must be a generator function, an iterable, or an object with "
+                f"__getitem__ and __len__. Received: {type(source).__name__}"
+            )
+        self.num_samples = check_int(op, "num_samples", num_samples, minimum=0,
+                                     allow_none=True) or None
+        if shuffle is not None and not isinstance(shuffle, bool):
+            raise TypeError(f"{op}: shuffle must be a bool or None. Received: shuffle={shuffle!r}")
+        self.shards = resolve_shards(op, num_shards, shard_id)
+        self.sampler: Sampler | None = None
+        if sampler is not None:
+            if not self.random_access:
+                raise ValueError(f"{op}: a sampler needs a random-access source (__getitem__ "
+                                 "and __len__); this source is iterable")
+            if shuffle is not None or num_shards is not None:
+                raise ValueError(f"{op}: sampler cannot be combined with shuffle or num_shards; "
+                                 "use a shuffling or distributed sampler instead")
+            self.sampler = as_sampler(sampler)
+        self._shuffle = self.random_access if shuffle is None else shuffle
+        if python_multiprocessing:
+            warn_processes_pending(op)
+        self._read_lock = threading.Lock()
+        # With one worker the source is read serially even when fused maps run in parallel.
+        self._serial_reads = self._workers() == 1
+
+    # ----------------------------------------------------------------- rows
+    def _row(self, item: Any, where: str) -> tuple:
+        """One source item as a tuple of arrays, checked against ``column_names``."""
+        ncols = len(self._columns)
+        if isinstance(item, tuple) or (isinstance(item, list) and ncols > 1):
+            values = item
+        elif isinstance(item, dict):
+            values = tuple(item[c] for c in self._columns)
+        else:
+            values = (item,)
+        if len(values) != ncols:
+            raise ValueError(
+                f"{self.op_name}: the source yielded {len(values)} value(s) at {where} but "
+                f"column_names has {ncols}: {list(self._columns)}. Make them match."
+            )
+        row = tuple(to_array(v) for v in values)
+        if self.column_types is not None:
+            row = tuple(v if t is None or v.dtype == t else v.astype(t)
+                        for v, t in zip(row, self.column_types))
+        return row
+
+    def _source_len(self) -> int:
+        return len(self.source)
+
+    def _read(self, index: int) -> tuple:
+        """Row ``index`` of the random-access source."""
+        try:
+            if self._serial_reads:
+                with self._read_lock:
+                    item = self.source[index]
+            else:
+                item = self.source[index]
+        except Exception as exc:
+            new = with_context(exc, f"{self.op_name}: reading source[{index}] failed")
+            if new is exc:
+                raise
+            raise new from exc
+        return self._row(item, f"index {index}")
+
+    # ----------------------------------------------------------------- random access
+    def epoch_order(self, ctx: ExecContext, epoch: int) -> np.ndarray:
+        """Source indices read in ``epoch``, in order (after sampler, shuffle, shards)."""
+        key = ctx.node_id(self)
+        return ctx.cached((key, "order", epoch), lambda: self._order(
+            self._source_len(), epoch_rng(ctx.seed, epoch, key)))
+
+    def _order(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        if self.sampler is not None:
+            return self.sampler.indices(n, rng)
+        order = rng.permutation(n) if self._shuffle else np.arange(n, dtype=np.int64)
+        if self.shards is not None:
+            order = order[shard_positions(n, *self.shards)]
+        return order if self.num_samples is None else order[: self.num_samples]
+
+    def _row_count(self) -> int | None:
+        if self.random_access:
+            n = self._source_len()
+            if self.sampler is not None:
+                return self.sampler.count(n)
+            if self.shards is not None:
+                n = -(-n // self.shards[0]) if n else 0
+            return n if self.num_samples is None else min(n, self.num_samples)
+        if hasattr(self.source, "__len__") and self.shards is None:
+            n = len(self.source)
+            return n if self.num_samples is None else min(n, self.num_samples)
+        return None
+
+    def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
+        return self._read(int(self.epoch_order(ctx, epoch)[index]))
+
+    # ----------------------------------------------------------------- iterable
+    def _iterate(self) -> Iterator[tuple]:
+        source = self.source
+        try:
+            items = source() if callable(source) and not hasattr(source, "__iter__") else source
+            iterator = iter(items)
+        except Exception as exc:
+            raise with_context(exc, f"{self.op_name}: starting the source failed") from exc
+        index = 0
+        while True:
+            try:
+                item = next(iterator)
+            except StopIteration:
+                return
+            except Exception as exc:
+                new = with_context(exc, f"{self.op_name}: the source raised at row {index}")
+                if new is exc:
+                    raise
+                raise new from exc
+            yield self._row(item, f"row {index}")
+            index += 1
+
+    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
+        if self.random_access:
+            yield from super()._stream(ctx, epoch, start)
+            return
+        rows: Iterator[tuple] = self._iterate()
+        if self._shuffle:
+            rows = self._shuffled(rows, epoch_rng(ctx.seed, epoch, ctx.node_id(self)))
+        if self.shards is not None:
+            rows = shard_stream(rows, *self.shards)
+        if self.num_samples is not None:
+            rows = islice(rows, self.num_samples)
+        yield from islice(rows, start, None)  # a stream restores its position by replaying
+
+    @staticmethod
+    def _shuffled(rows: Iterator[tuple], rng: np.random.Generator) -> Iterator[tuple]:
+        first = next(rows, None)
+        if first is None:
+            return
+        row_bytes = max(1, sum(v.nbytes for v in first))
+        size = max(2, min(SHUFFLE_BUFFER_ROWS, SHUFFLE_BUFFER_BYTES // row_bytes))
+
+        def all_rows() -> Iterator[tuple]:
+            yield first
+            yield from rows
+
+        yield from buffer_shuffle(all_rows(), size, rng)
+

@@ -1,0 +1,57 @@
+"""Base class of jisu's data ops (vision and generic transforms)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import config
+from ..engine.rows import to_array
+
+
+class TensorOperation:
+    """An op on NumPy arrays, usable in ``Dataset.map`` and eagerly.
+
+    Subclasses implement :meth:`apply`. Random ops set ``randomized = True`` and draw every
+    decision from the ``rng`` they are given: in a pipeline the engine passes a generator keyed
+    by (seed, epoch, sample, op), which makes results independent of the number of workers.
+    Kernels come from OpenCV and NumPy, which release the GIL, so ops run in parallel on threads.
+    Ops hold no mutable state and are safe to call from several threads.
+    """
+
+    randomized: bool = False
+
+    def apply(self, *arrays: np.ndarray, rng: np.random.Generator | None = None) -> Any:
+        raise NotImplementedError  # each op defines its kernel
+
+    def __call__(self, *args: Any) -> Any:
+        """Apply eagerly to NumPy arrays (or values convertible to them)."""
+        arrays = [to_array(a) for a in args]
+        rng = self._eager_rng() if self.randomized else None
+        return self.apply(*arrays, rng=rng)
+
+    def _eager_rng(self) -> np.random.Generator:
+        rng = self.__dict__.get("_rng")
+        if rng is None:
+            rng = np.random.default_rng(config.get_seed() if config.seed_was_set() else None)
+            self.__dict__["_rng"] = rng
+        return rng
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
+        return f"{type(self).__name__}({fields})"
+
+
+def op_name(op: Any) -> str:
+    """A readable name of an op or callable, for error messages."""
+    if isinstance(op, TensorOperation):
+        return type(op).__name__
+    return getattr(op, "__qualname__", None) or getattr(op, "__name__", None) or type(op).__name__
+
+
+def apply_op(op: Any, args: tuple, rng_factory) -> Any:
+    """Apply ``op`` to ``args``: jisu ops get an RNG when random; callables are called."""
+    if isinstance(op, TensorOperation):
+        return op.apply(*args, rng=rng_factory() if op.randomized else None)
+    return op(*args)

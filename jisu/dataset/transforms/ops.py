@@ -1,0 +1,137 @@
+"""Generic ops: TypeCast, Compose, OneHot, Fill, Duplicate, Concatenate, RandomApply, RandomChoice."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..engine.rows import as_columns, to_array, to_numpy_dtype
+from .base import TensorOperation, apply_op
+
+
+def _check_ops(op: str, transforms: Any) -> list[Callable]:
+    if not isinstance(transforms, (list, tuple)) or not transforms:
+        raise TypeError(f"{op}: transforms must be a non-empty list of ops. "
+                        f"Received: transforms={transforms!r}")
+    for k, t in enumerate(transforms):
+        if not callable(t):
+            raise TypeError(f"{op}: transforms[{k}] is not callable. Received: {t!r}")
+    return list(transforms)
+
+
+def _chain(transforms: Sequence[Callable], args: tuple, rng: np.random.Generator | None):
+    for t in transforms:
+        args = as_columns(apply_op(t, args, lambda: rng))
+    return args[0] if len(args) == 1 else args
+
+
+class TypeCast(TensorOperation):
+    """Cast to ``data_type`` (a NumPy or torch dtype, or ``jisu.int32`` etc.)."""
+
+    def __init__(self, data_type: Any) -> None:
+        self.data_type = to_numpy_dtype(data_type)
+
+    def apply(self, x: np.ndarray, rng=None) -> np.ndarray:
+        return x.astype(self.data_type, copy=False)
+
+
+class Compose(TensorOperation):
+    """Apply ``transforms`` one after another as a single op."""
+
+    def __init__(self, transforms: Sequence[Callable]) -> None:
+        self.transforms = _check_ops("Compose", transforms)
+        self.randomized = any(getattr(t, "randomized", False) for t in self.transforms)
+
+    def apply(self, *args: np.ndarray, rng=None) -> Any:
+        return _chain(self.transforms, args, rng)
+
+
+class RandomApply(TensorOperation):
+    """Apply all of ``transforms`` with probability ``prob``, else pass the input through."""
+
+    randomized = True
+
+    def __init__(self, transforms: Sequence[Callable], prob: float = 0.5) -> None:
+        self.transforms = _check_ops("RandomApply", transforms)
+        if not 0.0 <= prob <= 1.0:
+            raise ValueError(f"RandomApply: prob must be in [0, 1]. Received: prob={prob}")
+        self.prob = float(prob)
+
+    def apply(self, *args: np.ndarray, rng=None) -> Any:
+        if rng.random() >= self.prob:
+            return args[0] if len(args) == 1 else args
+        return _chain(self.transforms, args, rng)
+
+
+class RandomChoice(TensorOperation):
+    """Apply one of ``transforms``, chosen uniformly at random."""
+
+    randomized = True
+
+    def __init__(self, transforms: Sequence[Callable]) -> None:
+        self.transforms = _check_ops("RandomChoice", transforms)
+
+    def apply(self, *args: np.ndarray, rng=None) -> Any:
+        chosen = self.transforms[int(rng.integers(len(self.transforms)))]
+        return _chain([chosen], args, rng)
+
+
+class OneHot(TensorOperation):
+    """One-hot encode integer labels into ``num_classes`` (with optional label smoothing).
+
+    Without smoothing the output keeps the label's integer dtype; with ``smoothing_rate`` s the
+    target class gets ``1 - s + s / num_classes`` and every class ``s / num_classes`` (float64,
+    as in MindSpore).
+    """
+
+    def __init__(self, num_classes: int, smoothing_rate: float = 0.0) -> None:
+        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 1:
+            raise ValueError(f"OneHot: num_classes must be an int >= 1. Received: {num_classes!r}")
+        if not 0.0 <= smoothing_rate <= 1.0:
+            raise ValueError(f"OneHot: smoothing_rate must be in [0, 1]. Received: {smoothing_rate}")
+        self.num_classes = num_classes
+        self.smoothing_rate = float(smoothing_rate)
+
+    def apply(self, label: np.ndarray, rng=None) -> np.ndarray:
+        if label.dtype.kind not in "iu":
+            raise TypeError(f"OneHot: labels must be integers. Received dtype {label.dtype}")
+        if np.any(label < 0) or np.any(label >= self.num_classes):
+            raise ValueError(f"OneHot: labels must be in [0, {self.num_classes}). "
+                             f"Received: {label.tolist()}")
+        hot = np.arange(self.num_classes) == label[..., None]
+        if self.smoothing_rate == 0.0:
+            return hot.astype(label.dtype)
+        s = self.smoothing_rate
+        return hot * (1.0 - s) + s / self.num_classes
+
+
+class Fill(TensorOperation):
+    """An array of the input's shape and dtype filled with ``fill_value``."""
+
+    def __init__(self, fill_value: Any) -> None:
+        self.fill_value = fill_value
+
+    def apply(self, x: np.ndarray, rng=None) -> np.ndarray:
+        return np.full_like(x, self.fill_value)
+
+
+class Duplicate(TensorOperation):
+    """Two outputs: the input and a copy of it."""
+
+    def apply(self, x: np.ndarray, rng=None) -> tuple[np.ndarray, np.ndarray]:
+        return x, x.copy()
+
+
+class Concatenate(TensorOperation):
+    """Concatenate the input columns along ``axis``, with optional ``prepend``/``append``."""
+
+    def __init__(self, axis: int = 0, prepend: Any = None, append: Any = None) -> None:
+        self.axis = axis
+        self.prepend = None if prepend is None else to_array(prepend)
+        self.append = None if append is None else to_array(append)
+
+    def apply(self, *arrays: np.ndarray, rng=None) -> np.ndarray:
+        parts = [a for a in (self.prepend, *arrays, self.append) if a is not None]
+        return np.concatenate(parts, axis=self.axis)

@@ -1,0 +1,90 @@
+"""Argument checks shared by sources and ops; every message names the op and the argument."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .engine.cpus import available_cpus
+
+
+def check_int(op: str, name: str, value: Any, minimum: int | None = None, allow_none=False) -> Any:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{op}: {name} must be an int. Received: {name}={value!r}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{op}: {name} must be >= {minimum}. Received: {name}={value}")
+    return value
+
+
+def check_columns(
+    op: str, name: str, columns: str | Sequence[str] | None, available: Sequence[str] | None = None
+) -> list[str] | None:
+    """Normalize a column argument to a list, checking names against ``available``."""
+    if columns is None:
+        return None
+    if isinstance(columns, str):
+        columns = [columns]
+    if not isinstance(columns, (list, tuple)) or not all(isinstance(c, str) for c in columns):
+        raise TypeError(f"{op}: {name} must be a str or a list of str. Received: {name}={columns!r}")
+    columns = list(columns)
+    if not columns:
+        raise ValueError(f"{op}: {name} must not be empty. Received: {name}=[]")
+    if len(set(columns)) != len(columns):
+        raise ValueError(f"{op}: {name} has duplicate names. Received: {name}={columns}")
+    if available is not None:
+        unknown = [c for c in columns if c not in available]
+        if unknown:
+            raise ValueError(
+                f"{op}: unknown column(s) {unknown} in {name}; the dataset has columns "
+                f"{list(available)}. Received: {name}={columns}"
+            )
+    return columns
+
+
+def resolve_workers(op: str, value: int | None, default: int) -> int:
+    """Worker count for a stage: the value asked for, clamped to the CPUs this process may use.
+
+    Asking for more workers than CPUs is not an error (the article's own code asks for 4 on a
+    2-core machine); the count is clamped and the clamp is logged at debug level.
+    """
+    if value is None:
+        value = default
+    check_int(op, "num_parallel_workers", value, minimum=1)
+    cpus = available_cpus()
+    if value > cpus:
+        import logging
+
+        logging.getLogger("jisu.dataset").debug(
+            "%s: num_parallel_workers=%d clamped to the %d CPUs this process may use",
+            op, value, cpus,
+        )
+        return cpus
+    return value
+
+
+def resolve_shards(op: str, num_shards: int | None, shard_id: int | None) -> tuple[int, int] | None:
+    """Validate ``num_shards``/``shard_id``; default to the torch.distributed group if any."""
+    if num_shards is None and shard_id is None:
+        try:
+            import torch.distributed as dist
+
+            if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+                return dist.get_world_size(), dist.get_rank()
+        except Exception:  # no usable process group: not sharded
+            pass
+        return None
+    if num_shards is None or shard_id is None:
+        raise ValueError(
+            f"{op}: num_shards and shard_id must be given together. "
+            f"Received: num_shards={num_shards}, shard_id={shard_id}"
+        )
+    check_int(op, "num_shards", num_shards, minimum=1)
+    check_int(op, "shard_id", shard_id, minimum=0)
+    if shard_id >= num_shards:
+        raise ValueError(
+            f"{op}: shard_id must be in [0, num_shards). "
+            f"Received: num_shards={num_shards}, shard_id={shard_id}"
+        )
+    return num_shards, shard_id

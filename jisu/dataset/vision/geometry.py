@@ -1,0 +1,169 @@
+"""Geometric ops: Resize, CenterCrop, RandomCrop, flips, Pad (OpenCV kernels, GIL released)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cv2
+import numpy as np
+
+from ..transforms.base import TensorOperation
+from .utils import Border, Inter, check_image, pad_image, padding_4, size_pair
+
+_CV_DTYPES = (np.uint8, np.int8, np.uint16, np.int16, np.int32, np.float32, np.float64)
+
+
+def _cv_ok(image: np.ndarray) -> bool:
+    return image.dtype in _CV_DTYPES and (image.ndim == 2 or image.shape[2] <= 512)
+
+
+class Resize(TensorOperation):
+    """Resize to ``size``: (height, width), or an int for the shorter side (keeping the
+    aspect ratio; the longer side is ``int(long * size / short)``)."""
+
+    def __init__(self, size: int | tuple[int, int], interpolation: Inter = Inter.LINEAR) -> None:
+        if isinstance(size, int) and not isinstance(size, bool):
+            if size <= 0:
+                raise ValueError(f"Resize: size must be positive. Received: size={size}")
+            self.size: int | tuple[int, int] = size
+        else:
+            self.size = size_pair("Resize", size)
+        if not isinstance(interpolation, Inter):
+            raise TypeError(f"Resize: interpolation must be an Inter. Received: {interpolation!r}")
+        self.interpolation = interpolation
+
+    def output_size(self, height: int, width: int) -> tuple[int, int]:
+        if isinstance(self.size, tuple):
+            return self.size
+        if height <= width:
+            return self.size, int(width * self.size / height)
+        return int(height * self.size / width), self.size
+
+    def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
+        check_image("Resize", image)
+        h, w = self.output_size(image.shape[0], image.shape[1])
+        if (h, w) == image.shape[:2]:
+            return image
+        src = image if _cv_ok(image) else image.astype(np.float32)
+        out = cv2.resize(src, (w, h), interpolation=self.interpolation.value)
+        out = out.reshape(h, w, *image.shape[2:])
+        return out if out.dtype == image.dtype else out.astype(image.dtype)
+
+
+def crop(image: np.ndarray, top: int, left: int, height: int, width: int) -> np.ndarray:
+    return image[top:top + height, left:left + width]
+
+
+class CenterCrop(TensorOperation):
+    """The central ``size`` region (top/left offsets rounded down); an image smaller than
+    ``size`` is first padded with zeros, centered."""
+
+    def __init__(self, size: int | tuple[int, int]) -> None:
+        self.size = size_pair("CenterCrop", size)
+
+    def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
+        check_image("CenterCrop", image)
+        th, tw = self.size
+        h, w = image.shape[:2]
+        if h < th or w < tw:
+            ph, pw = max(0, th - h), max(0, tw - w)
+            image = pad_image(image, pw // 2, ph // 2, pw - pw // 2, ph - ph // 2,
+                              Border.CONSTANT, 0)
+            h, w = image.shape[:2]
+        return crop(image, (h - th) // 2, (w - tw) // 2, th, tw)
+
+
+class RandomCrop(TensorOperation):
+    """A ``size`` region at a uniformly random position, after optional padding.
+
+    Args:
+        size: (height, width) or an int.
+        padding: padding applied first (int, 2 or 4 values: left, top, right, bottom).
+        pad_if_needed: pad images smaller than ``size`` up to it.
+        fill_value: value for CONSTANT padding (an int or one per channel).
+        padding_mode: a :class:`Border` mode.
+    """
+
+    randomized = True
+
+    def __init__(self, size: int | tuple[int, int], padding: Any = None,
+                 pad_if_needed: bool = False, fill_value: Any = 0,
+                 padding_mode: Border = Border.CONSTANT) -> None:
+        self.size = size_pair("RandomCrop", size)
+        self.padding = None if padding is None else padding_4("RandomCrop", padding)
+        self.pad_if_needed = bool(pad_if_needed)
+        self.fill_value = fill_value
+        if not isinstance(padding_mode, Border):
+            raise TypeError(f"RandomCrop: padding_mode must be a Border. Received: {padding_mode!r}")
+        self.padding_mode = padding_mode
+
+    def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        check_image("RandomCrop", image)
+        if self.padding is not None:
+            image = pad_image(image, *self.padding, self.padding_mode, self.fill_value)
+        th, tw = self.size
+        h, w = image.shape[:2]
+        if self.pad_if_needed and (h < th or w < tw):
+            ph, pw = max(0, th - h), max(0, tw - w)
+            image = pad_image(image, pw, ph, pw, ph, self.padding_mode, self.fill_value)
+            h, w = image.shape[:2]
+        if h < th or w < tw:
+            raise ValueError(f"RandomCrop: crop size {self.size} is larger than the image "
+                             f"{(h, w)}; set pad_if_needed=True or padding")
+        top = int(rng.integers(0, h - th + 1))
+        left = int(rng.integers(0, w - tw + 1))
+        return crop(image, top, left, th, tw)
+
+
+def _flip(image: np.ndarray, axis: int) -> np.ndarray:
+    if _cv_ok(image):
+        out = cv2.flip(image, 1 if axis == 1 else 0)
+        return out.reshape(image.shape)
+    return np.ascontiguousarray(np.flip(image, axis))
+
+
+class RandomHorizontalFlip(TensorOperation):
+    """Mirror left-right with probability ``prob``."""
+
+    randomized = True
+
+    def __init__(self, prob: float = 0.5) -> None:
+        if not 0.0 <= prob <= 1.0:
+            raise ValueError(f"RandomHorizontalFlip: prob must be in [0, 1]. Received: {prob}")
+        self.prob = float(prob)
+
+    def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        check_image("RandomHorizontalFlip", image)
+        return _flip(image, 1) if rng.random() < self.prob else image
+
+
+class RandomVerticalFlip(TensorOperation):
+    """Mirror top-bottom with probability ``prob``."""
+
+    randomized = True
+
+    def __init__(self, prob: float = 0.5) -> None:
+        if not 0.0 <= prob <= 1.0:
+            raise ValueError(f"RandomVerticalFlip: prob must be in [0, 1]. Received: {prob}")
+        self.prob = float(prob)
+
+    def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        check_image("RandomVerticalFlip", image)
+        return _flip(image, 0) if rng.random() < self.prob else image
+
+
+class Pad(TensorOperation):
+    """Pad the borders: ``padding`` as int, (left/right, top/bottom) or (left, top, right,
+    bottom); ``fill_value`` for CONSTANT mode (an int or one per channel)."""
+
+    def __init__(self, padding: Any, fill_value: Any = 0,
+                 padding_mode: Border = Border.CONSTANT) -> None:
+        self.padding = padding_4("Pad", padding)
+        self.fill_value = fill_value
+        if not isinstance(padding_mode, Border):
+            raise TypeError(f"Pad: padding_mode must be a Border. Received: {padding_mode!r}")
+        self.padding_mode = padding_mode
+
+    def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
+        check_image("Pad", image)
+        return pad_image(image, *self.padding, self.padding_mode, self.fill_value)
