@@ -10,6 +10,52 @@ import numpy as np
 PadInfo = dict[str, tuple[Sequence[int | None] | None, Any]]
 
 
+class Deferred:
+    """A column value whose last, elementwise op has not run yet.
+
+    Inside a batch task, the elementwise tail of a map (``Rescale`` after any transposes,
+    ``TypeCast``) is run by the batch assembly straight into the row's slot of the batch array:
+    one pass over the data instead of one to compute and one to copy.
+    """
+
+    __slots__ = ("op", "value")
+
+    def __init__(self, value: np.ndarray, op: Any) -> None:
+        self.value = value
+        self.op = op
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.value.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self.op.output_dtype(self.value.dtype))
+
+    def write(self, out: np.ndarray) -> None:
+        self.op.apply_into(self.value, out)
+
+    def materialize(self) -> np.ndarray:
+        out = np.empty(self.shape, dtype=self.dtype)
+        self.write(out)
+        return out
+
+
+def _stack_deferred(values: Sequence[Any], column: str, where: str) -> np.ndarray | None:
+    """Stack rows some of which are :class:`Deferred`, writing each into its slot."""
+    shape, dtype = values[0].shape, values[0].dtype
+    if any(v.shape != shape or v.dtype != dtype for v in values):
+        return None
+    out = np.empty((len(values), *shape), dtype=dtype)
+    for i, v in enumerate(values):
+        slot = out[i:i + 1].reshape(shape)  # a view, also for 0-d rows
+        if isinstance(v, Deferred):
+            v.write(slot)
+        else:
+            slot[...] = v
+    return out
+
+
 def stack_column(
     values: Sequence[np.ndarray],
     column: str,
@@ -27,6 +73,12 @@ def stack_column(
     Raises:
         ValueError: rows of different shapes and no padding, or rows larger than a fixed pad.
     """
+    if any(isinstance(v, Deferred) for v in values):
+        if pad is None:
+            out = _stack_deferred(values, column, where)
+            if out is not None:
+                return out
+        values = [v.materialize() if isinstance(v, Deferred) else v for v in values]
     first = values[0]
     dtype = first.dtype
     if any(v.dtype != dtype for v in values):

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..datasets import Dataset
-from ..engine.collate import stack_column
+from ..engine.collate import Deferred, stack_column
 from ..engine.context import ExecContext
 from ..engine.errors import with_context
 from ..engine.rows import to_array
@@ -128,7 +128,7 @@ class BatchDataset(Dataset):
         name = self._columns[k]
         if isinstance(values, np.ndarray) and name not in self.pad_info:
             return values  # already a batch array (per_batch_map returned one)
-        arrays = [to_array(v) for v in values]
+        arrays = [v if isinstance(v, Deferred) else to_array(v) for v in values]
         return stack_column(arrays, name, self.pad_info.get(name), "batch")
 
     def make_batch(self, epoch: int, batch_num: int, rows: list | None, columns: list | None):
@@ -159,14 +159,33 @@ class BatchDataset(Dataset):
             for k, (new, j) in enumerate(self._sources)
         )
 
+    def deferrable(self, chain: list[MapDataset]) -> list[bool]:
+        """Which maps of a fused chain may leave their elementwise tail to the assembly: those
+        whose output no later map reads, when no per_batch_map or padding needs real arrays."""
+        if self.per_batch_map is not None:
+            return [False] * len(chain)
+        flags = []
+        for k, node in enumerate(chain):
+            name = node.output_columns[0]
+            read_later = any(name in later.input_columns for later in chain[k + 1:])
+            flags.append(node.can_defer() and not read_later and name not in self.pad_info)
+        return flags
+
     def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
         child = self.children[0]
         begin = index * self.batch_size
         end = min(begin + self.batch_size, child._row_count())
         columns = child._fetch_columns(ctx, epoch, np.arange(begin, end))
-        rows = None if columns is not None else [child._fetch(ctx, epoch, i)
-                                                 for i in range(begin, end)]
-        return self.make_batch(epoch, index, rows, columns)
+        if columns is not None:
+            return self.make_batch(epoch, index, None, columns)
+        if isinstance(child, MapDataset):
+            defer = self.deferrable([child])[0]
+            source = child.children[0]
+            rows = [child.apply_row(ctx, epoch, i, source._fetch(ctx, epoch, i), defer)
+                    for i in range(begin, end)]
+        else:
+            rows = [child._fetch(ctx, epoch, i) for i in range(begin, end)]
+        return self.make_batch(epoch, index, rows, None)
 
     def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         if self.random_access:
@@ -179,12 +198,14 @@ class BatchDataset(Dataset):
         if self.drop_remainder:
             groups = (g for g in groups if len(g) == self.batch_size)
 
+        steps = list(zip(chain, self.deferrable(chain)))
+
         def task(item: tuple[int, list]) -> tuple:
             batch_num, group = item
             rows = []
             for index, row in group:
-                for node in chain:  # maps fused into the batch task: a row crosses no queue
-                    row = node.apply_row(ctx, epoch, index, row)
+                for node, defer in steps:  # maps fused into the batch task: no queue per row
+                    row = node.apply_row(ctx, epoch, index, row, defer)
                 rows.append(row)
             return self.make_batch(epoch, batch_num, rows, None)
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..datasets import Dataset
+from ..engine.collate import Deferred
 from ..engine.context import ExecContext
 from ..engine.errors import with_context
 from ..engine.rng import sample_rng
@@ -100,6 +101,7 @@ class MapDataset(Dataset):
         check_unique("map", self._columns)
         self._in_idx = [child._columns.index(c) for c in self.input_columns]
         self.random_access = child.random_access
+        self._tail = self._elementwise_tail()
         if python_multiprocessing:
             warn_processes_pending("map")
         self._workers()  # validates num_parallel_workers when the pipeline is built
@@ -107,12 +109,37 @@ class MapDataset(Dataset):
     def _row_count(self) -> int | None:
         return self.children[0]._row_count()
 
+    def _elementwise_tail(self) -> int | None:
+        """Index of a final elementwise op followed only by view ops, for a 1-to-1 map."""
+        if len(self.input_columns) != 1 or len(self.output_columns) != 1:
+            return None
+        for k in range(len(self.operations) - 1, -1, -1):
+            op = self.operations[k]
+            if getattr(op, "elementwise", False) and not getattr(op, "randomized", False):
+                return k
+            if not getattr(op, "view_op", False):
+                return None
+        return None
+
+    def can_defer(self) -> bool:
+        """Whether :meth:`apply_row` can leave the last elementwise op to the batch assembly."""
+        return self._tail is not None
+
     # ----------------------------------------------------------------- per-row work
-    def apply_row(self, ctx: ExecContext, epoch: int, index: int, row: tuple) -> tuple:
-        """Apply the ops to one row (``index``: its position in this map's input)."""
+    def apply_row(self, ctx: ExecContext, epoch: int, index: int, row: tuple,
+                  defer: bool = False) -> tuple:
+        """Apply the ops to one row (``index``: its position in this map's input).
+
+        With ``defer`` (only inside a batch, when :meth:`can_defer`), the final elementwise op
+        is not run: the output is a :class:`Deferred` that the batch assembly writes straight
+        into the batch array. The view ops after it are applied first (they commute with it).
+        """
         args: Any = tuple(row[j] for j in self._in_idx)
         key = ctx.node_id(self) << 8
+        tail = self._tail if defer else None
         for k, op in enumerate(self.operations):
+            if k == tail:
+                continue
             try:
                 args = as_columns(apply_op(
                     op, args, lambda k=k: sample_rng(ctx.seed, epoch, index, key + k)
@@ -126,6 +153,8 @@ class MapDataset(Dataset):
                 if new is exc:
                     raise
                 raise new from exc
+        if tail is not None:
+            args = (Deferred(args[0], self.operations[tail]),)
         if len(args) != len(self.output_columns):
             raise ValueError(
                 f"map: the last operation ({op_name(self.operations[-1])}) returned "

@@ -21,9 +21,22 @@ class TensorOperation:
     """
 
     randomized: bool = False
+    #: output = f(input) element by element: the op can write into a batch slot
+    #: (``apply_into``) and commutes with pure reindexing ops
+    elementwise: bool = False
+    #: output is a reindexed view of the input (a transpose): no data is touched
+    view_op: bool = False
 
     def apply(self, *arrays: np.ndarray, rng: np.random.Generator | None = None) -> Any:
         raise NotImplementedError  # each op defines its kernel
+
+    def apply_into(self, x: np.ndarray, out: np.ndarray) -> None:
+        """Elementwise ops: write ``apply(x)`` into ``out`` (same shape, ``output_dtype``)."""
+        raise NotImplementedError  # only elementwise ops define it
+
+    def output_dtype(self, dtype: np.dtype) -> np.dtype:
+        """Elementwise ops: the dtype ``apply`` returns for an input of ``dtype``."""
+        raise NotImplementedError  # only elementwise ops define it
 
     def __call__(self, *args: Any) -> Any:
         """Apply eagerly to NumPy arrays (or values convertible to them)."""

@@ -30,11 +30,19 @@ def _chain(transforms: Sequence[Callable], args: tuple, rng: np.random.Generator
 class TypeCast(TensorOperation):
     """Cast to ``data_type`` (a NumPy or torch dtype, or ``jisu.int32`` etc.)."""
 
+    elementwise = True
+
     def __init__(self, data_type: Any) -> None:
         self.data_type = to_numpy_dtype(data_type)
 
     def apply(self, x: np.ndarray, rng=None) -> np.ndarray:
         return x.astype(self.data_type, copy=False)
+
+    def apply_into(self, x: np.ndarray, out: np.ndarray) -> None:
+        np.copyto(out, x, casting="unsafe")
+
+    def output_dtype(self, dtype: np.dtype) -> np.dtype:
+        return self.data_type
 
 
 class Compose(TensorOperation):

@@ -12,15 +12,24 @@ from ..transforms.base import TensorOperation
 class Rescale(TensorOperation):
     """``x * rescale + shift`` as float32 (e.g. ``Rescale(1/255, 0)`` maps uint8 to [0, 1])."""
 
+    elementwise = True
+
     def __init__(self, rescale: float, shift: float) -> None:
         self.rescale = float(rescale)
         self.shift = float(shift)
 
     def apply(self, x: np.ndarray, rng=None) -> np.ndarray:
-        out = np.multiply(x, np.float32(self.rescale), dtype=np.float32)
+        out = np.empty(x.shape, dtype=np.float32)
+        self.apply_into(x, out)
+        return out
+
+    def apply_into(self, x: np.ndarray, out: np.ndarray) -> None:
+        np.multiply(x, np.float32(self.rescale), out=out, dtype=np.float32, casting="unsafe")
         if self.shift:
             np.add(out, np.float32(self.shift), out=out)
-        return out
+
+    def output_dtype(self, dtype: np.dtype) -> np.dtype:
+        return np.dtype(np.float32)
 
 
 class Normalize(TensorOperation):
@@ -56,6 +65,8 @@ class Normalize(TensorOperation):
 class HWC2CHW(TensorOperation):
     """Move channels first: HWC -> CHW (NHWC -> NCHW). A view: the copy happens once, when
     the batch is assembled or the row is handed out. HW images pass through unchanged."""
+
+    view_op = True
 
     def apply(self, x: np.ndarray, rng=None) -> np.ndarray:
         if x.ndim == 3:
