@@ -17,7 +17,7 @@ from .datasets import Dataset
 from .engine.errors import PipelineError
 from .engine.iterator import DatasetIterator
 from .ops.batch import BatchInfo
-from .ops.zip import zip
+from .ops.zip import zip_datasets as zip
 from .sources.generator import GeneratorDataset, Schema
 from .sources.numpy_slices import NumpySlicesDataset
 from .sources.samplers import (

@@ -25,15 +25,21 @@ class _Failure:
 
 
 def _node_ids(root: Dataset) -> dict[int, int]:
-    """Structural ids: each node's position in a depth-first walk from the root."""
+    """Structural ids: each node's position in a post-order walk (children before parents).
+
+    A node's id depends only on the nodes below it and on its left, so adding ops on top of a
+    pipeline (a batch, a take) does not change the random draws of the ops below.
+    """
     ids: dict[int, int] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
+
+    def visit(node: Dataset) -> None:
         if id(node) in ids:
-            continue
+            return
+        for child in node.children:
+            visit(child)
         ids[id(node)] = len(ids) + 1
-        stack.extend(reversed(node.children))
+
+    visit(root)
     return ids
 
 

@@ -26,9 +26,9 @@ class TakeDataset(IndexMapDataset):
 
     def _row_count(self) -> int | None:
         n = self.children[0]._row_count()
-        if self.count < 0:
+        if self.count < 0 or n is None:
             return n
-        return self.count if n is None else min(n, self.count)
+        return min(n, self.count)
 
     def child_indices(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> np.ndarray:
         return indices

@@ -60,6 +60,6 @@ class ZipDataset(Dataset):
                 s.close()
 
 
-def zip(datasets: Sequence[Dataset]) -> Dataset:  # noqa: A001 - MindSpore's name
+def zip_datasets(datasets: Sequence[Dataset]) -> Dataset:
     """``ds.zip((d1, d2, ...))``: zip datasets with distinct column names."""
     return ZipDataset(datasets)

@@ -1,0 +1,46 @@
+"""Shared fixtures: a fixed seed, and a check that no test leaves pipeline threads behind."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+
+import pytest
+
+import jisu.dataset as ds
+
+
+def jisu_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("jisu-") and t.is_alive()]
+
+
+def wait_no_jisu_threads(timeout: float = 5.0) -> list[threading.Thread]:
+    """Collect garbage (closing dropped iterators) and wait for pipeline threads to end."""
+    deadline = time.monotonic() + timeout
+    while True:
+        gc.collect()
+        alive = jisu_threads()
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.02)
+
+
+@pytest.fixture(autouse=True)
+def _seed_and_no_leaks():
+    ds.config.set_seed(1234)
+    yield
+    alive = wait_no_jisu_threads()
+    assert not alive, f"pipeline threads left running: {[t.name for t in alive]}"
+
+
+def rows_of(dataset, column: int | None = 0, num_epochs: int = 1) -> list:
+    """All rows of one epoch as Python values (column ``column``, or whole rows)."""
+    it = dataset.create_tuple_iterator(num_epochs=num_epochs, output_numpy=True)
+    out = []
+    try:
+        for row in it:
+            out.append(row[column].tolist() if column is not None else [v.tolist() for v in row])
+    finally:
+        it.close()
+    return out

@@ -1,0 +1,201 @@
+"""Sources: GeneratorDataset (function, iterable, random access), NumpySlices, torch, samplers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import jisu
+import jisu.dataset as ds
+from tests.conftest import rows_of
+
+
+def gen10():
+    for i in range(10):
+        yield np.array(i), np.array([i, 2 * i])
+
+
+class Squares:
+    """A random-access source."""
+
+    def __len__(self):
+        return 12
+
+    def __getitem__(self, i):
+        if not 0 <= i < 12:
+            raise IndexError(i)
+        return np.array(i * i), np.float32(i)
+
+
+def test_generator_function_runs_once_per_epoch_in_order():
+    data = ds.GeneratorDataset(gen10, ["a", "b"])
+    assert rows_of(data, None) == [[i, [i, 2 * i]] for i in range(10)]
+    it = data.create_tuple_iterator(num_epochs=2, output_numpy=True)
+    assert [int(r[0]) for r in it] == list(range(10))
+    assert [int(r[0]) for r in it] == list(range(10))
+    assert list(it) == []
+
+
+def test_iterable_source_and_single_column_items():
+    class Iterable:
+        def __iter__(self):
+            return iter([np.arange(3) + i for i in range(4)])
+
+    data = ds.GeneratorDataset(Iterable(), ["x"])
+    assert not data.random_access
+    assert rows_of(data) == [[i, i + 1, i + 2] for i in range(4)]
+    assert data.get_dataset_size() == 4  # counted by running the pipeline
+    as_list = ds.GeneratorDataset([np.arange(3) + i for i in range(4)], ["x"], shuffle=False)
+    assert as_list.random_access and rows_of(as_list) == rows_of(data)
+
+
+def test_random_access_source_is_shuffled_by_default_and_covers_every_index():
+    data = ds.GeneratorDataset(Squares(), ["sq", "f"])
+    values = rows_of(data)
+    assert sorted(values) == [i * i for i in range(12)]
+    assert values != [i * i for i in range(12)]
+    assert rows_of(ds.GeneratorDataset(Squares(), ["sq", "f"], shuffle=False)) == [
+        i * i for i in range(12)
+    ]
+
+
+def test_column_types_cast_and_python_values_become_arrays():
+    def gen():
+        for i in range(3):
+            yield i, [float(i)] * 2, "s%d" % i
+
+    data = ds.GeneratorDataset(gen, ["i", "f", "s"], column_types=[np.int32, jisu.float32, None])
+    row = next(iter(data.create_tuple_iterator(output_numpy=True)))
+    assert row[0].dtype == np.int32 and row[1].dtype == np.float32 and row[2].dtype.kind == "U"
+    torch_row = next(iter(data))
+    assert torch_row[0].dtype == torch.int32
+    assert isinstance(torch_row[2], np.ndarray)  # strings stay NumPy
+
+
+def test_generator_num_samples_limits_rows():
+    assert rows_of(ds.GeneratorDataset(gen10, ["a", "b"], num_samples=4)) == [0, 1, 2, 3]
+    data = ds.GeneratorDataset(Squares(), ["a", "b"], num_samples=5, shuffle=False)
+    assert data.get_dataset_size() == 5 and rows_of(data) == [0, 1, 4, 9, 16]
+
+
+def test_shards_of_random_access_source_match_mindspore():
+    # MindSpore 2.10: NumpySlicesDataset(np.arange(7), shuffle=False, num_shards=3, shard_id=k)
+    expected = {0: [0, 3, 6], 1: [1, 4, 0], 2: [2, 5, 1]}
+    for k, rows in expected.items():
+        data = ds.NumpySlicesDataset(np.arange(7), shuffle=False, num_shards=3, shard_id=k)
+        assert rows_of(data) == rows
+        assert data.get_dataset_size() == 3
+
+
+def test_shards_of_iterable_source_wrap_like_random_access():
+    for k in range(3):
+        it_rows = rows_of(ds.GeneratorDataset(gen10, ["a", "b"], num_shards=3, shard_id=k))
+        ra_rows = rows_of(ds.NumpySlicesDataset(np.arange(10), shuffle=False, num_shards=3,
+                                                shard_id=k))
+        assert it_rows == ra_rows
+
+
+def test_shuffled_shards_partition_the_data():
+    shards = [rows_of(ds.NumpySlicesDataset(np.arange(9), shuffle=True, num_shards=3, shard_id=k))
+              for k in range(3)]
+    assert sorted(v for s in shards for v in s) == list(range(9))
+
+
+def test_iterable_shuffle_is_a_seeded_permutation_that_changes_per_epoch():
+    data = ds.GeneratorDataset(gen10, ["a", "b"], shuffle=True)
+    it = data.create_tuple_iterator(num_epochs=2, output_numpy=True)
+    first, second = [int(r[0]) for r in it], [int(r[0]) for r in it]
+    assert sorted(first) == sorted(second) == list(range(10))
+    assert first != second
+    assert rows_of(data) == first  # same seed, same order
+
+
+@pytest.mark.parametrize(
+    "data, names, columns",
+    [
+        (np.arange(6).reshape(3, 2), ["column_0"], [[[0, 1], [2, 3], [4, 5]]]),
+        ([1, 2, 3], ["column_0"], [[1, 2, 3]]),
+        ((np.arange(3), np.arange(3) * 2), ["column_0", "column_1"], [[0, 1, 2], [0, 2, 4]]),
+        ({"x": [1, 2], "y": [3, 4]}, ["x", "y"], [[1, 2], [3, 4]]),
+    ],
+)
+def test_numpy_slices_forms(data, names, columns):
+    d = ds.NumpySlicesDataset(data, shuffle=False)
+    assert d.get_col_names() == names
+    for k, expected in enumerate(columns):
+        assert rows_of(d, k) == expected
+
+
+def test_numpy_slices_shuffles_by_default_and_rejects_bad_data():
+    values = rows_of(ds.NumpySlicesDataset(np.arange(50)))
+    assert sorted(values) == list(range(50)) and values != list(range(50))
+    with pytest.raises(ValueError, match="same length"):
+        ds.NumpySlicesDataset((np.arange(3), np.arange(4)))
+    with pytest.raises(ValueError, match="column_names has 1"):
+        ds.NumpySlicesDataset((np.arange(3), np.arange(3)), column_names=["a"])
+
+
+def test_torch_map_style_and_iterable_datasets():
+    class MapStyle(torch.utils.data.Dataset):
+        def __len__(self):
+            return 5
+
+        def __getitem__(self, i):
+            return {"x": torch.full((2,), float(i)), "y": i}
+
+    class Stream(torch.utils.data.IterableDataset):
+        def __iter__(self):
+            for i in range(4):
+                yield torch.tensor([i, i]), torch.tensor(i)
+
+    data = ds.TorchDataset(MapStyle(), shuffle=False)
+    assert data.get_col_names() == ["x", "y"] and data.random_access
+    assert rows_of(data, 0) == [[float(i)] * 2 for i in range(5)]
+    stream = ds.TorchDataset(Stream())
+    assert not stream.random_access
+    assert rows_of(stream, 1) == [0, 1, 2, 3]
+
+
+def test_samplers():
+    def run(sampler):
+        return rows_of(ds.GeneratorDataset(Squares(), ["a", "b"], sampler=sampler), 1)
+
+    assert run(ds.SequentialSampler(start_index=3, num_samples=4)) == [3.0, 4.0, 5.0, 6.0]
+    assert sorted(run(ds.RandomSampler())) == [float(i) for i in range(12)]
+    assert run(ds.SubsetSampler([5, 1, 7])) == [5.0, 1.0, 7.0]
+    assert sorted(run(ds.SubsetRandomSampler([5, 1, 7]))) == [1.0, 5.0, 7.0]
+    assert run([2, 2, 0]) == [2.0, 2.0, 0.0]
+    shards = [run(ds.DistributedSampler(4, k, shuffle=False)) for k in range(4)]
+    assert shards == [[0.0, 4.0, 8.0], [1.0, 5.0, 9.0], [2.0, 6.0, 10.0], [3.0, 7.0, 11.0]]
+    weighted = run(ds.WeightedRandomSampler([0, 0, 1] + [0] * 9, num_samples=5))
+    assert weighted == [2.0] * 5
+
+
+def test_non_thread_safe_source_is_never_read_concurrently():
+    import threading
+    import time
+
+    class Guarded:
+        def __init__(self):
+            self.inside = 0
+            self.max_inside = 0
+            self.lock = threading.Lock()
+
+        def __len__(self):
+            return 40
+
+        def __getitem__(self, i):
+            with self.lock:
+                self.inside += 1
+                self.max_inside = max(self.max_inside, self.inside)
+            time.sleep(0.001)
+            with self.lock:
+                self.inside -= 1
+            return np.array(i)
+
+    source = Guarded()
+    data = ds.GeneratorDataset(source, ["x"], shuffle=False).map(lambda x: x + 1,
+                                                                  num_parallel_workers=4)
+    assert rows_of(data) == list(range(1, 41))
+    assert source.max_inside == 1
