@@ -102,9 +102,11 @@ class ExecContext:
     def pool(self, key: Any, name: str, workers: int) -> WorkerPool:
         """The pool of one stage, created on first use and kept across epochs."""
         with self._lock:
-            pool = self._pools.get(key)
-            if pool is None or pool.workers != workers:
-                pool = self._pools[key] = WorkerPool(name, workers)
+            if self.stop.is_set():  # shutting down: a pool made now would never be stopped
+                raise Stopped
+            pool = self._pools.get((key, workers))
+            if pool is None:
+                pool = self._pools[(key, workers)] = WorkerPool(name, workers)
             return pool
 
     def spawn(self, target: Callable[[], None], name: str) -> threading.Thread:

@@ -67,6 +67,7 @@ def _check_pad_info(pad_info: Any, columns: Sequence[str]) -> dict:
 class BatchDataset(Dataset):
     """Batches of ``batch_size`` rows; see :meth:`Dataset.batch`."""
 
+    op_name = "batch"
     has_workers = True
 
     def __init__(

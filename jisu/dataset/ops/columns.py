@@ -40,6 +40,8 @@ class _ColumnSelect(Dataset):
 class ProjectDataset(_ColumnSelect):
     """Only ``columns``, in the given order."""
 
+    op_name = "project"
+
     def __init__(self, child: Dataset, columns: str | Sequence[str]) -> None:
         super().__init__([child])
         names = check_columns("project", "columns", columns, child._columns)
@@ -50,6 +52,8 @@ class ProjectDataset(_ColumnSelect):
 
 class RenameDataset(_ColumnSelect):
     """The same columns with ``input_columns`` renamed to ``output_columns``."""
+
+    op_name = "rename"
 
     def __init__(self, child: Dataset, input_columns, output_columns) -> None:
         super().__init__([child])

@@ -16,6 +16,8 @@ from .zip import _check_datasets
 class ConcatDataset(Dataset):
     """All rows of the first dataset, then of the second, ...; all with the same columns."""
 
+    op_name = "concat"
+
     def __init__(self, datasets: Sequence[Dataset]) -> None:
         datasets = _check_datasets("concat", datasets)
         super().__init__(datasets)

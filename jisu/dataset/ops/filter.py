@@ -17,6 +17,7 @@ from ..validation import check_columns
 class FilterDataset(Dataset):
     """Rows for which ``predicate(*input_columns)`` is true. The count is unknown until run."""
 
+    op_name = "filter"
     has_workers = True
 
     def __init__(

@@ -70,6 +70,7 @@ def check_unique(op: str, names: Sequence[str]) -> None:
 class MapDataset(Dataset):
     """Rows with ``operations`` applied to ``input_columns``; see :meth:`Dataset.map`."""
 
+    op_name = "map"
     has_workers = True
 
     def __init__(

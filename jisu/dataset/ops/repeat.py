@@ -16,6 +16,8 @@ from ..validation import check_int
 class RepeatDataset(Dataset):
     """``count`` passes over the child (-1: forever); each pass is a child epoch of its own."""
 
+    op_name = "repeat"
+
     def __init__(self, child: Dataset, count: int | None) -> None:
         super().__init__([child])
         count = -1 if count is None else check_int("repeat", "count", count)

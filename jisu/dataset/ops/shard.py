@@ -43,6 +43,8 @@ def shard_stream(rows: Iterator[tuple], num_shards: int, shard_id: int) -> Itera
 class ShardDataset(IndexMapDataset):
     """Shard ``shard_id`` of ``num_shards``; see :meth:`Dataset.shard`."""
 
+    op_name = "shard"
+
     def __init__(self, child: Dataset, num_shards: int, shard_id: int) -> None:
         super().__init__([child])
         self.num_shards, self.shard_id = resolve_shards("shard", num_shards, shard_id)

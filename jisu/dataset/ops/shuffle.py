@@ -37,6 +37,8 @@ def buffer_shuffle(rows: Iterator[tuple], buffer_size: int, rng: np.random.Gener
 class ShuffleDataset(IndexMapDataset):
     """Rows in a new random order every epoch; see :meth:`Dataset.shuffle`."""
 
+    op_name = "shuffle"
+
     def __init__(self, child: Dataset, buffer_size: int) -> None:
         super().__init__([child])
         self.buffer_size = check_int("shuffle", "buffer_size", buffer_size, minimum=2)

@@ -16,6 +16,8 @@ from .index_map import IndexMapDataset
 class TakeDataset(IndexMapDataset):
     """The first ``count`` rows of each epoch (-1: all)."""
 
+    op_name = "take"
+
     def __init__(self, child: Dataset, count: int) -> None:
         super().__init__([child])
         self.count = check_int("take", "count", count, minimum=-1)
@@ -43,6 +45,8 @@ class TakeDataset(IndexMapDataset):
 
 class SkipDataset(IndexMapDataset):
     """All rows of each epoch but the first ``count``."""
+
+    op_name = "skip"
 
     def __init__(self, child: Dataset, count: int) -> None:
         super().__init__([child])

@@ -24,6 +24,8 @@ def _check_datasets(op: str, datasets: Sequence[Dataset]) -> list[Dataset]:
 class ZipDataset(Dataset):
     """Row ``i`` is the concatenation of row ``i`` of every input; ends with the shortest."""
 
+    op_name = "zip"
+
     def __init__(self, datasets: Sequence[Dataset]) -> None:
         datasets = _check_datasets("zip", datasets)
         super().__init__(datasets)

@@ -60,7 +60,7 @@ def op_name(op: Any) -> str:
     """A readable name of an op or callable, for error messages."""
     if isinstance(op, TensorOperation):
         return type(op).__name__
-    return getattr(op, "__qualname__", None) or getattr(op, "__name__", None) or type(op).__name__
+    return getattr(op, "__name__", None) or type(op).__name__
 
 
 def apply_op(op: Any, args: tuple, rng_factory) -> Any:
