@@ -29,10 +29,11 @@ from torch.utils.data import DataLoader, IterableDataset, TensorDataset, get_wor
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 
-import jisu  # noqa: E402
-import jisu.dataset as ds  # noqa: E402
-from jisu.dataset.engine.cpus import available_cpus  # noqa: E402
-from seed_article import create_dataset  # noqa: E402
+from seed_article import create_dataset
+
+import jisu
+import jisu.dataset as ds
+from jisu.dataset.engine.cpus import available_cpus
 
 
 def article_generator(num_samples: int, worker: int = 0, workers: int = 1):
@@ -97,8 +98,8 @@ def article(samples: int, repeats: int) -> None:
         loader_kwargs = {"batch_size": 32, "drop_last": True, "num_workers": workers}
         if workers:
             loader_kwargs["persistent_workers"] = False
-        variants[f"DataLoader num_workers={workers}"] = (
-            lambda kw=loader_kwargs: run_loader(DataLoader(ArticleIterable(samples), **kw))
+        variants[f"DataLoader num_workers={workers}"] = lambda kw=loader_kwargs: run_loader(
+            DataLoader(ArticleIterable(samples), **kw)
         )
     rates = median_rates(variants, repeats)
     bare = rates["bare generator"]
@@ -121,9 +122,8 @@ def tiny(rows: int, repeats: int) -> None:
     tensors = TensorDataset(torch.from_numpy(features), torch.from_numpy(labels))
     variants: dict[str, Callable[[], int]] = {"jisu": run_jisu}
     for workers in (0, 1, 2):
-        variants[f"DataLoader num_workers={workers}"] = (
-            lambda w=workers: run_loader(DataLoader(tensors, batch_size=256, shuffle=True,
-                                                    num_workers=w))
+        variants[f"DataLoader num_workers={workers}"] = lambda w=workers: run_loader(
+            DataLoader(tensors, batch_size=256, shuffle=True, num_workers=w)
         )
     rates = median_rates(variants, repeats)
     best_loader = max(v for k, v in rates.items() if k.startswith("DataLoader"))
@@ -135,14 +135,18 @@ def tiny(rows: int, repeats: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=3200, help="article rows per run (a multiple of 32)")
+    parser.add_argument(
+        "--samples", type=int, default=3200, help="article rows per run (a multiple of 32)"
+    )
     parser.add_argument("--tiny-rows", type=int, default=200_000, help="tiny rows per run")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     ds.config.set_seed(0)
-    print(f"jisu {jisu.__version__}, torch {torch.__version__}, numpy {np.__version__}, "
-          f"python {platform.python_version()}, {available_cpus()} usable CPUs, "
-          f"{platform.processor() or platform.machine()}")
+    print(
+        f"jisu {jisu.__version__}, torch {torch.__version__}, numpy {np.__version__}, "
+        f"python {platform.python_version()}, {available_cpus()} usable CPUs, "
+        f"{platform.processor() or platform.machine()}"
+    )
     article(args.samples, args.repeats)
     tiny(args.tiny_rows, args.repeats)
 

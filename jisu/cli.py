@@ -12,18 +12,26 @@ from ._version import __version__
 def _train(args: argparse.Namespace) -> int:
     from .demo import run_pipeline_demo
 
-    print("jisu train: the training loop (Model.train, AMP, sink mode) is not built yet; "
-          "running the data-pipeline part of the demo.")
-    print(f"pipeline: {args.samples} synthetic {args.size}x{args.size}x3 images -> "
-          f"Rescale+HWC2CHW -> TypeCast -> batch({args.batch_size}), "
-          f"{args.workers} workers")
+    print(
+        "jisu train: the training loop (Model.train, AMP, sink mode) is not built yet; "
+        "running the data-pipeline part of the demo."
+    )
+    print(
+        f"pipeline: {args.samples} synthetic {args.size}x{args.size}x3 images -> "
+        f"Rescale+HWC2CHW -> TypeCast -> batch({args.batch_size}), "
+        f"{args.workers} workers"
+    )
     figures = run_pipeline_demo(args.samples, args.batch_size, args.workers, args.size)
     image_shape, image_dtype, label_shape, label_dtype = figures["shapes"]
-    print(f"batches: {figures['batches']} of image {image_shape} {image_dtype}, "
-          f"label {label_shape} {label_dtype}")
+    print(
+        f"batches: {figures['batches']} of image {image_shape} {image_dtype}, "
+        f"label {label_shape} {label_dtype}"
+    )
     ratio = figures["jisu_rows_per_s"] / figures["bare_rows_per_s"]
-    print(f"throughput: {figures['jisu_rows_per_s']:.0f} rows/s through jisu, "
-          f"{figures['bare_rows_per_s']:.0f} rows/s from the bare generator ({ratio:.2f}x)")
+    print(
+        f"throughput: {figures['jisu_rows_per_s']:.0f} rows/s through jisu, "
+        f"{figures['bare_rows_per_s']:.0f} rows/s from the bare generator ({ratio:.2f}x)"
+    )
     return 0
 
 

@@ -21,12 +21,17 @@ def synthetic_images(num_samples: int, size: int = 224) -> Iterator[tuple[np.nda
 
 def article_pipeline(num_samples: int, batch_size: int, workers: int, size: int = 224):
     """GeneratorDataset -> map(Rescale, HWC2CHW) -> map(TypeCast) -> batch, as in the article."""
-    data = ds.GeneratorDataset(lambda: synthetic_images(num_samples, size), ["image", "label"],
-                               shuffle=True)
-    data = data.map([vision.Rescale(1.0 / 255.0, 0.0), vision.HWC2CHW()], input_columns="image",
-                    num_parallel_workers=workers)
-    data = data.map(transforms.TypeCast(np.int32), input_columns="label",
-                    num_parallel_workers=workers)
+    data = ds.GeneratorDataset(
+        lambda: synthetic_images(num_samples, size), ["image", "label"], shuffle=True
+    )
+    data = data.map(
+        [vision.Rescale(1.0 / 255.0, 0.0), vision.HWC2CHW()],
+        input_columns="image",
+        num_parallel_workers=workers,
+    )
+    data = data.map(
+        transforms.TypeCast(np.int32), input_columns="label", num_parallel_workers=workers
+    )
     return data.batch(batch_size, drop_remainder=True)
 
 

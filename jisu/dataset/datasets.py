@@ -70,8 +70,9 @@ class Dataset:
         """Threads for this node's own parallel work."""
         from .validation import resolve_workers
 
-        return resolve_workers(self.op_name, self.num_parallel_workers,
-                               config.get_num_parallel_workers())
+        return resolve_workers(
+            self.op_name, self.num_parallel_workers, config.get_num_parallel_workers()
+        )
 
     def _segment_workers(self) -> int:
         """Threads for a fused random-access chain ending at this node."""
@@ -130,7 +131,9 @@ class Dataset:
             try:
                 row = next(iterator)
             except StopIteration:
-                raise ValueError(f"{self.op_name}: the dataset is empty; it has no shapes") from None
+                raise ValueError(
+                    f"{self.op_name}: the dataset is empty; it has no shapes"
+                ) from None
             finally:
                 iterator.close()
             self._output_spec = ([list(a.shape) for a in row], [a.dtype for a in row])
@@ -191,8 +194,14 @@ class Dataset:
         """
         from .ops.map import MapDataset
 
-        return MapDataset(self, operations, input_columns, output_columns, num_parallel_workers,
-                          python_multiprocessing)
+        return MapDataset(
+            self,
+            operations,
+            input_columns,
+            output_columns,
+            num_parallel_workers,
+            python_multiprocessing,
+        )
 
     def batch(
         self,
@@ -214,8 +223,17 @@ class Dataset:
         """
         from .ops.batch import BatchDataset
 
-        return BatchDataset(self, batch_size, drop_remainder, num_parallel_workers, per_batch_map,
-                            input_columns, output_columns, pad_info, python_multiprocessing)
+        return BatchDataset(
+            self,
+            batch_size,
+            drop_remainder,
+            num_parallel_workers,
+            per_batch_map,
+            input_columns,
+            output_columns,
+            pad_info,
+            python_multiprocessing,
+        )
 
     def padded_batch(
         self,
@@ -227,8 +245,9 @@ class Dataset:
         """Batch and pad ragged rows; without ``pad_info`` every column is padded with 0."""
         from .ops.batch import BatchDataset
 
-        return BatchDataset(self, batch_size, drop_remainder, num_parallel_workers,
-                            pad_info=pad_info, pad_all=True)
+        return BatchDataset(
+            self, batch_size, drop_remainder, num_parallel_workers, pad_info=pad_info, pad_all=True
+        )
 
     def shuffle(self, buffer_size: int) -> Dataset:
         """Shuffle rows, differently each epoch.

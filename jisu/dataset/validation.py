@@ -8,7 +8,9 @@ from typing import Any
 from .engine.cpus import available_cpus
 
 
-def check_int(op: str, name: str, value: Any, minimum: int | None = None, allow_none=False) -> Any:
+def check_int(
+    op: str, name: str, value: Any, minimum: int | None = None, allow_none: bool = False
+) -> Any:
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
@@ -27,7 +29,9 @@ def check_columns(
     if isinstance(columns, str):
         columns = [columns]
     if not isinstance(columns, (list, tuple)) or not all(isinstance(c, str) for c in columns):
-        raise TypeError(f"{op}: {name} must be a str or a list of str. Received: {name}={columns!r}")
+        raise TypeError(
+            f"{op}: {name} must be a str or a list of str. Received: {name}={columns!r}"
+        )
     columns = list(columns)
     if not columns:
         raise ValueError(f"{op}: {name} must not be empty. Received: {name}=[]")
@@ -58,7 +62,9 @@ def resolve_workers(op: str, value: int | None, default: int) -> int:
 
         logging.getLogger("jisu.dataset").debug(
             "%s: num_parallel_workers=%d clamped to the %d CPUs this process may use",
-            op, value, cpus,
+            op,
+            value,
+            cpus,
         )
         return cpus
     return value

@@ -24,8 +24,9 @@ def test_worker_counts_are_clamped_not_refused():
         assert ds.config.get_num_parallel_workers() == available_cpus()
     finally:
         ds.config.set_num_parallel_workers(8)
-    data = ds.NumpySlicesDataset(np.arange(5), shuffle=False).map(lambda x: x,
-                                                                  num_parallel_workers=512)
+    data = ds.NumpySlicesDataset(np.arange(5), shuffle=False).map(
+        lambda x: x, num_parallel_workers=512
+    )
     assert rows_of(data) == list(range(5))
 
 

@@ -19,40 +19,77 @@ def nums(n=10):
 @pytest.mark.parametrize(
     "build, error, message",
     [
-        (lambda: nums().map(lambda v: v, input_columns="nope"), ValueError,
-         r"map: unknown column\(s\) \['nope'\] in input_columns; the dataset has columns "
-         r"\['x', 'y'\]"),
+        (
+            lambda: nums().map(lambda v: v, input_columns="nope"),
+            ValueError,
+            r"map: unknown column\(s\) \['nope'\] in input_columns; the dataset has columns "
+            r"\['x', 'y'\]",
+        ),
         (lambda: nums().map(42), TypeError, r"map: operation 0 is not callable"),
         (lambda: nums().map([]), ValueError, r"map: operations must not be empty"),
-        (lambda: nums().map(lambda v: v, "x", ["y"]), ValueError,
-         r"map: the output would have duplicate column names \['y'\]"),
-        (lambda: nums().map(lambda v: v, num_parallel_workers=0), ValueError,
-         r"map: num_parallel_workers must be >= 1. Received: num_parallel_workers=0"),
-        (lambda: nums().batch(0), ValueError, r"batch: batch_size must be >= 1. "
-                                              r"Received: batch_size=0"),
+        (
+            lambda: nums().map(lambda v: v, "x", ["y"]),
+            ValueError,
+            r"map: the output would have duplicate column names \['y'\]",
+        ),
+        (
+            lambda: nums().map(lambda v: v, num_parallel_workers=0),
+            ValueError,
+            r"map: num_parallel_workers must be >= 1. Received: num_parallel_workers=0",
+        ),
+        (
+            lambda: nums().batch(0),
+            ValueError,
+            r"batch: batch_size must be >= 1. "
+            r"Received: batch_size=0",
+        ),
         (lambda: nums().batch(2.5), TypeError, r"batch: batch_size must be an int"),
-        (lambda: nums().batch(2, pad_info={"z": (None, 0)}), ValueError,
-         r"batch: pad_info names unknown column 'z'"),
-        (lambda: nums().shard(3, 3), ValueError,
-         r"shard: shard_id must be in \[0, num_shards\). Received: num_shards=3, shard_id=3"),
-        (lambda: ds.NumpySlicesDataset(np.arange(4), num_shards=2), ValueError,
-         r"NumpySlicesDataset: num_shards and shard_id must be given together"),
+        (
+            lambda: nums().batch(2, pad_info={"z": (None, 0)}),
+            ValueError,
+            r"batch: pad_info names unknown column 'z'",
+        ),
+        (
+            lambda: nums().shard(3, 3),
+            ValueError,
+            r"shard: shard_id must be in \[0, num_shards\). Received: num_shards=3, shard_id=3",
+        ),
+        (
+            lambda: ds.NumpySlicesDataset(np.arange(4), num_shards=2),
+            ValueError,
+            r"NumpySlicesDataset: num_shards and shard_id must be given together",
+        ),
         (lambda: nums().shuffle(1), ValueError, r"shuffle: buffer_size must be >= 2"),
         (lambda: nums().repeat(0), ValueError, r"repeat: count must be -1, None or >= 1"),
         (lambda: nums().project(["x", "q"]), ValueError, r"project: unknown column\(s\) \['q'\]"),
         (lambda: nums().rename(["x"], ["a", "b"]), ValueError, r"rename: .* same length"),
-        (lambda: nums().filter(lambda x: True, input_columns=["w"]), ValueError,
-         r"filter: unknown column"),
-        (lambda: nums() + ds.NumpySlicesDataset(np.arange(3)), ValueError,
-         r"concat: datasets\[1\] has columns \['column_0'\] but datasets\[0\] has \['x', 'y'\]"),
+        (
+            lambda: nums().filter(lambda x: True, input_columns=["w"]),
+            ValueError,
+            r"filter: unknown column",
+        ),
+        (
+            lambda: nums() + ds.NumpySlicesDataset(np.arange(3)),
+            ValueError,
+            r"concat: datasets\[1\] has columns \['column_0'\] but datasets\[0\] has \['x', 'y'\]",
+        ),
         (lambda: ds.zip((nums(), nums())), ValueError, r"zip: .*duplicate column names"),
         (lambda: ds.GeneratorDataset(42, ["x"]), TypeError, r"GeneratorDataset: source must be"),
-        (lambda: ds.GeneratorDataset(lambda: iter([]), []), ValueError,
-         r"GeneratorDataset: column_names must be a non-empty list"),
-        (lambda: ds.GeneratorDataset(lambda: iter([]), ["a"], sampler=[0]), ValueError,
-         r"a sampler needs a random-access source"),
-        (lambda: nums().create_tuple_iterator(num_epochs=0), ValueError,
-         r"num_epochs must be -1 \(no limit\) or a positive int"),
+        (
+            lambda: ds.GeneratorDataset(lambda: iter([]), []),
+            ValueError,
+            r"GeneratorDataset: column_names must be a non-empty list",
+        ),
+        (
+            lambda: ds.GeneratorDataset(lambda: iter([]), ["a"], sampler=[0]),
+            ValueError,
+            r"a sampler needs a random-access source",
+        ),
+        (
+            lambda: nums().create_tuple_iterator(num_epochs=0),
+            ValueError,
+            r"num_epochs must be -1 \(no limit\) or a positive int",
+        ),
         (lambda: vision.Resize(-1), ValueError, r"Resize: size must be positive"),
         (lambda: vision.Normalize([1, 2], [1]), ValueError, r"Normalize: mean and std"),
     ],
@@ -82,8 +119,9 @@ def test_failure_in_op_names_op_column_and_sample_and_keeps_traceback(workers, r
     if random_access:
         data = nums(20)
     else:
-        data = ds.GeneratorDataset(lambda: ((np.array(i), np.array(i)) for i in range(20)),
-                                   ["x", "y"])
+        data = ds.GeneratorDataset(
+            lambda: ((np.array(i), np.array(i)) for i in range(20)), ["x", "y"]
+        )
     data = data.map(failing_op, "x", num_parallel_workers=workers).batch(4)
     with pytest.raises(KeyError) as info:
         rows_of(data)
@@ -96,8 +134,11 @@ def test_failure_in_op_names_op_column_and_sample_and_keeps_traceback(workers, r
 
 
 def test_rows_before_a_failure_are_delivered_in_order():
-    it = nums(20).map(failing_op, "x", num_parallel_workers=2).create_tuple_iterator(
-        output_numpy=True)
+    it = (
+        nums(20)
+        .map(failing_op, "x", num_parallel_workers=2)
+        .create_tuple_iterator(output_numpy=True)
+    )
     got = []
     with pytest.raises(KeyError):
         for row in it:

@@ -22,13 +22,15 @@ def pipeline(random_access: bool, n: int = 23):
     if random_access:
         data = ds.NumpySlicesDataset({"image": images, "label": np.arange(n)}, shuffle=True)
     else:
+
         def gen():
             for i in range(n):
                 yield images[i], np.array(i)
 
         data = ds.GeneratorDataset(gen, ["image", "label"], shuffle=True)
-    data = data.map([vision.RandomHorizontalFlip(), vision.Rescale(1 / 255, 0)], "image",
-                    num_parallel_workers=2)
+    data = data.map(
+        [vision.RandomHorizontalFlip(), vision.Rescale(1 / 255, 0)], "image", num_parallel_workers=2
+    )
     return data.batch(3, num_parallel_workers=2)
 
 
@@ -56,10 +58,12 @@ def test_state_round_trip_at_every_step(random_access):
         fresh.set_state(states[k])
         rest = take_all(fresh) + take_all(fresh)
         fresh.close()
-        assert rest == full[k + 1:], f"after step {k}"
+        assert rest == full[k + 1 :], f"after step {k}"
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(position=st.integers(0, 40), n=st.integers(1, 40), bs=st.integers(1, 6))
 def test_random_access_restore_matches_for_any_position(position, n, bs):
     data = ds.NumpySlicesDataset(np.arange(n), shuffle=True).map(lambda x: x * 3).batch(bs)
@@ -87,14 +91,16 @@ def test_state_carries_the_seed():
 
 def test_epochs_end_with_stop_iteration_and_continue():
     it = ds.NumpySlicesDataset(np.arange(4), shuffle=False).create_tuple_iterator(
-        num_epochs=3, output_numpy=True)
+        num_epochs=3, output_numpy=True
+    )
     epochs = [[int(r[0]) for r in it] for _ in range(4)]
     assert epochs == [[0, 1, 2, 3]] * 3 + [[]]
 
 
 def test_dict_iterator_and_output_types():
-    data = ds.NumpySlicesDataset({"a": np.arange(3, dtype=np.int16), "s": ["x", "y", "z"]},
-                                 shuffle=False)
+    data = ds.NumpySlicesDataset(
+        {"a": np.arange(3, dtype=np.int16), "s": ["x", "y", "z"]}, shuffle=False
+    )
     row = next(data.create_dict_iterator())
     assert set(row) == {"a", "s"}
     assert isinstance(row["a"], torch.Tensor) and row["a"].dtype == torch.int16
@@ -118,8 +124,7 @@ def slow_pipeline():
         time.sleep(0.01)
         return x
 
-    return ds.NumpySlicesDataset(np.arange(10_000), shuffle=False).map(
-        slow, num_parallel_workers=2)
+    return ds.NumpySlicesDataset(np.arange(10_000), shuffle=False).map(slow, num_parallel_workers=2)
 
 
 def test_close_stops_every_thread():
@@ -152,8 +157,11 @@ def test_keyboard_interrupt_while_waiting_closes_the_iterator():
         time.sleep(0.5)
         return x
 
-    it = ds.NumpySlicesDataset(np.arange(100), shuffle=False).map(
-        blocked, num_parallel_workers=1).create_tuple_iterator()
+    it = (
+        ds.NumpySlicesDataset(np.arange(100), shuffle=False)
+        .map(blocked, num_parallel_workers=1)
+        .create_tuple_iterator()
+    )
     timer = threading.Timer(0.2, _thread.interrupt_main)
     timer.start()
     with pytest.raises(KeyboardInterrupt):

@@ -11,21 +11,42 @@ from tests.conftest import rows_of
 
 
 def abc():
-    return ds.NumpySlicesDataset({"a": np.arange(3), "b": np.arange(3) * 10,
-                                  "c": np.arange(3) * 100}, shuffle=False)
+    return ds.NumpySlicesDataset(
+        {"a": np.arange(3), "b": np.arange(3) * 10, "c": np.arange(3) * 100}, shuffle=False
+    )
 
 
 @pytest.mark.parametrize(
     "kwargs, columns, row1",
     [  # layouts observed in MindSpore 2.10
-        ({"operations": lambda b: (b, b + 1), "input_columns": ["b"],
-          "output_columns": ["x", "y"]}, ["x", "y", "a", "c"], [10, 11, 1, 100]),
-        ({"operations": lambda a, c: a + c, "input_columns": ["a", "c"],
-          "output_columns": ["s"]}, ["s", "b"], [101, 10]),
-        ({"operations": lambda c, a: (c, a), "input_columns": ["c", "a"]},
-         ["a", "b", "c"], [1, 10, 100]),
-        ({"operations": lambda c: c + 1, "input_columns": ["c"], "output_columns": ["c2"]},
-         ["a", "b", "c2"], [1, 10, 101]),
+        (
+            {
+                "operations": lambda b: (b, b + 1),
+                "input_columns": ["b"],
+                "output_columns": ["x", "y"],
+            },
+            ["x", "y", "a", "c"],
+            [10, 11, 1, 100],
+        ),
+        (
+            {
+                "operations": lambda a, c: a + c,
+                "input_columns": ["a", "c"],
+                "output_columns": ["s"],
+            },
+            ["s", "b"],
+            [101, 10],
+        ),
+        (
+            {"operations": lambda c, a: (c, a), "input_columns": ["c", "a"]},
+            ["a", "b", "c"],
+            [1, 10, 100],
+        ),
+        (
+            {"operations": lambda c: c + 1, "input_columns": ["c"], "output_columns": ["c2"]},
+            ["a", "b", "c2"],
+            [1, 10, 101],
+        ),
         ({"operations": lambda a: a + 1}, ["a", "b", "c"], [2, 10, 100]),
     ],
 )
@@ -46,9 +67,13 @@ def test_stream_maps_fuse_into_the_batch_task_and_keep_order():
         for i in range(50):
             yield (np.array(i),)
 
-    data = (ds.GeneratorDataset(gen, ["x"]).map(lambda x: x * 2, num_parallel_workers=4)
-            .map(lambda x: x + 1, num_parallel_workers=3).batch(7))
-    assert sum(rows_of(data), []) == [2 * i + 1 for i in range(50)]
+    data = (
+        ds.GeneratorDataset(gen, ["x"])
+        .map(lambda x: x * 2, num_parallel_workers=4)
+        .map(lambda x: x + 1, num_parallel_workers=3)
+        .batch(7)
+    )
+    assert [v for batch in rows_of(data) for v in batch] == [2 * i + 1 for i in range(50)]
 
 
 def test_per_batch_map_gets_lists_and_batch_info():
@@ -58,20 +83,29 @@ def test_per_batch_map_gets_lists_and_batch_info():
         seen.append((info.get_epoch_num(), info.get_batch_num(), type(a).__name__, len(a)))
         return [x * 2 for x in a], [x + 1 for x in b]
 
-    data = ds.NumpySlicesDataset({"a": np.arange(6), "b": np.arange(6), "c": np.arange(6)},
-                                 shuffle=False)
+    data = ds.NumpySlicesDataset(
+        {"a": np.arange(6), "b": np.arange(6), "c": np.arange(6)}, shuffle=False
+    )
     data = data.batch(4, per_batch_map=per_batch, input_columns=["a", "b"])
     it = data.create_tuple_iterator(num_epochs=2, output_numpy=True)
     first = [[v.tolist() for v in r] for r in it]
     list(it)
     assert first == [[[0, 2, 4, 6], [1, 2, 3, 4], [0, 1, 2, 3]], [[8, 10], [5, 6], [4, 5]]]
-    assert sorted(seen) == [(0, 0, "list", 4), (0, 1, "list", 2), (1, 0, "list", 4),
-                            (1, 1, "list", 2)]
+    assert sorted(seen) == [
+        (0, 0, "list", 4),
+        (0, 1, "list", 2),
+        (1, 0, "list", 4),
+        (1, 1, "list", 2),
+    ]
 
 
 def test_per_batch_map_with_new_output_columns():
-    data = abc().batch(2, per_batch_map=lambda a, info: ([x for x in a], [x * 0 for x in a]),
-                       input_columns=["a"], output_columns=["a1", "a2"])
+    data = abc().batch(
+        2,
+        per_batch_map=lambda a, info: ([x for x in a], [x * 0 for x in a]),
+        input_columns=["a"],
+        output_columns=["a1", "a2"],
+    )
     assert data.get_col_names() == ["a1", "a2", "b", "c"]
     assert rows_of(data, None)[0] == [[0, 1], [0, 0], [0, 10], [0, 100]]
 
@@ -86,9 +120,14 @@ def ragged():
 
 def test_padded_batch_matches_mindspore():
     assert rows_of(ragged().padded_batch(2, pad_info={"x": (None, -1)})) == [
-        [[0, -1], [0, 1]], [[0, 1, 2, -1], [0, 1, 2, 3]], [[0, 1, 2, 3, 4]]]
+        [[0, -1], [0, 1]],
+        [[0, 1, 2, -1], [0, 1, 2, 3]],
+        [[0, 1, 2, 3, 4]],
+    ]
     assert rows_of(ragged().padded_batch(2, pad_info={"x": ([6], -1)}))[0] == [
-        [0, -1, -1, -1, -1, -1], [0, 1, -1, -1, -1, -1]]
+        [0, -1, -1, -1, -1, -1],
+        [0, 1, -1, -1, -1, -1],
+    ]
     assert rows_of(ragged().padded_batch(2))[0] == [[0, 0], [0, 1]]
     assert rows_of(ragged().batch(2, pad_info={"x": (None, 9)}))[0] == [[0, 9], [0, 1]]
 
@@ -108,24 +147,28 @@ def test_fused_elementwise_tail_equals_the_plain_formula(random_access):
     if random_access:
         data = ds.NumpySlicesDataset({"image": images, "label": labels}, shuffle=False)
     else:
+
         def gen():
             for i in range(9):
                 yield images[i], labels[i]
 
         data = ds.GeneratorDataset(gen, ["image", "label"])
-    data = (data.map([vision.Rescale(1 / 255, -0.5), vision.HWC2CHW()], "image")
-            .map(transforms.TypeCast(np.int32), "label").batch(4))
+    data = (
+        data.map([vision.Rescale(1 / 255, -0.5), vision.HWC2CHW()], "image")
+        .map(transforms.TypeCast(np.int32), "label")
+        .batch(4)
+    )
     batches = list(data.create_tuple_iterator(num_epochs=1, output_numpy=True))
     image = np.concatenate([b[0] for b in batches])
     label = np.concatenate([b[1] for b in batches])
-    expected = (images.astype(np.float32) * np.float32(1 / 255) + np.float32(-0.5))
+    expected = images.astype(np.float32) * np.float32(1 / 255) + np.float32(-0.5)
     np.testing.assert_array_equal(image, expected.transpose(0, 3, 1, 2))
     assert image.dtype == np.float32 and image.flags.c_contiguous
     assert label.dtype == np.int32 and label.tolist() == list(range(9))
 
 
 def test_elementwise_tail_is_not_deferred_when_a_later_map_reads_the_column():
-    data = (abc().map(transforms.TypeCast(np.float32), "a").map(lambda a: a / 2, "a").batch(3))
+    data = abc().map(transforms.TypeCast(np.float32), "a").map(lambda a: a / 2, "a").batch(3)
     assert rows_of(data) == [[0.0, 0.5, 1.0]]
 
 

@@ -10,8 +10,9 @@ import jisu.dataset as ds
 from jisu.dataset import transforms, vision
 from tests.conftest import rows_of
 
-FAST = settings(max_examples=25, deadline=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture])
+FAST = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 def source(n: int, random_access: bool):
@@ -40,8 +41,13 @@ def test_batch_sizes(n, bs, drop, ra):
 
 
 @FAST
-@given(n=st.integers(1, 30), count=st.integers(1, 4), take=st.integers(1, 80),
-       skip=st.integers(0, 80), ra=st.booleans())
+@given(
+    n=st.integers(1, 30),
+    count=st.integers(1, 4),
+    take=st.integers(1, 80),
+    skip=st.integers(0, 80),
+    ra=st.booleans(),
+)
 def test_repeat_take_skip_arithmetic(n, count, take, skip, ra):
     data = source(n, ra).repeat(count).skip(skip).take(take)
     expected = (list(range(n)) * count)[skip:][:take]
@@ -51,8 +57,7 @@ def test_repeat_take_skip_arithmetic(n, count, take, skip, ra):
 
 
 @FAST
-@given(n=st.integers(1, 50), num_shards=st.integers(1, 7), ra=st.booleans(),
-       shuffle=st.booleans())
+@given(n=st.integers(1, 50), num_shards=st.integers(1, 7), ra=st.booleans(), shuffle=st.booleans())
 def test_shards_partition_with_equal_counts(n, num_shards, ra, shuffle):
     base = source(n, ra)
     if shuffle:
@@ -72,12 +77,15 @@ def test_shards_partition_with_equal_counts(n, num_shards, ra, shuffle):
 @FAST
 @given(sizes=st.lists(st.integers(1, 20), min_size=2, max_size=4), ra=st.booleans())
 def test_zip_and_concat(sizes, ra):
-    parts = [source(n, ra).map(lambda x, k=k: x + 100 * k, output_columns=[f"c{k}"])
-             for k, n in enumerate(sizes)]
+    parts = [
+        source(n, ra).map(lambda x, k=k: x + 100 * k, output_columns=[f"c{k}"])
+        for k, n in enumerate(sizes)
+    ]
     zipped = ds.zip(parts)
     assert zipped.get_col_names() == [f"c{k}" for k in range(len(sizes))]
-    assert rows_of(zipped, None) == [[i + 100 * k for k in range(len(sizes))]
-                                     for i in range(min(sizes))]
+    assert rows_of(zipped, None) == [
+        [i + 100 * k for k in range(len(sizes))] for i in range(min(sizes))
+    ]
     same = [p.rename(f"c{k}", "v") for k, p in enumerate(parts)]
     concat = same[0]
     for p in same[1:]:
@@ -109,19 +117,30 @@ def random_pipeline(workers: int, ra: bool, seed_rows: int = 40):
     rng = np.random.default_rng(7)
     images = rng.integers(0, 255, (seed_rows, 8, 10, 3)).astype(np.uint8)
     if ra:
-        data = ds.NumpySlicesDataset({"image": images, "label": np.arange(seed_rows)},
-                                     shuffle=True, num_parallel_workers=workers)
+        data = ds.NumpySlicesDataset(
+            {"image": images, "label": np.arange(seed_rows)},
+            shuffle=True,
+            num_parallel_workers=workers,
+        )
     else:
+
         def gen():
             for i in range(seed_rows):
                 yield images[i], np.array(i)
 
         data = ds.GeneratorDataset(gen, ["image", "label"], shuffle=True)
-    data = data.map([vision.RandomCrop(6, padding=1), vision.RandomHorizontalFlip(),
-                     transforms.RandomApply([vision.RandomVerticalFlip(1.0)])],
-                    input_columns="image", num_parallel_workers=workers)
-    data = data.map([vision.Rescale(1 / 255, 0), vision.HWC2CHW()], "image",
-                    num_parallel_workers=workers)
+    data = data.map(
+        [
+            vision.RandomCrop(6, padding=1),
+            vision.RandomHorizontalFlip(),
+            transforms.RandomApply([vision.RandomVerticalFlip(1.0)]),
+        ],
+        input_columns="image",
+        num_parallel_workers=workers,
+    )
+    data = data.map(
+        [vision.Rescale(1 / 255, 0), vision.HWC2CHW()], "image", num_parallel_workers=workers
+    )
     return data.batch(8, num_parallel_workers=workers)
 
 

@@ -63,7 +63,7 @@ def test_random_access_source_is_shuffled_by_default_and_covers_every_index():
 def test_column_types_cast_and_python_values_become_arrays():
     def gen():
         for i in range(3):
-            yield i, [float(i)] * 2, "s%d" % i
+            yield i, [float(i)] * 2, f"s{i}"
 
     data = ds.GeneratorDataset(gen, ["i", "f", "s"], column_types=[np.int32, jisu.float32, None])
     row = next(iter(data.create_tuple_iterator(output_numpy=True)))
@@ -91,14 +91,17 @@ def test_shards_of_random_access_source_match_mindspore():
 def test_shards_of_iterable_source_wrap_like_random_access():
     for k in range(3):
         it_rows = rows_of(ds.GeneratorDataset(gen10, ["a", "b"], num_shards=3, shard_id=k))
-        ra_rows = rows_of(ds.NumpySlicesDataset(np.arange(10), shuffle=False, num_shards=3,
-                                                shard_id=k))
+        ra_rows = rows_of(
+            ds.NumpySlicesDataset(np.arange(10), shuffle=False, num_shards=3, shard_id=k)
+        )
         assert it_rows == ra_rows
 
 
 def test_shuffled_shards_partition_the_data():
-    shards = [rows_of(ds.NumpySlicesDataset(np.arange(9), shuffle=True, num_shards=3, shard_id=k))
-              for k in range(3)]
+    shards = [
+        rows_of(ds.NumpySlicesDataset(np.arange(9), shuffle=True, num_shards=3, shard_id=k))
+        for k in range(3)
+    ]
     assert sorted(v for s in shards for v in s) == list(range(9))
 
 
@@ -195,7 +198,8 @@ def test_non_thread_safe_source_is_never_read_concurrently():
             return np.array(i)
 
     source = Guarded()
-    data = ds.GeneratorDataset(source, ["x"], shuffle=False).map(lambda x: x + 1,
-                                                                  num_parallel_workers=4)
+    data = ds.GeneratorDataset(source, ["x"], shuffle=False).map(
+        lambda x: x + 1, num_parallel_workers=4
+    )
     assert rows_of(data) == list(range(1, 41))
     assert source.max_inside == 1

@@ -48,7 +48,7 @@ def _stack_deferred(values: Sequence[Any], column: str, where: str) -> np.ndarra
         return None
     out = np.empty((len(values), *shape), dtype=dtype)
     for i, v in enumerate(values):
-        slot = out[i:i + 1].reshape(shape)  # a view, also for 0-d rows
+        slot = out[i : i + 1].reshape(shape)  # a view, also for 0-d rows
         if isinstance(v, Deferred):
             v.write(slot)
         else:

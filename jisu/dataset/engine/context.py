@@ -162,6 +162,8 @@ class ExecContext:
             if thread is not current:
                 thread.join(timeout)
                 if thread.is_alive():
-                    logger.warning("jisu: thread %s did not stop within %.0fs", thread.name, timeout)
+                    logger.warning(
+                        "jisu: thread %s did not stop within %.0fs", thread.name, timeout
+                    )
         for pool in pools:
             pool.shutdown(timeout)

@@ -43,8 +43,9 @@ def _node_ids(root: Dataset) -> dict[int, int]:
     return ids
 
 
-def _drive(root: Dataset, ctx: ExecContext, out: queue.Queue, epoch: int, start: int,
-           num_epochs: int) -> None:
+def _drive(
+    root: Dataset, ctx: ExecContext, out: queue.Queue, epoch: int, start: int, num_epochs: int
+) -> None:
     """Driver thread: run epoch after epoch into ``out``, with an end marker after each."""
     try:
         while num_epochs < 0 or epoch < num_epochs:
@@ -98,8 +99,9 @@ class DatasetIterator:
                 f"Received: num_epochs={num_epochs}"
             )
         if columns is not None:
-            columns = check_columns("create_tuple_iterator", "columns", columns,
-                                    dataset.get_col_names())
+            columns = check_columns(
+                "create_tuple_iterator", "columns", columns, dataset.get_col_names()
+            )
             dataset = dataset.project(columns)
         self._root = dataset
         self._columns = dataset.get_col_names()
@@ -118,7 +120,11 @@ class DatasetIterator:
         ctx = ExecContext(self._seed, config.get_prefetch_size(), _node_ids(self._root))
         self._out: queue.Queue = queue.Queue(maxsize=max(2, ctx.prefetch_size))
         root, out, epoch, position, num_epochs = (
-            self._root, self._out, self._epoch, self._position, self._num_epochs
+            self._root,
+            self._out,
+            self._epoch,
+            self._position,
+            self._num_epochs,
         )
         # The driver must not reference ``self``, so the iterator can be garbage-collected.
         ctx.spawn(lambda: _drive(root, ctx, out, epoch, position, num_epochs), "driver")
@@ -178,8 +184,11 @@ class DatasetIterator:
     def set_state(self, state: dict[str, int]) -> None:
         """Continue from a state returned by :meth:`get_state` (of this or an equal pipeline)."""
         try:
-            seed, epoch, position = (int(state["seed"]), int(state["epoch"]),
-                                     int(state["position"]))
+            seed, epoch, position = (
+                int(state["seed"]),
+                int(state["epoch"]),
+                int(state["position"]),
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(
                 "set_state: state must be a dict with int 'seed', 'epoch' and 'position' as "

@@ -48,8 +48,7 @@ def _check_pad_info(pad_info: Any, columns: Sequence[str]) -> dict:
             )
         if not isinstance(spec, (tuple, list)) or len(spec) != 2:
             raise TypeError(
-                f"batch: pad_info['{name}'] must be (shape or None, pad_value). "
-                f"Received: {spec!r}"
+                f"batch: pad_info['{name}'] must be (shape or None, pad_value). Received: {spec!r}"
             )
         shape, value = spec
         if shape is not None and (
@@ -85,8 +84,10 @@ class BatchDataset(Dataset):
     ) -> None:
         super().__init__([child], num_parallel_workers)
         if callable(batch_size):
-            raise TypeError("batch: batch_size must be an int; a callable batch size is not "
-                            f"supported. Received: batch_size={batch_size!r}")
+            raise TypeError(
+                "batch: batch_size must be an int; a callable batch size is not "
+                f"supported. Received: batch_size={batch_size!r}"
+            )
         self.batch_size = check_int("batch", "batch_size", batch_size, minimum=1)
         if not isinstance(drop_remainder, bool):
             raise TypeError(f"batch: drop_remainder must be a bool. Received: {drop_remainder!r}")
@@ -94,19 +95,24 @@ class BatchDataset(Dataset):
         if per_batch_map is not None and not callable(per_batch_map):
             raise TypeError(f"batch: per_batch_map must be callable. Received: {per_batch_map!r}")
         if per_batch_map is None and (input_columns is not None or output_columns is not None):
-            raise ValueError("batch: input_columns/output_columns are only used with "
-                             "per_batch_map. Received: per_batch_map=None")
+            raise ValueError(
+                "batch: input_columns/output_columns are only used with "
+                "per_batch_map. Received: per_batch_map=None"
+            )
         self.per_batch_map = per_batch_map
         columns = child._columns
-        self.input_columns = (check_columns("batch", "input_columns", input_columns, columns)
-                              or list(columns))
-        self.output_columns = (check_columns("batch", "output_columns", output_columns)
-                               or list(self.input_columns))
+        self.input_columns = check_columns(
+            "batch", "input_columns", input_columns, columns
+        ) or list(columns)
+        self.output_columns = check_columns("batch", "output_columns", output_columns) or list(
+            self.input_columns
+        )
         if per_batch_map is None:
             self._columns, self._sources = tuple(columns), [(False, j) for j in range(len(columns))]
         else:
-            self._columns, self._sources = column_layout(columns, self.input_columns,
-                                                         self.output_columns)
+            self._columns, self._sources = column_layout(
+                columns, self.input_columns, self.output_columns
+            )
             check_unique("batch", self._columns)
         self._in_idx = [columns.index(c) for c in self.input_columns]
         pads = _check_pad_info(pad_info, self._columns)
@@ -144,8 +150,11 @@ class BatchDataset(Dataset):
         try:
             result = self.per_batch_map(*args, BatchInfo(batch_num, epoch))
         except Exception as exc:
-            new = with_context(exc, f"batch: per_batch_map {op_name(self.per_batch_map)} "
-                                    f"failed at batch {batch_num} of epoch {epoch}")
+            new = with_context(
+                exc,
+                f"batch: per_batch_map {op_name(self.per_batch_map)} "
+                f"failed at batch {batch_num} of epoch {epoch}",
+            )
             if new is exc:
                 raise
             raise new from exc
@@ -168,7 +177,7 @@ class BatchDataset(Dataset):
         flags = []
         for k, node in enumerate(chain):
             name = node.output_columns[0]
-            read_later = any(name in later.input_columns for later in chain[k + 1:])
+            read_later = any(name in later.input_columns for later in chain[k + 1 :])
             flags.append(node.can_defer() and not read_later and name not in self.pad_info)
         return flags
 
@@ -182,8 +191,10 @@ class BatchDataset(Dataset):
         if isinstance(child, MapDataset):
             defer = self.deferrable([child])[0]
             source = child.children[0]
-            rows = [child.apply_row(ctx, epoch, i, source._fetch(ctx, epoch, i), defer)
-                    for i in range(begin, end)]
+            rows = [
+                child.apply_row(ctx, epoch, i, source._fetch(ctx, epoch, i), defer)
+                for i in range(begin, end)
+            ]
         else:
             rows = [child._fetch(ctx, epoch, i) for i in range(begin, end)]
         return self.make_batch(epoch, index, rows, None)
@@ -212,6 +223,11 @@ class BatchDataset(Dataset):
 
         workers = max([self._workers()] + [node._workers() for node in chain])
         yield from ordered_map(
-            ctx, task, enumerate(groups, start), key=(id(self), "batch"), name="batch",
-            workers=workers, inflight=workers + 1,
+            ctx,
+            task,
+            enumerate(groups, start),
+            key=(id(self), "batch"),
+            name="batch",
+            workers=workers,
+            inflight=workers + 1,
         )

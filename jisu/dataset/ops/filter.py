@@ -31,8 +31,9 @@ class FilterDataset(Dataset):
         if not callable(predicate):
             raise TypeError(f"filter: predicate must be callable. Received: {predicate!r}")
         self.predicate = predicate
-        self.input_columns = (check_columns("filter", "input_columns", input_columns,
-                                            child._columns) or list(child._columns))
+        self.input_columns = check_columns(
+            "filter", "input_columns", input_columns, child._columns
+        ) or list(child._columns)
         self._in_idx = [child._columns.index(c) for c in self.input_columns]
         self._columns = child._columns
         self._workers()
@@ -44,9 +45,12 @@ class FilterDataset(Dataset):
         try:
             return bool(np.all(self.predicate(*(row[j] for j in self._in_idx))))
         except Exception as exc:
-            new = with_context(exc, f"filter: predicate {op_name(self.predicate)} failed on "
-                                    f"column(s) {self.input_columns} at sample {index} of "
-                                    f"epoch {epoch}")
+            new = with_context(
+                exc,
+                f"filter: predicate {op_name(self.predicate)} failed on "
+                f"column(s) {self.input_columns} at sample {index} of "
+                f"epoch {epoch}",
+            )
             if new is exc:
                 raise
             raise new from exc
@@ -58,8 +62,12 @@ class FilterDataset(Dataset):
             return [row for index, row in chunk if self._keep(epoch, index, row)]
 
         results = ordered_map(
-            ctx, chunker.timed(task), chunker.split(enumerate(self.children[0]._stream(ctx, epoch, 0))),
-            key=(id(self), "filter"), name="filter", workers=self._workers(),
+            ctx,
+            chunker.timed(task),
+            chunker.split(enumerate(self.children[0]._stream(ctx, epoch, 0))),
+            key=(id(self), "filter"),
+            name="filter",
+            workers=self._workers(),
             inflight=self._workers() + ctx.prefetch_size,
         )
         skipped = 0

@@ -93,12 +93,15 @@ class MapDataset(Dataset):
                     f"Received: operations[{k}]={op!r}"
                 )
         self.operations = ops
-        self.input_columns = (check_columns("map", "input_columns", input_columns,
-                                            child._columns) or [child._columns[0]])
-        self.output_columns = (check_columns("map", "output_columns", output_columns)
-                               or list(self.input_columns))
-        self._columns, self._sources = column_layout(child._columns, self.input_columns,
-                                                     self.output_columns)
+        self.input_columns = check_columns(
+            "map", "input_columns", input_columns, child._columns
+        ) or [child._columns[0]]
+        self.output_columns = check_columns("map", "output_columns", output_columns) or list(
+            self.input_columns
+        )
+        self._columns, self._sources = column_layout(
+            child._columns, self.input_columns, self.output_columns
+        )
         check_unique("map", self._columns)
         self._in_idx = [child._columns.index(c) for c in self.input_columns]
         self.random_access = child.random_access
@@ -127,8 +130,9 @@ class MapDataset(Dataset):
         return self._tail is not None
 
     # ----------------------------------------------------------------- per-row work
-    def apply_row(self, ctx: ExecContext, epoch: int, index: int, row: tuple,
-                  defer: bool = False) -> tuple:
+    def apply_row(
+        self, ctx: ExecContext, epoch: int, index: int, row: tuple, defer: bool = False
+    ) -> tuple:
         """Apply the ops to one row (``index``: its position in this map's input).
 
         With ``defer`` (only inside a batch, when :meth:`can_defer`), the final elementwise op
@@ -142,9 +146,9 @@ class MapDataset(Dataset):
             if k == tail:
                 continue
             try:
-                args = as_columns(apply_op(
-                    op, args, lambda k=k: sample_rng(ctx.seed, epoch, index, key + k)
-                ))
+                args = as_columns(
+                    apply_op(op, args, lambda k=k: sample_rng(ctx.seed, epoch, index, key + k))
+                )
             except Exception as exc:
                 new = with_context(
                     exc,

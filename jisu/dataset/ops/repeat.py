@@ -48,7 +48,8 @@ class RepeatDataset(Dataset):
         parts = []
         for rep in np.unique(reps):  # a batch may span two passes
             part = self.children[0]._fetch_columns(
-                ctx, self.child_epoch(epoch, int(rep)), indices[reps == rep] % n)
+                ctx, self.child_epoch(epoch, int(rep)), indices[reps == rep] % n
+            )
             if part is None:
                 return None
             parts.append(part)

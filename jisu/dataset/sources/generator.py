@@ -38,8 +38,9 @@ class Schema:
         if not isinstance(name, str) or not name:
             raise ValueError(f"Schema.add_column: name must be a non-empty str. Received: {name!r}")
         dtype = None if de_type is None else to_numpy_dtype(de_type)
-        self.columns.append({"name": name, "type": dtype,
-                             "shape": None if shape is None else list(shape)})
+        self.columns.append(
+            {"name": name, "type": dtype, "shape": None if shape is None else list(shape)}
+        )
 
     @property
     def column_names(self) -> list[str]:
@@ -105,8 +106,10 @@ class GeneratorDataset(Dataset):
         if isinstance(column_names, str):
             column_names = [column_names]
         if not column_names or not all(isinstance(c, str) for c in column_names):
-            raise ValueError(f"{op}: column_names must be a non-empty list of str. "
-                             f"Received: column_names={column_names!r}")
+            raise ValueError(
+                f"{op}: column_names must be a non-empty list of str. "
+                f"Received: column_names={column_names!r}"
+            )
         if len(set(column_names)) != len(column_names):
             raise ValueError(f"{op}: column_names has duplicates. Received: {column_names}")
         self._columns = tuple(column_names)
@@ -125,19 +128,24 @@ class GeneratorDataset(Dataset):
                 f"{op}: source must be a generator function, an iterable, or an object with "
                 f"__getitem__ and __len__. Received: {type(source).__name__}"
             )
-        self.num_samples = check_int(op, "num_samples", num_samples, minimum=0,
-                                     allow_none=True) or None
+        self.num_samples = (
+            check_int(op, "num_samples", num_samples, minimum=0, allow_none=True) or None
+        )
         if shuffle is not None and not isinstance(shuffle, bool):
             raise TypeError(f"{op}: shuffle must be a bool or None. Received: shuffle={shuffle!r}")
         self.shards = resolve_shards(op, num_shards, shard_id)
         self.sampler: Sampler | None = None
         if sampler is not None:
             if not self.random_access:
-                raise ValueError(f"{op}: a sampler needs a random-access source (__getitem__ "
-                                 "and __len__); this source is iterable")
+                raise ValueError(
+                    f"{op}: a sampler needs a random-access source (__getitem__ "
+                    "and __len__); this source is iterable"
+                )
             if shuffle is not None or num_shards is not None:
-                raise ValueError(f"{op}: sampler cannot be combined with shuffle or num_shards; "
-                                 "use a shuffling or distributed sampler instead")
+                raise ValueError(
+                    f"{op}: sampler cannot be combined with shuffle or num_shards; "
+                    "use a shuffling or distributed sampler instead"
+                )
             self.sampler = as_sampler(sampler)
         self._shuffle = self.random_access if shuffle is None else shuffle
         if python_multiprocessing:
@@ -163,8 +171,10 @@ class GeneratorDataset(Dataset):
             )
         row = tuple(to_array(v) for v in values)
         if self.column_types is not None:
-            row = tuple(v if t is None or v.dtype == t else v.astype(t)
-                        for v, t in zip(row, self.column_types))
+            row = tuple(
+                v if t is None or v.dtype == t else v.astype(t)
+                for v, t in zip(row, self.column_types)
+            )
         return row
 
     def _source_len(self) -> int:
@@ -189,8 +199,10 @@ class GeneratorDataset(Dataset):
     def epoch_order(self, ctx: ExecContext, epoch: int) -> np.ndarray:
         """Source indices read in ``epoch``, in order (after sampler, shuffle, shards)."""
         key = ctx.node_id(self)
-        return ctx.cached((key, "order", epoch), lambda: self._order(
-            self._source_len(), epoch_rng(ctx.seed, epoch, key)))
+        return ctx.cached(
+            (key, "order", epoch),
+            lambda: self._order(self._source_len(), epoch_rng(ctx.seed, epoch, key)),
+        )
 
     def _order(self, n: int, rng: np.random.Generator) -> np.ndarray:
         if self.sampler is not None:
@@ -264,4 +276,3 @@ class GeneratorDataset(Dataset):
             yield from rows
 
         yield from buffer_shuffle(all_rows(), size, rng)
-

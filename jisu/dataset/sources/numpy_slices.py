@@ -66,12 +66,16 @@ class NumpySlicesDataset(GeneratorDataset):
     ) -> None:
         names, arrays = _columns_of(data)
         if any(a.ndim == 0 for a in arrays):
-            raise ValueError("NumpySlicesDataset: data must have at least one dimension "
-                             "(rows are slices along axis 0)")
+            raise ValueError(
+                "NumpySlicesDataset: data must have at least one dimension "
+                "(rows are slices along axis 0)"
+            )
         lengths = {len(a) for a in arrays}
         if len(lengths) != 1:
-            raise ValueError(f"NumpySlicesDataset: all columns must have the same length. "
-                             f"Received lengths: {[len(a) for a in arrays]}")
+            raise ValueError(
+                f"NumpySlicesDataset: all columns must have the same length. "
+                f"Received lengths: {[len(a) for a in arrays]}"
+            )
         if column_names is None:
             column_names = names or [f"column_{i}" for i in range(len(arrays))]
         if isinstance(column_names, str):
@@ -81,9 +85,16 @@ class NumpySlicesDataset(GeneratorDataset):
                 f"NumpySlicesDataset: data has {len(arrays)} column(s) but column_names has "
                 f"{len(column_names)}. Received: column_names={list(column_names)}"
             )
-        super().__init__(_Slices(arrays), column_names, num_samples=num_samples,
-                         num_parallel_workers=num_parallel_workers, shuffle=shuffle,
-                         sampler=sampler, num_shards=num_shards, shard_id=shard_id)
+        super().__init__(
+            _Slices(arrays),
+            column_names,
+            num_samples=num_samples,
+            num_parallel_workers=num_parallel_workers,
+            shuffle=shuffle,
+            sampler=sampler,
+            num_shards=num_shards,
+            shard_id=shard_id,
+        )
         self._serial_reads = False  # slicing arrays is thread-safe
 
     def _read(self, index: int) -> tuple:

@@ -18,8 +18,10 @@ class Sampler:
     """
 
     def __init__(self, num_samples: int | None = None) -> None:
-        self.num_samples = check_int(type(self).__name__, "num_samples", num_samples, minimum=0,
-                                     allow_none=True) or None
+        self.num_samples = (
+            check_int(type(self).__name__, "num_samples", num_samples, minimum=0, allow_none=True)
+            or None
+        )
 
     def _all(self, n: int, rng: np.random.Generator) -> np.ndarray:
         raise NotImplementedError  # each sampler defines its order
@@ -60,8 +62,14 @@ class RandomSampler(Sampler):
 class DistributedSampler(Sampler):
     """One shard of (optionally shuffled) indices; short shards wrap around."""
 
-    def __init__(self, num_shards: int, shard_id: int, shuffle: bool = True,
-                 num_samples: int | None = None, offset: int = -1) -> None:
+    def __init__(
+        self,
+        num_shards: int,
+        shard_id: int,
+        shuffle: bool = True,
+        num_samples: int | None = None,
+        offset: int = -1,
+    ) -> None:
         super().__init__(num_samples)
         self.num_shards, self.shard_id = resolve_shards("DistributedSampler", num_shards, shard_id)
         self.shuffle = bool(shuffle)
@@ -94,13 +102,16 @@ class SubsetRandomSampler(SubsetSampler):
 class WeightedRandomSampler(Sampler):
     """``num_samples`` indices drawn with probability proportional to ``weights``."""
 
-    def __init__(self, weights: Sequence[float], num_samples: int | None = None,
-                 replacement: bool = True) -> None:
+    def __init__(
+        self, weights: Sequence[float], num_samples: int | None = None, replacement: bool = True
+    ) -> None:
         super().__init__(num_samples)
         w = np.asarray(weights, dtype=np.float64)
         if w.ndim != 1 or len(w) == 0 or np.any(w < 0) or w.sum() <= 0:
-            raise ValueError("WeightedRandomSampler: weights must be a non-empty list of "
-                             f"non-negative numbers with a positive sum. Received: {weights!r}")
+            raise ValueError(
+                "WeightedRandomSampler: weights must be a non-empty list of "
+                f"non-negative numbers with a positive sum. Received: {weights!r}"
+            )
         self.weights = w / w.sum()
         self.replacement = bool(replacement)
 
@@ -126,5 +137,6 @@ def as_sampler(sampler: Any) -> Sampler:
         return sampler
     if hasattr(sampler, "__iter__"):
         return IterableSampler(sampler)
-    raise TypeError(f"sampler must be a jisu Sampler or an iterable of indices. "
-                    f"Received: sampler={sampler!r}")
+    raise TypeError(
+        f"sampler must be a jisu Sampler or an iterable of indices. Received: sampler={sampler!r}"
+    )

@@ -64,7 +64,8 @@ class TorchDataset(GeneratorDataset):
         import torch.utils.data
 
         random_access = is_random_access(dataset) and not isinstance(
-            dataset, torch.utils.data.IterableDataset)
+            dataset, torch.utils.data.IterableDataset
+        )
         if column_names is None:
             first = dataset[0] if random_access else next(iter(dataset))
             column_names = _item_columns(first)

@@ -1,4 +1,5 @@
-"""Generic ops: TypeCast, Compose, OneHot, Fill, Duplicate, Concatenate, RandomApply, RandomChoice."""
+"""Generic ops: TypeCast, Compose, OneHot, Fill, Duplicate, Concatenate, RandomApply,
+RandomChoice."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from .base import TensorOperation, apply_op
 
 def _check_ops(op: str, transforms: Any) -> list[Callable]:
     if not isinstance(transforms, (list, tuple)) or not transforms:
-        raise TypeError(f"{op}: transforms must be a non-empty list of ops. "
-                        f"Received: transforms={transforms!r}")
+        raise TypeError(
+            f"{op}: transforms must be a non-empty list of ops. Received: transforms={transforms!r}"
+        )
     for k, t in enumerate(transforms):
         if not callable(t):
             raise TypeError(f"{op}: transforms[{k}] is not callable. Received: {t!r}")
@@ -98,7 +100,9 @@ class OneHot(TensorOperation):
         if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 1:
             raise ValueError(f"OneHot: num_classes must be an int >= 1. Received: {num_classes!r}")
         if not 0.0 <= smoothing_rate <= 1.0:
-            raise ValueError(f"OneHot: smoothing_rate must be in [0, 1]. Received: {smoothing_rate}")
+            raise ValueError(
+                f"OneHot: smoothing_rate must be in [0, 1]. Received: {smoothing_rate}"
+            )
         self.num_classes = num_classes
         self.smoothing_rate = float(smoothing_rate)
 
@@ -106,8 +110,9 @@ class OneHot(TensorOperation):
         if label.dtype.kind not in "iu":
             raise TypeError(f"OneHot: labels must be integers. Received dtype {label.dtype}")
         if np.any(label < 0) or np.any(label >= self.num_classes):
-            raise ValueError(f"OneHot: labels must be in [0, {self.num_classes}). "
-                             f"Received: {label.tolist()}")
+            raise ValueError(
+                f"OneHot: labels must be in [0, {self.num_classes}). Received: {label.tolist()}"
+            )
         hot = np.arange(self.num_classes) == label[..., None]
         if self.smoothing_rate == 0.0:
             return hot.astype(label.dtype)

@@ -14,8 +14,10 @@ def _buffer(data: np.ndarray) -> np.ndarray:
         return data
     if data.dtype.kind == "S" and data.ndim == 0:
         return np.frombuffer(data.item(), dtype=np.uint8)
-    raise TypeError("Decode: expected encoded image bytes (a 1-D uint8 array or bytes). "
-                    f"Received dtype {data.dtype} and shape {data.shape}")
+    raise TypeError(
+        "Decode: expected encoded image bytes (a 1-D uint8 array or bytes). "
+        f"Received dtype {data.dtype} and shape {data.shape}"
+    )
 
 
 class Decode(TensorOperation):
@@ -36,6 +38,8 @@ class Decode(TensorOperation):
                 pass  # unusual JPEG flavours: let OpenCV try
         image = cv2.imdecode(buf, cv2.IMREAD_COLOR)
         if image is None:
-            raise ValueError(f"Decode: cannot decode {buf.size} bytes as an image "
-                             "(corrupt, truncated or unsupported format)")
+            raise ValueError(
+                f"Decode: cannot decode {buf.size} bytes as an image "
+                "(corrupt, truncated or unsupported format)"
+            )
         return cv2.cvtColor(image, cv2.COLOR_BGR2RGB)

@@ -51,7 +51,7 @@ class Resize(TensorOperation):
 
 
 def crop(image: np.ndarray, top: int, left: int, height: int, width: int) -> np.ndarray:
-    return image[top:top + height, left:left + width]
+    return image[top : top + height, left : left + width]
 
 
 class CenterCrop(TensorOperation):
@@ -67,8 +67,9 @@ class CenterCrop(TensorOperation):
         h, w = image.shape[:2]
         if h < th or w < tw:
             ph, pw = max(0, th - h), max(0, tw - w)
-            image = pad_image(image, pw // 2, ph // 2, pw - pw // 2, ph - ph // 2,
-                              Border.CONSTANT, 0)
+            image = pad_image(
+                image, pw // 2, ph // 2, pw - pw // 2, ph - ph // 2, Border.CONSTANT, 0
+            )
             h, w = image.shape[:2]
         return crop(image, (h - th) // 2, (w - tw) // 2, th, tw)
 
@@ -86,15 +87,22 @@ class RandomCrop(TensorOperation):
 
     randomized = True
 
-    def __init__(self, size: int | tuple[int, int], padding: Any = None,
-                 pad_if_needed: bool = False, fill_value: Any = 0,
-                 padding_mode: Border = Border.CONSTANT) -> None:
+    def __init__(
+        self,
+        size: int | tuple[int, int],
+        padding: Any = None,
+        pad_if_needed: bool = False,
+        fill_value: Any = 0,
+        padding_mode: Border = Border.CONSTANT,
+    ) -> None:
         self.size = size_pair("RandomCrop", size)
         self.padding = None if padding is None else padding_4("RandomCrop", padding)
         self.pad_if_needed = bool(pad_if_needed)
         self.fill_value = fill_value
         if not isinstance(padding_mode, Border):
-            raise TypeError(f"RandomCrop: padding_mode must be a Border. Received: {padding_mode!r}")
+            raise TypeError(
+                f"RandomCrop: padding_mode must be a Border. Received: {padding_mode!r}"
+            )
         self.padding_mode = padding_mode
 
     def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
@@ -108,8 +116,10 @@ class RandomCrop(TensorOperation):
             image = pad_image(image, pw, ph, pw, ph, self.padding_mode, self.fill_value)
             h, w = image.shape[:2]
         if h < th or w < tw:
-            raise ValueError(f"RandomCrop: crop size {self.size} is larger than the image "
-                             f"{(h, w)}; set pad_if_needed=True or padding")
+            raise ValueError(
+                f"RandomCrop: crop size {self.size} is larger than the image "
+                f"{(h, w)}; set pad_if_needed=True or padding"
+            )
         top = int(rng.integers(0, h - th + 1))
         left = int(rng.integers(0, w - tw + 1))
         return crop(image, top, left, th, tw)
@@ -156,8 +166,9 @@ class Pad(TensorOperation):
     """Pad the borders: ``padding`` as int, (left/right, top/bottom) or (left, top, right,
     bottom); ``fill_value`` for CONSTANT mode (an int or one per channel)."""
 
-    def __init__(self, padding: Any, fill_value: Any = 0,
-                 padding_mode: Border = Border.CONSTANT) -> None:
+    def __init__(
+        self, padding: Any, fill_value: Any = 0, padding_mode: Border = Border.CONSTANT
+    ) -> None:
         self.padding = padding_4("Pad", padding)
         self.fill_value = fill_value
         if not isinstance(padding_mode, Border):

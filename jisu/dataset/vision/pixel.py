@@ -44,8 +44,10 @@ class Normalize(TensorOperation):
         mean_a = np.asarray(mean, dtype=np.float32).ravel()
         std_a = np.asarray(std, dtype=np.float32).ravel()
         if mean_a.size == 0 or mean_a.shape != std_a.shape:
-            raise ValueError(f"Normalize: mean and std must have the same non-zero length. "
-                             f"Received: mean={mean!r}, std={std!r}")
+            raise ValueError(
+                f"Normalize: mean and std must have the same non-zero length. "
+                f"Received: mean={mean!r}, std={std!r}"
+            )
         if np.any(std_a <= 0):
             raise ValueError(f"Normalize: std must be > 0. Received: std={std!r}")
         self.mean, self.std, self.is_hwc = mean_a, std_a, bool(is_hwc)
@@ -53,8 +55,10 @@ class Normalize(TensorOperation):
     def apply(self, x: np.ndarray, rng=None) -> np.ndarray:
         channels = x.shape[-1] if self.is_hwc else (x.shape[-3] if x.ndim >= 3 else 1)
         if x.ndim < 2 or self.mean.size not in (1, channels):
-            raise ValueError(f"Normalize: {self.mean.size} mean/std values for an image of shape "
-                             f"{x.shape} ({'HWC' if self.is_hwc else 'CHW'})")
+            raise ValueError(
+                f"Normalize: {self.mean.size} mean/std values for an image of shape "
+                f"{x.shape} ({'HWC' if self.is_hwc else 'CHW'})"
+            )
         shape = (-1,) if self.is_hwc else (-1, 1, 1)
         mean = self.mean.reshape(shape)
         out = np.subtract(x, mean, dtype=np.float32)

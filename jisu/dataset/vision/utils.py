@@ -41,10 +41,14 @@ def size_pair(op: str, size: Any, name: str = "size") -> tuple[int, int]:
     """``size`` as (height, width): an int means a square."""
     if isinstance(size, int) and not isinstance(size, bool):
         size = (size, size)
-    if (not isinstance(size, (tuple, list)) or len(size) != 2
-            or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in size)):
-        raise ValueError(f"{op}: {name} must be a positive int or (height, width). "
-                         f"Received: {name}={size!r}")
+    if (
+        not isinstance(size, (tuple, list))
+        or len(size) != 2
+        or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in size)
+    ):
+        raise ValueError(
+            f"{op}: {name} must be a positive int or (height, width). Received: {name}={size!r}"
+        )
     return int(size[0]), int(size[1])
 
 
@@ -52,10 +56,15 @@ def padding_4(op: str, padding: Any) -> tuple[int, int, int, int]:
     """Padding as (left, top, right, bottom): int, (left/right, top/bottom) or 4 values."""
     if isinstance(padding, int) and not isinstance(padding, bool):
         padding = (padding,)
-    if not isinstance(padding, (tuple, list)) or len(padding) not in (1, 2, 4) or not all(
-            isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in padding):
-        raise ValueError(f"{op}: padding must be a non-negative int or a sequence of 2 or 4 "
-                         f"of them. Received: padding={padding!r}")
+    if (
+        not isinstance(padding, (tuple, list))
+        or len(padding) not in (1, 2, 4)
+        or not all(isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in padding)
+    ):
+        raise ValueError(
+            f"{op}: padding must be a non-negative int or a sequence of 2 or 4 "
+            f"of them. Received: padding={padding!r}"
+        )
     if len(padding) == 1:
         return (padding[0],) * 4
     if len(padding) == 2:
@@ -63,26 +72,39 @@ def padding_4(op: str, padding: Any) -> tuple[int, int, int, int]:
     return tuple(padding)  # type: ignore[return-value]
 
 
-def pad_image(image: np.ndarray, left: int, top: int, right: int, bottom: int,
-              mode: Border, fill: Any) -> np.ndarray:
+def pad_image(
+    image: np.ndarray, left: int, top: int, right: int, bottom: int, mode: Border, fill: Any
+) -> np.ndarray:
     """Pad an HW/HWC image (OpenCV's copyMakeBorder, which releases the GIL)."""
     if not (left or top or right or bottom):
         return image
-    if image.dtype in (np.uint8, np.int8, np.uint16, np.int16, np.int32, np.float32,
-                       np.float64) and (image.ndim == 2 or image.shape[2] <= 4):
+    if image.dtype in (
+        np.uint8,
+        np.int8,
+        np.uint16,
+        np.int16,
+        np.int32,
+        np.float32,
+        np.float64,
+    ) and (image.ndim == 2 or image.shape[2] <= 4):
         channels = 1 if image.ndim == 2 else image.shape[2]
         value = fill if isinstance(fill, (tuple, list)) else (fill,) * channels
-        out = cv2.copyMakeBorder(image, top, bottom, left, right, mode.value,
-                                 value=tuple(float(v) for v in value))
+        out = cv2.copyMakeBorder(
+            image, top, bottom, left, right, mode.value, value=tuple(float(v) for v in value)
+        )
         return out.reshape(out.shape[0], out.shape[1], *image.shape[2:])
     widths = ((top, bottom), (left, right)) + (((0, 0),) if image.ndim == 3 else ())
-    numpy_mode = {Border.CONSTANT: "constant", Border.EDGE: "edge", Border.REFLECT: "reflect",
-                  Border.SYMMETRIC: "symmetric"}[mode]
+    numpy_mode = {
+        Border.CONSTANT: "constant",
+        Border.EDGE: "edge",
+        Border.REFLECT: "reflect",
+        Border.SYMMETRIC: "symmetric",
+    }[mode]
     if mode is Border.CONSTANT:
         if isinstance(fill, (tuple, list)):
             out = np.pad(image, widths, mode="constant")
-            out[:top], out[out.shape[0] - bottom:] = fill, fill
-            out[:, :left], out[:, out.shape[1] - right:] = fill, fill
+            out[:top], out[out.shape[0] - bottom :] = fill, fill
+            out[:, :left], out[:, out.shape[1] - right :] = fill, fill
             return out
         return np.pad(image, widths, mode="constant", constant_values=fill)
     return np.pad(image, widths, mode=numpy_mode)
