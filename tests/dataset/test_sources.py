@@ -8,6 +8,7 @@ import torch
 
 import jisu
 import jisu.dataset as ds
+from jisu.dataset.sources.samplers import IterableSampler
 from tests.conftest import rows_of
 
 
@@ -203,3 +204,31 @@ def test_non_thread_safe_source_is_never_read_concurrently():
     )
     assert rows_of(data) == list(range(1, 41))
     assert source.max_inside == 1
+
+
+def test_sampler_counts_match_their_indices():
+    rng = np.random.default_rng(0)
+    samplers = [
+        ds.SequentialSampler(),
+        ds.SequentialSampler(3, 4),
+        ds.SequentialSampler(50),
+        ds.RandomSampler(),
+        ds.RandomSampler(True, 7),
+        ds.RandomSampler(num_samples=5),
+        ds.DistributedSampler(3, 1),
+        ds.DistributedSampler(4, 0, num_samples=2),
+        ds.SubsetSampler([1, 2, 3]),
+        ds.SubsetRandomSampler([4, 5], num_samples=1),
+        ds.WeightedRandomSampler([1, 2, 3], 10),
+        IterableSampler(IterRange()),
+    ]
+    for sampler in samplers:
+        for n in (0, 1, 10, 31):
+            if n == 0 and isinstance(sampler, (ds.RandomSampler,)) and sampler.replacement:
+                continue
+            assert sampler.count(n) == len(sampler.indices(n, rng)), (sampler, n)
+
+
+class IterRange:  # an iterable without a length
+    def __iter__(self):
+        return iter(range(6))

@@ -30,9 +30,14 @@ class Sampler:
         order = np.asarray(self._all(n, rng), dtype=np.int64)
         return order if self.num_samples is None else order[: self.num_samples]
 
+    def _count_all(self, n: int) -> int:
+        """Length of ``_all(n, rng)``, without building it."""
+        raise NotImplementedError  # each sampler defines its count
+
     def count(self, n: int) -> int:
-        """Rows per epoch for a source of ``n`` rows."""
-        return len(self.indices(n, np.random.default_rng(0)))
+        """Rows per epoch for a source of ``n`` rows (cheap: called per row by the engine)."""
+        total = self._count_all(n)
+        return total if self.num_samples is None else min(total, self.num_samples)
 
 
 class SequentialSampler(Sampler):
@@ -44,6 +49,9 @@ class SequentialSampler(Sampler):
 
     def _all(self, n: int, rng: np.random.Generator) -> np.ndarray:
         return np.arange(self.start_index, n)
+
+    def _count_all(self, n: int) -> int:
+        return max(0, n - self.start_index)
 
 
 class RandomSampler(Sampler):
@@ -57,6 +65,9 @@ class RandomSampler(Sampler):
         if self.replacement:
             return rng.integers(0, n, size=self.num_samples or n)
         return rng.permutation(n)
+
+    def _count_all(self, n: int) -> int:
+        return (self.num_samples or n) if self.replacement else n
 
 
 class DistributedSampler(Sampler):
@@ -73,12 +84,17 @@ class DistributedSampler(Sampler):
         super().__init__(num_samples)
         self.num_shards, self.shard_id = resolve_shards("DistributedSampler", num_shards, shard_id)
         self.shuffle = bool(shuffle)
+        if offset != -1:
+            raise ValueError(f"DistributedSampler: offset is not supported. Received: {offset}")
 
     def _all(self, n: int, rng: np.random.Generator) -> np.ndarray:
         from ..ops.shard import shard_positions
 
         order = rng.permutation(n) if self.shuffle else np.arange(n)
         return order[shard_positions(n, self.num_shards, self.shard_id)]
+
+    def _count_all(self, n: int) -> int:
+        return -(-n // self.num_shards) if n else 0
 
 
 class SubsetSampler(Sampler):
@@ -90,6 +106,9 @@ class SubsetSampler(Sampler):
 
     def _all(self, n: int, rng: np.random.Generator) -> np.ndarray:
         return self.subset
+
+    def _count_all(self, n: int) -> int:
+        return len(self.subset)
 
 
 class SubsetRandomSampler(SubsetSampler):
@@ -119,6 +138,9 @@ class WeightedRandomSampler(Sampler):
         size = self.num_samples or len(self.weights)
         return rng.choice(len(self.weights), size=size, replace=self.replacement, p=self.weights)
 
+    def _count_all(self, n: int) -> int:
+        return self.num_samples or len(self.weights)
+
 
 class IterableSampler(Sampler):
     """Any iterable of indices (a list, a ``torch.utils.data.Sampler``), read each epoch."""
@@ -126,9 +148,17 @@ class IterableSampler(Sampler):
     def __init__(self, source: Iterable[int]) -> None:
         super().__init__(None)
         self.source = source
+        self._length: int | None = None
 
     def _all(self, n: int, rng: np.random.Generator) -> np.ndarray:
         return np.fromiter((int(i) for i in self.source), dtype=np.int64)
+
+    def _count_all(self, n: int) -> int:
+        if hasattr(self.source, "__len__"):
+            return len(self.source)
+        if self._length is None:  # an iterable without a length: count it once
+            self._length = sum(1 for _ in self.source)
+        return self._length
 
 
 def as_sampler(sampler: Any) -> Sampler:
