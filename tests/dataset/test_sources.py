@@ -232,3 +232,41 @@ def test_sampler_counts_match_their_indices():
 class IterRange:  # an iterable without a length
     def __iter__(self):
         return iter(range(6))
+
+
+def test_shards_default_to_the_torch_distributed_group(monkeypatch):
+    import torch.distributed as dist
+
+    monkeypatch.setattr(dist, "is_initialized", lambda: True)
+    monkeypatch.setattr(dist, "get_world_size", lambda: 3)
+    monkeypatch.setattr(dist, "get_rank", lambda: 1)
+    assert rows_of(ds.NumpySlicesDataset(np.arange(7), shuffle=False)) == [1, 4, 0]
+
+
+def test_generator_failure_names_the_row():
+    def gen():
+        for i in range(10):
+            if i == 3:
+                raise RuntimeError("stream broke")
+            yield (np.array(i),)
+
+    with pytest.raises(RuntimeError, match=r"the source raised at row 3: RuntimeError: stream"):
+        rows_of(ds.GeneratorDataset(gen, ["x"]).batch(2))
+
+
+def test_python_multiprocessing_is_accepted_with_a_warning(recwarn):
+    import jisu.dataset.ops.map as map_module
+
+    map_module._warned_processes = False
+    data = ds.NumpySlicesDataset(np.arange(6), shuffle=False).map(
+        lambda x: x * 2, python_multiprocessing=True)
+    assert any("runs in threads" in str(w.message) for w in recwarn.list)
+    assert rows_of(data) == [0, 2, 4, 6, 8, 10]
+
+
+def test_each_repeat_is_a_new_epoch_with_a_new_order():
+    data = ds.NumpySlicesDataset(np.arange(20)).repeat(2)
+    rows = rows_of(data)
+    first, second = rows[:20], rows[20:]
+    assert sorted(first) == sorted(second) == list(range(20))
+    assert first != second
