@@ -43,6 +43,11 @@ class Dataset:
     #: whether the node does parallel work of its own (and takes ``num_parallel_workers``)
     has_workers: bool = False
 
+    @property
+    def rows_per_item(self) -> int:
+        """Source rows behind one output row (a batch's size; 1 for row ops)."""
+        return 1
+
     def __init__(self, children: Sequence[Dataset] = (), num_parallel_workers: int | None = None):
         self.children: tuple[Dataset, ...] = tuple(children)
         self.num_parallel_workers = num_parallel_workers
@@ -87,7 +92,10 @@ class Dataset:
         if not self.random_access:
             raise NotImplementedError  # stream nodes define it
         workers = self._segment_workers()
-        chunker = AdaptiveChunker()
+        # Bound the work in flight in source rows: a task holds at most 4096 of them, and the
+        # stage runs ahead by about ``prefetch_size`` rows.
+        rows_each = self.rows_per_item
+        chunker = AdaptiveChunker(max_size=max(1, 4096 // rows_each))
 
         def task(indices: list[int]) -> list[tuple]:
             return [self._fetch(ctx, epoch, i) for i in indices]
@@ -99,7 +107,7 @@ class Dataset:
             key=(id(self), "fetch"),
             name=self.op_name,
             workers=workers,
-            inflight=workers + ctx.prefetch_size,
+            inflight=workers + -(-ctx.prefetch_size // rows_each),
         )
         for rows in results:
             yield from rows

@@ -259,7 +259,8 @@ def test_python_multiprocessing_is_accepted_with_a_warning(recwarn):
 
     map_module._warned_processes = False
     data = ds.NumpySlicesDataset(np.arange(6), shuffle=False).map(
-        lambda x: x * 2, python_multiprocessing=True)
+        lambda x: x * 2, python_multiprocessing=True
+    )
     assert any("runs in threads" in str(w.message) for w in recwarn.list)
     assert rows_of(data) == [0, 2, 4, 6, 8, 10]
 

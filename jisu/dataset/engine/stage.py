@@ -6,6 +6,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from .context import ExecContext, Stopped
@@ -76,7 +77,7 @@ def ordered_map(
                 try:
                     result = entry.result(timeout=0.05)
                     break
-                except TimeoutError:
+                except FutureTimeout:  # a distinct class before Python 3.11
                     ctx.check()
             slots.release()
             yield result

@@ -124,6 +124,10 @@ class BatchDataset(Dataset):
             warn_processes_pending("batch")
         self._workers()
 
+    @property
+    def rows_per_item(self) -> int:
+        return self.batch_size * self.children[0].rows_per_item
+
     def _row_count(self) -> int | None:
         n = self.children[0]._row_count()
         if n is None:
