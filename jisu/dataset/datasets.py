@@ -88,9 +88,17 @@ class Dataset:
         return workers
 
     def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        """Rows of one epoch from ``start``; random-access nodes run as one fused stage."""
-        if not self.random_access:
-            raise NotImplementedError  # stream nodes define it
+        """Rows of one epoch from row ``start`` on."""
+        if self.random_access:
+            return self._fetch_stream(ctx, epoch, start)
+        return self._stream_rows(ctx, epoch, start)
+
+    def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
+        """Rows of one epoch when the node is not random-access (stream nodes define it)."""
+        raise NotImplementedError
+
+    def _fetch_stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
+        """A random-access chain ending here, run as one fused stage of ``_fetch`` tasks."""
         workers = self._segment_workers()
         # Bound the work in flight in source rows: a task holds at most 4096 of them, and the
         # stage runs ahead by about ``prefetch_size`` rows.

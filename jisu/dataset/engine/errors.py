@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 
 class PipelineError(RuntimeError):
     """A failure inside a running pipeline whose original exception type could not be kept."""
@@ -28,3 +30,11 @@ def with_context(exc: BaseException, context: str) -> BaseException:
     new.__cause__ = exc
     new._jisu_context = True  # type: ignore[attr-defined]
     return new
+
+
+def raise_in_context(exc: BaseException, context: str) -> NoReturn:
+    """Raise :func:`with_context`'s exception for ``exc`` (call it in an ``except`` block)."""
+    new = with_context(exc, context)
+    if new is exc:
+        raise exc
+    raise new from exc

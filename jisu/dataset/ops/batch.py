@@ -10,7 +10,7 @@ import numpy as np
 from ..datasets import Dataset
 from ..engine.collate import Deferred, stack_column
 from ..engine.context import ExecContext
-from ..engine.errors import with_context
+from ..engine.errors import raise_in_context
 from ..engine.rows import to_array
 from ..engine.stage import chunked, ordered_map
 from ..transforms.base import op_name
@@ -154,14 +154,11 @@ class BatchDataset(Dataset):
         try:
             result = self.per_batch_map(*args, BatchInfo(batch_num, epoch))
         except Exception as exc:
-            new = with_context(
+            raise_in_context(
                 exc,
                 f"batch: per_batch_map {op_name(self.per_batch_map)} "
                 f"failed at batch {batch_num} of epoch {epoch}",
             )
-            if new is exc:
-                raise
-            raise new from exc
         result = result if isinstance(result, tuple) else (result,)
         if len(result) != len(self.output_columns):
             raise ValueError(
@@ -203,10 +200,7 @@ class BatchDataset(Dataset):
             rows = [child._fetch(ctx, epoch, i) for i in range(begin, end)]
         return self.make_batch(epoch, index, rows, None)
 
-    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        if self.random_access:
-            yield from super()._stream(ctx, epoch, start)
-            return
+    def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         child = self.children[0]
         chain, base = child.map_chain() if isinstance(child, MapDataset) else ([], child)
         first = start * self.batch_size

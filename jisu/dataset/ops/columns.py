@@ -28,10 +28,7 @@ class _ColumnSelect(Dataset):
         columns = self.children[0]._fetch_columns(ctx, epoch, indices)
         return None if columns is None else [columns[j] for j in self._pick]
 
-    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        if self.random_access:
-            yield from super()._stream(ctx, epoch, start)
-            return
+    def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         pick = self._pick
         for row in self.children[0]._stream(ctx, epoch, start):
             yield tuple(row[j] for j in pick)

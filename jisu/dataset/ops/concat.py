@@ -10,6 +10,7 @@ import numpy as np
 
 from ..datasets import Dataset
 from ..engine.context import ExecContext
+from .index_map import join_parts
 from .zip import _check_datasets
 
 
@@ -51,20 +52,12 @@ class ConcatDataset(Dataset):
         owner = np.searchsorted(offsets, indices, side="right") - 1
         if np.any(np.diff(owner) < 0):
             return None  # rows of several inputs interleaved: gather row by row instead
-        parts = []
-        for k in np.unique(owner):
-            part = self.children[k]._fetch_columns(ctx, epoch, indices[owner == k] - offsets[k])
-            if part is None:
-                return None
-            parts.append(part)
-        if len(parts) == 1:
-            return parts[0]
-        return [np.concatenate(cols) for cols in zip(*parts)]
+        return join_parts(
+            self.children[k]._fetch_columns(ctx, epoch, indices[owner == k] - offsets[k])
+            for k in np.unique(owner)
+        )
 
-    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        if self.random_access:
-            yield from super()._stream(ctx, epoch, start)
-            return
+    def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         counts = self._counts()
         if counts is None:
             yield from islice(self._chain(ctx, epoch), start, None)

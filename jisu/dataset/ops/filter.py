@@ -8,7 +8,7 @@ import numpy as np
 
 from ..datasets import Dataset
 from ..engine.context import ExecContext
-from ..engine.errors import with_context
+from ..engine.errors import raise_in_context
 from ..engine.stage import AdaptiveChunker, ordered_map
 from ..transforms.base import op_name
 from ..validation import check_columns
@@ -45,17 +45,14 @@ class FilterDataset(Dataset):
         try:
             return bool(np.all(self.predicate(*(row[j] for j in self._in_idx))))
         except Exception as exc:
-            new = with_context(
+            raise_in_context(
                 exc,
                 f"filter: predicate {op_name(self.predicate)} failed on "
                 f"column(s) {self.input_columns} at sample {index} of "
                 f"epoch {epoch}",
             )
-            if new is exc:
-                raise
-            raise new from exc
 
-    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
+    def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         chunker = AdaptiveChunker()
 
         def task(chunk: list[tuple[int, tuple]]) -> list[tuple]:

@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from ..datasets import Dataset
 from ..engine.context import ExecContext
+
+
+def join_parts(parts: Iterable[list | None]) -> list | None:
+    """Concatenate the column lists gathered from several parts (None if any part could not
+    gather its rows at once)."""
+    gathered = []
+    for part in parts:
+        if part is None:
+            return None
+        gathered.append(part)
+    if len(gathered) == 1:
+        return gathered[0]
+    return [np.concatenate(columns) for columns in zip(*gathered)]
 
 
 class IndexMapDataset(Dataset):

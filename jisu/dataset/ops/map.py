@@ -9,7 +9,7 @@ from typing import Any
 from ..datasets import Dataset
 from ..engine.collate import Deferred
 from ..engine.context import ExecContext
-from ..engine.errors import with_context
+from ..engine.errors import raise_in_context
 from ..engine.rng import sample_rng
 from ..engine.rows import as_columns
 from ..engine.stage import AdaptiveChunker, ordered_map
@@ -150,14 +150,11 @@ class MapDataset(Dataset):
                     apply_op(op, args, lambda k=k: sample_rng(ctx.seed, epoch, index, key + k))
                 )
             except Exception as exc:
-                new = with_context(
+                raise_in_context(
                     exc,
                     f"map: operation {op_name(op)} (#{k} of {len(self.operations)}) failed on "
                     f"input column(s) {self.input_columns} at sample {index} of epoch {epoch}",
                 )
-                if new is exc:
-                    raise
-                raise new from exc
         if tail is not None:
             args = (Deferred(args[0], self.operations[tail]),)
         if len(args) != len(self.output_columns):
@@ -182,10 +179,7 @@ class MapDataset(Dataset):
         chain.reverse()
         return chain, node
 
-    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        if self.random_access:
-            yield from super()._stream(ctx, epoch, start)
-            return
+    def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         chain, base = self.map_chain()
         chunker = AdaptiveChunker()
 

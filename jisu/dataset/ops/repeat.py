@@ -11,6 +11,7 @@ import numpy as np
 from ..datasets import Dataset
 from ..engine.context import ExecContext
 from ..validation import check_int
+from .index_map import join_parts
 
 
 class RepeatDataset(Dataset):
@@ -45,22 +46,14 @@ class RepeatDataset(Dataset):
     def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:
         n = self.children[0]._row_count()
         reps = indices // n
-        parts = []
-        for rep in np.unique(reps):  # a batch may span two passes
-            part = self.children[0]._fetch_columns(
+        return join_parts(  # a batch may span two passes
+            self.children[0]._fetch_columns(
                 ctx, self.child_epoch(epoch, int(rep)), indices[reps == rep] % n
             )
-            if part is None:
-                return None
-            parts.append(part)
-        if len(parts) == 1:
-            return parts[0]
-        return [np.concatenate(cols) for cols in zip(*parts)]
+            for rep in np.unique(reps)
+        )
 
-    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        if self.random_access:
-            yield from super()._stream(ctx, epoch, start)
-            return
+    def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         child = self.children[0]
         n = child._row_count()
         first_rep, skip = (start // n, start % n) if n else (0, start)

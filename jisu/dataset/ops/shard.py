@@ -59,9 +59,6 @@ class ShardDataset(IndexMapDataset):
         n = self.children[0]._row_count()
         return (self.shard_id + self.num_shards * indices) % n
 
-    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        if self.random_access:
-            yield from super()._stream(ctx, epoch, start)
-            return
+    def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         rows = shard_stream(self.children[0]._stream(ctx, epoch, 0), self.num_shards, self.shard_id)
         yield from islice(rows, start, None)  # a stream restores its position by replaying

@@ -51,10 +51,7 @@ class ShuffleDataset(IndexMapDataset):
     def child_indices(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> np.ndarray:
         return epoch_permutation(ctx, self, epoch, self._row_count())[indices]
 
-    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        if self.random_access:
-            yield from super()._stream(ctx, epoch, start)
-            return
+    def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         rng = epoch_rng(ctx.seed, epoch, ctx.node_id(self))
         rows = buffer_shuffle(self.children[0]._stream(ctx, epoch, 0), self.buffer_size, rng)
         yield from islice(rows, start, None)  # a stream restores its position by replaying

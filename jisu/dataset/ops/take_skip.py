@@ -35,10 +35,7 @@ class TakeDataset(IndexMapDataset):
     def child_indices(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> np.ndarray:
         return indices
 
-    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        if self.random_access:
-            yield from super()._stream(ctx, epoch, start)
-            return
+    def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         rows = self.children[0]._stream(ctx, epoch, start)
         yield from rows if self.count < 0 else islice(rows, max(0, self.count - start))
 
@@ -61,8 +58,5 @@ class SkipDataset(IndexMapDataset):
     def child_indices(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> np.ndarray:
         return indices + self.count
 
-    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        if self.random_access:
-            yield from super()._stream(ctx, epoch, start)
-            return
+    def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         yield from self.children[0]._stream(ctx, epoch, start + self.count)

@@ -49,10 +49,7 @@ class ZipDataset(Dataset):
             return None
         return [c for part in parts for c in part]
 
-    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        if self.random_access:
-            yield from super()._stream(ctx, epoch, start)
-            return
+    def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         streams = [d._stream(ctx, epoch, start) for d in self.children]
         try:
             for rows in zip(*streams):

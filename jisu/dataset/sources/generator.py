@@ -11,7 +11,7 @@ import numpy as np
 
 from ..datasets import Dataset
 from ..engine.context import ExecContext
-from ..engine.errors import with_context
+from ..engine.errors import raise_in_context
 from ..engine.rng import epoch_rng
 from ..engine.rows import to_array, to_numpy_dtype
 from ..ops.map import warn_processes_pending
@@ -189,10 +189,7 @@ class GeneratorDataset(Dataset):
             else:
                 item = self.source[index]
         except Exception as exc:
-            new = with_context(exc, f"{self.op_name}: reading source[{index}] failed")
-            if new is exc:
-                raise
-            raise new from exc
+            raise_in_context(exc, f"{self.op_name}: reading source[{index}] failed")
         return self._row(item, f"index {index}")
 
     # ----------------------------------------------------------------- random access
@@ -235,7 +232,7 @@ class GeneratorDataset(Dataset):
             items = source() if callable(source) and not hasattr(source, "__iter__") else source
             iterator = iter(items)
         except Exception as exc:
-            raise with_context(exc, f"{self.op_name}: starting the source failed") from exc
+            raise_in_context(exc, f"{self.op_name}: starting the source failed")
         index = 0
         while True:
             try:
@@ -243,17 +240,11 @@ class GeneratorDataset(Dataset):
             except StopIteration:
                 return
             except Exception as exc:
-                new = with_context(exc, f"{self.op_name}: the source raised at row {index}")
-                if new is exc:
-                    raise
-                raise new from exc
+                raise_in_context(exc, f"{self.op_name}: the source raised at row {index}")
             yield self._row(item, f"row {index}")
             index += 1
 
-    def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        if self.random_access:
-            yield from super()._stream(ctx, epoch, start)
-            return
+    def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         rows: Iterator[tuple] = self._iterate()
         if self._shuffle:
             rows = self._shuffled(rows, epoch_rng(ctx.seed, epoch, ctx.node_id(self)))
