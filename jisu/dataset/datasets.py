@@ -30,6 +30,7 @@ import numpy as np
 from . import config
 from .engine.context import ExecContext
 from .engine.stage import AdaptiveChunker, ordered_map
+from .validation import resolve_workers
 
 if TYPE_CHECKING:
     from .engine.iterator import DatasetIterator
@@ -73,8 +74,6 @@ class Dataset:
 
     def _workers(self) -> int:
         """Threads for this node's own parallel work."""
-        from .validation import resolve_workers
-
         return resolve_workers(
             self.op_name, self.num_parallel_workers, config.get_num_parallel_workers()
         )
