@@ -271,3 +271,21 @@ def test_each_repeat_is_a_new_epoch_with_a_new_order():
     first, second = rows[:20], rows[20:]
     assert sorted(first) == sorted(second) == list(range(20))
     assert first != second
+
+
+def test_iterable_with_length_reports_its_size_with_shards_and_num_samples():
+    class Sized:
+        def __len__(self):
+            return 10
+
+        def __iter__(self):
+            return ((np.array(i),) for i in range(10))
+
+    for kwargs, size in [
+        ({}, 10),
+        ({"num_shards": 3, "shard_id": 2}, 4),
+        ({"num_shards": 3, "shard_id": 0, "num_samples": 2}, 2),
+    ]:
+        data = ds.GeneratorDataset(Sized(), ["x"], **kwargs)
+        assert data._row_count() == size
+        assert len(rows_of(data)) == size

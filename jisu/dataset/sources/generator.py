@@ -214,13 +214,13 @@ class GeneratorDataset(Dataset):
             n = self._source_len()
             if self.sampler is not None:
                 return self.sampler.count(n)
-            if self.shards is not None:
-                n = -(-n // self.shards[0]) if n else 0
-            return n if self.num_samples is None else min(n, self.num_samples)
-        if hasattr(self.source, "__len__") and self.shards is None:
-            n = len(self.source)
-            return n if self.num_samples is None else min(n, self.num_samples)
-        return None
+        elif hasattr(self.source, "__len__"):
+            n = len(self.source)  # an iterable that knows its length
+        else:
+            return None
+        if self.shards is not None:
+            n = -(-n // self.shards[0]) if n else 0
+        return n if self.num_samples is None else min(n, self.num_samples)
 
     def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
         return self._read(int(self.epoch_order(ctx, epoch)[index]))
