@@ -178,3 +178,11 @@ def test_batches_gathered_across_concat_and_repeat_boundaries(sizes, count, bs):
     data = data.repeat(count).batch(bs)
     model = [i + 100 * k for k, n in enumerate(sizes) for i in range(n)] * count
     assert rows_of(data) == [model[i : i + bs] for i in range(0, len(model), bs)]
+
+
+def test_infinite_repeat_reports_one_pass_like_mindspore():
+    data = ds.NumpySlicesDataset(np.arange(6), shuffle=False).repeat()
+    assert data.get_dataset_size() == 6 and data.get_repeat_count() == -1
+    it = data.create_tuple_iterator(output_numpy=True)
+    assert [int(next(it)[0]) for _ in range(14)] == [i % 6 for i in range(14)]
+    it.close()

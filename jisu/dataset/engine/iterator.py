@@ -118,7 +118,9 @@ class DatasetIterator:
     # ------------------------------------------------------------- lifecycle
     def _start(self) -> None:
         ctx = ExecContext(self._seed, config.get_prefetch_size(), _node_ids(self._root))
-        self._out: queue.Queue = queue.Queue(maxsize=max(2, ctx.prefetch_size))
+        # prefetch_size counts source rows: after a batch of 32, a queue of 2 batches suffices.
+        depth = max(2, -(-ctx.prefetch_size // self._root.rows_per_item))
+        self._out: queue.Queue = queue.Queue(maxsize=depth)
         root, out, epoch, position, num_epochs = (
             self._root,
             self._out,
