@@ -99,6 +99,18 @@ def test_misuse_fails_at_build_time_naming_op_and_argument(build, error, message
         build()
 
 
+def test_random_access_column_mismatch_fails_when_built():
+    class Triples:
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            return np.array(i), np.array(i), np.array(i)
+
+    with pytest.raises(ValueError, match=r"yielded 3 value\(s\) at index 0 but column_names has 2"):
+        ds.GeneratorDataset(Triples(), ["a", "b"])
+
+
 def test_generator_column_count_mismatch_is_clear():
     def gen():
         yield np.array(1), np.array(2), np.array(3)

@@ -153,6 +153,8 @@ class GeneratorDataset(Dataset):
         self._read_lock = threading.Lock()
         # With one worker the source is read serially even when fused maps run in parallel.
         self._serial_reads = self._workers() == 1
+        if self.random_access and self._source_len() > 0:
+            self._read(0)  # column_names that do not match the items fail here, not mid-epoch
 
     # ----------------------------------------------------------------- rows
     def _row(self, item: Any, where: str) -> tuple:
