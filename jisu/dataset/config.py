@@ -17,6 +17,20 @@ _prefetch_size = 16
 _num_parallel_workers = _DEFAULT_WORKERS
 
 
+_worker_restart = False
+
+
+def set_worker_restart(enabled: bool) -> None:
+    """Replace a worker process that dies (e.g. OOM-killed) and re-run its task, instead of
+    failing the pipeline with ``WorkerDiedError`` (default off). At most 3 restarts per stage."""
+    global _worker_restart
+    _worker_restart = bool(enabled)
+
+
+def get_worker_restart() -> bool:
+    return _worker_restart
+
+
 def set_seed(seed: int) -> None:
     """Seed every random decision of later pipelines (shuffles, random ops).
 

@@ -30,6 +30,7 @@ import numpy as np
 from . import config
 from .engine.context import ExecContext
 from .engine.stage import AdaptiveChunker, ordered_map
+from .engine.tasks import StageTask
 from .validation import resolve_workers
 
 if TYPE_CHECKING:
@@ -103,14 +104,12 @@ class Dataset:
         # stage runs ahead by about ``prefetch_size`` rows.
         rows_each = self.rows_per_item
         chunker = AdaptiveChunker(max_size=max(1, 4096 // rows_each))
-
-        def task(indices: list[int]) -> list[tuple]:
-            return [self._fetch(ctx, epoch, i) for i in indices]
-
         results = ordered_map(
             ctx,
-            chunker.timed(task),
+            StageTask(self, "fetch_rows"),
             chunker.split(range(start, self._row_count())),
+            epoch=epoch,
+            chunker=chunker,
             key=(id(self), "fetch"),
             name=self.op_name,
             workers=workers,
@@ -118,6 +117,10 @@ class Dataset:
         )
         for rows in results:
             yield from rows
+
+    def fetch_rows(self, ctx: ExecContext, epoch: int, indices: list[int]) -> list[tuple]:
+        """Task of a random-access stage: rows ``indices`` of ``epoch``."""
+        return [self._fetch(ctx, epoch, i) for i in indices]
 
     # ----------------------------------------------------------------- introspection
     def get_col_names(self) -> list[str]:

@@ -254,17 +254,6 @@ def test_generator_failure_names_the_row():
         rows_of(ds.GeneratorDataset(gen, ["x"]).batch(2))
 
 
-def test_python_multiprocessing_is_accepted_with_a_warning(recwarn):
-    import jisu.dataset.ops.map as map_module
-
-    map_module._warned_processes = False
-    data = ds.NumpySlicesDataset(np.arange(6), shuffle=False).map(
-        lambda x: x * 2, python_multiprocessing=True
-    )
-    assert any("runs in threads" in str(w.message) for w in recwarn.list)
-    assert rows_of(data) == [0, 2, 4, 6, 8, 10]
-
-
 def test_each_repeat_is_a_new_epoch_with_a_new_order():
     data = ds.NumpySlicesDataset(np.arange(20)).repeat(2)
     rows = rows_of(data)

@@ -5,9 +5,13 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .tasks import StageTask
 
 logger = logging.getLogger("jisu.dataset")
 
@@ -18,17 +22,20 @@ class Stopped(Exception):
     """Raised inside engine threads when their iterator is being closed."""
 
 
-class WorkerPool:
-    """A fixed set of daemon threads running submitted tasks.
+class ThreadPool:
+    """A fixed set of daemon threads running one stage's task on submitted items.
 
     Unlike ``concurrent.futures.ThreadPoolExecutor`` the threads are daemons that never block
-    interpreter exit, and the pool counts the time its workers spend busy (for profiling).
+    interpreter exit, and each finished future carries ``compute_s``, the time its task took
+    (for chunk sizing and profiling).
     """
 
-    def __init__(self, name: str, workers: int) -> None:
+    def __init__(self, name: str, workers: int, ctx: ExecContext, task: Any) -> None:
         self.name = name
         self.workers = workers
         self.busy_s = 0.0
+        self._ctx = ctx
+        self._task = task
         self._tasks: queue.SimpleQueue = queue.SimpleQueue()
         self._threads = [
             threading.Thread(target=self._run, name=f"jisu-{name}-{i}", daemon=True)
@@ -37,37 +44,38 @@ class WorkerPool:
         for thread in self._threads:
             thread.start()
 
-    def submit(self, fn: Callable[[Any], Any], item: Any) -> Future:
+    def submit(self, epoch: int, item: Any) -> Future:
         future: Future = Future()
-        self._tasks.put((future, fn, item))
+        self._tasks.put((future, epoch, item))
         return future
 
     def _run(self) -> None:
-        import time
-
         while True:
-            task = self._tasks.get()
-            if task is None:
+            entry = self._tasks.get()
+            if entry is None:
                 return
-            future, fn, item = task
+            future, epoch, item = entry
             if not future.set_running_or_notify_cancel():
                 continue
             begin = time.perf_counter()
             try:
-                future.set_result(fn(item))
+                result = self._task(self._ctx, epoch, item)
             except BaseException as exc:  # delivered to the consumer, never lost
+                future.compute_s = time.perf_counter() - begin
                 future.set_exception(exc)
-            finally:
-                self.busy_s += time.perf_counter() - begin
+            else:
+                future.compute_s = time.perf_counter() - begin
+                future.set_result(result)
+            self.busy_s += future.compute_s
 
     def shutdown(self, timeout: float) -> None:
         while True:  # cancel what has not started
             try:
-                task = self._tasks.get_nowait()
+                entry = self._tasks.get_nowait()
             except queue.Empty:
                 break
-            if task is not None:
-                task[0].cancel()
+            if entry is not None:
+                entry[0].cancel()
         for _ in self._threads:
             self._tasks.put(None)
         current = threading.current_thread()
@@ -91,7 +99,7 @@ class ExecContext:
         self.prefetch_size = prefetch_size
         self.stop = threading.Event()
         self._node_ids = node_ids
-        self._pools: dict[Any, WorkerPool] = {}
+        self._pools: dict[Any, Any] = {}
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._cache: dict[Any, Any] = {}
@@ -99,15 +107,27 @@ class ExecContext:
     def node_id(self, node: object) -> int:
         return self._node_ids[id(node)]
 
-    def pool(self, key: Any, name: str, workers: int) -> WorkerPool:
-        """The pool of one stage, created on first use and kept across epochs."""
+    def pool(self, key: Any, name: str, workers: int, task: StageTask) -> Any:
+        """The pool of one stage, created on first use and kept across epochs: threads, or
+        worker processes when a node of the stage asked for ``python_multiprocessing``."""
+        processes = task.processes
         with self._lock:
             if self.stop.is_set():  # shutting down: a pool made now would never be stopped
                 raise Stopped
-            pool = self._pools.get((key, workers))
+            pool = self._pools.get((key, workers, processes))
             if pool is None:
-                pool = self._pools[(key, workers)] = WorkerPool(name, workers)
+                if processes:
+                    from .process_pool import ProcessPool
+
+                    pool = ProcessPool(name, workers, self, task)
+                else:
+                    pool = ThreadPool(name, workers, self, task)
+                self._pools[(key, workers, processes)] = pool
             return pool
+
+    def worker_pids(self) -> list[int]:
+        with self._lock:
+            return [pid for pool in self._pools.values() for pid in getattr(pool, "pids", [])]
 
     def spawn(self, target: Callable[[], None], name: str) -> threading.Thread:
         thread = threading.Thread(target=target, name=f"jisu-{name}", daemon=True)

@@ -178,6 +178,10 @@ class DatasetIterator:
     def get_col_names(self) -> list[str]:
         return list(self._columns)
 
+    def worker_pids(self) -> list[int]:
+        """PIDs of the worker processes of this iterator's ``python_multiprocessing`` stages."""
+        return [] if self._ctx is None else self._ctx.worker_pids()
+
     # ------------------------------------------------------------- state
     def get_state(self) -> dict[str, int]:
         """Where this iterator stands: ``{"seed", "epoch", "position"}`` (rows consumed)."""

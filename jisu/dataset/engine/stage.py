@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import queue
 import threading
-import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .context import ExecContext, Stopped
+
+if TYPE_CHECKING:
+    from .tasks import StageTask
 
 _DONE = object()
 
@@ -21,22 +23,25 @@ class _Failure:
 
 def ordered_map(
     ctx: ExecContext,
-    fn: Callable[[Any], Any],
+    task: StageTask,
     items: Iterable[Any],
     *,
+    epoch: int,
     key: Any,
     name: str,
     workers: int,
     inflight: int,
+    chunker: AdaptiveChunker | None = None,
 ) -> Iterator[Any]:
-    """Apply ``fn`` to ``items`` on ``workers`` threads; yield results in input order.
+    """Run ``task(ctx, epoch, item)`` for ``items`` on ``workers``; yield results in order.
 
     A feeder thread pulls ``items`` (so a slow sequential source, such as a user generator,
-    runs on its own thread) and submits them to the stage's pool; at most ``inflight`` items
-    are submitted but not yet consumed. An exception raised by ``fn`` or by ``items`` is raised
-    here, at its place in the order, with its original traceback.
+    runs on its own thread) and submits them to the stage's pool (threads, or processes when
+    the stage asked for them); at most ``inflight`` items are submitted but not yet consumed.
+    An exception raised by the task or by ``items`` is raised here, at its place in the order,
+    with its original traceback. ``chunker`` learns the time each item took.
     """
-    pool = ctx.pool(key, name, workers)
+    pool = ctx.pool(key, name, workers, task)
     slots = threading.Semaphore(max(1, inflight))
     futures: queue.SimpleQueue = queue.SimpleQueue()
     closed = threading.Event()
@@ -51,7 +56,7 @@ def ordered_map(
                     ctx.check()
                 if closed.is_set():
                     return
-                futures.put(pool.submit(fn, item))
+                futures.put((pool.submit(epoch, item), len(item) if chunker else 0))
         except Stopped:
             pass
         except BaseException as exc:
@@ -73,13 +78,16 @@ def ordered_map(
                 return
             if isinstance(entry, _Failure):
                 raise entry.exc
+            future, size = entry
             while True:
                 try:
-                    result = entry.result(timeout=0.05)
+                    result = future.result(timeout=0.05)
                     break
                 except FutureTimeout:  # a distinct class before Python 3.11
                     ctx.check()
             slots.release()
+            if chunker is not None:
+                chunker.observe(getattr(future, "compute_s", 0.0), size)
             yield result
     finally:
         closed.set()
@@ -111,17 +119,12 @@ class AdaptiveChunker:
         self.size = 1
         self._per_item_s: float | None = None
 
-    def timed(self, fn: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
-        def run(chunk: list[Any]) -> Any:
-            begin = time.perf_counter()
-            result = fn(chunk)
-            per_item = (time.perf_counter() - begin) / max(1, len(chunk))
-            prev = self._per_item_s
-            self._per_item_s = per_item if prev is None else 0.8 * prev + 0.2 * per_item
-            self.size = int(min(self.max_size, max(1, self.target_s / max(self._per_item_s, 1e-7))))
-            return result
-
-        return run
+    def observe(self, seconds: float, items: int) -> None:
+        """Learn from a task that took ``seconds`` for ``items`` items."""
+        per_item = seconds / max(1, items)
+        prev = self._per_item_s
+        self._per_item_s = per_item if prev is None else 0.8 * prev + 0.2 * per_item
+        self.size = int(min(self.max_size, max(1, self.target_s / max(self._per_item_s, 1e-7))))
 
     def split(self, items: Iterable[Any]) -> Iterator[list[Any]]:
         chunk: list[Any] = []

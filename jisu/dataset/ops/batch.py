@@ -13,9 +13,10 @@ from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
 from ..engine.rows import to_array
 from ..engine.stage import chunked, ordered_map
+from ..engine.tasks import StageTask
 from ..transforms.base import op_name
 from ..validation import check_columns, check_int
-from .map import MapDataset, check_unique, column_layout, warn_processes_pending
+from .map import MapDataset, check_unique, column_layout
 
 
 class BatchInfo:
@@ -120,8 +121,7 @@ class BatchDataset(Dataset):
             pads = {c: pads.get(c, (None, 0)) for c in self._columns}
         self.pad_info = pads
         self.random_access = child.random_access
-        if python_multiprocessing:
-            warn_processes_pending("batch")
+        self.python_multiprocessing = bool(python_multiprocessing)
         self._workers()
 
     @property
@@ -200,6 +200,19 @@ class BatchDataset(Dataset):
             rows = [child._fetch(ctx, epoch, i) for i in range(begin, end)]
         return self.make_batch(epoch, index, rows, None)
 
+    def batch_rows(self, ctx: ExecContext, epoch: int, item: tuple[int, list]) -> tuple:
+        """Task of a stream batch stage: maps fused below it, then assembly of one batch."""
+        batch_num, group = item
+        child = self.children[0]
+        chain = child.map_chain()[0] if isinstance(child, MapDataset) else []
+        steps = list(zip(chain, self.deferrable(chain)))
+        rows = []
+        for index, row in group:
+            for node, defer in steps:  # maps fused into the batch task: no queue per row
+                row = node.apply_row(ctx, epoch, index, row, defer)
+            rows.append(row)
+        return self.make_batch(epoch, batch_num, rows, None)
+
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         child = self.children[0]
         chain, base = child.map_chain() if isinstance(child, MapDataset) else ([], child)
@@ -208,22 +221,12 @@ class BatchDataset(Dataset):
         if self.drop_remainder:
             groups = (g for g in groups if len(g) == self.batch_size)
 
-        steps = list(zip(chain, self.deferrable(chain)))
-
-        def task(item: tuple[int, list]) -> tuple:
-            batch_num, group = item
-            rows = []
-            for index, row in group:
-                for node, defer in steps:  # maps fused into the batch task: no queue per row
-                    row = node.apply_row(ctx, epoch, index, row, defer)
-                rows.append(row)
-            return self.make_batch(epoch, batch_num, rows, None)
-
         workers = max([self._workers()] + [node._workers() for node in chain])
         yield from ordered_map(
             ctx,
-            task,
+            StageTask(self, "batch_rows", cut=base),
             enumerate(groups, start),
+            epoch=epoch,
             key=(id(self), "batch"),
             name="batch",
             workers=workers,

@@ -10,6 +10,7 @@ from ..datasets import Dataset
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
 from ..engine.stage import AdaptiveChunker, ordered_map
+from ..engine.tasks import StageTask
 from ..transforms.base import op_name
 from ..validation import check_columns
 
@@ -52,16 +53,18 @@ class FilterDataset(Dataset):
                 f"epoch {epoch}",
             )
 
+    def filter_rows(self, ctx: ExecContext, epoch: int, chunk: list[tuple[int, tuple]]) -> list:
+        """Task of a filter stage: the rows of ``chunk`` the predicate keeps."""
+        return [row for index, row in chunk if self._keep(epoch, index, row)]
+
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         chunker = AdaptiveChunker()
-
-        def task(chunk: list[tuple[int, tuple]]) -> list[tuple]:
-            return [row for index, row in chunk if self._keep(epoch, index, row)]
-
         results = ordered_map(
             ctx,
-            chunker.timed(task),
+            StageTask(self, "filter_rows", cut=self.children[0]),
             chunker.split(enumerate(self.children[0]._stream(ctx, epoch, 0))),
+            epoch=epoch,
+            chunker=chunker,
             key=(id(self), "filter"),
             name="filter",
             workers=self._workers(),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -13,23 +12,9 @@ from ..engine.errors import raise_in_context
 from ..engine.rng import sample_rng
 from ..engine.rows import as_columns
 from ..engine.stage import AdaptiveChunker, ordered_map
+from ..engine.tasks import StageTask
 from ..transforms.base import apply_op, op_name
 from ..validation import check_columns
-
-_warned_processes = False
-
-
-def warn_processes_pending(op: str) -> None:
-    """python_multiprocessing=True is accepted; worker processes come with their own engine."""
-    global _warned_processes
-    if not _warned_processes:
-        _warned_processes = True
-        warnings.warn(
-            f"{op}: python_multiprocessing=True runs in threads in this version of jisu "
-            "(worker processes are not built yet); results are the same.",
-            RuntimeWarning,
-            stacklevel=4,
-        )
 
 
 def column_layout(
@@ -106,8 +91,7 @@ class MapDataset(Dataset):
         self._in_idx = [child._columns.index(c) for c in self.input_columns]
         self.random_access = child.random_access
         self._tail = self._elementwise_tail()
-        if python_multiprocessing:
-            warn_processes_pending("map")
+        self.python_multiprocessing = bool(python_multiprocessing)
         self._workers()  # validates num_parallel_workers when the pipeline is built
 
     def _row_count(self) -> int | None:
@@ -179,22 +163,25 @@ class MapDataset(Dataset):
         chain.reverse()
         return chain, node
 
+    def map_rows(self, ctx: ExecContext, epoch: int, chunk: list[tuple[int, tuple]]) -> list:
+        """Task of a stream map stage: the fused maps down to the stream, on ``(index, row)``s."""
+        chain = self.map_chain()[0]
+        out = []
+        for index, row in chunk:
+            for node in chain:
+                row = node.apply_row(ctx, epoch, index, row)
+            out.append(row)
+        return out
+
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         chain, base = self.map_chain()
         chunker = AdaptiveChunker()
-
-        def task(chunk: list[tuple[int, tuple]]) -> list[tuple]:
-            out = []
-            for index, row in chunk:
-                for node in chain:
-                    row = node.apply_row(ctx, epoch, index, row)
-                out.append(row)
-            return out
-
         results = ordered_map(
             ctx,
-            chunker.timed(task),
+            StageTask(self, "map_rows", cut=base),
             chunker.split(enumerate(base._stream(ctx, epoch, start), start)),
+            epoch=epoch,
+            chunker=chunker,
             key=(id(self), "map"),
             name="map",
             workers=max(node._workers() for node in chain),

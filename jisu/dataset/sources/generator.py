@@ -14,7 +14,6 @@ from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
 from ..engine.rng import epoch_rng
 from ..engine.rows import to_array, to_numpy_dtype
-from ..ops.map import warn_processes_pending
 from ..ops.shard import shard_positions, shard_stream
 from ..ops.shuffle import buffer_shuffle
 from ..validation import check_int, resolve_shards
@@ -148,13 +147,21 @@ class GeneratorDataset(Dataset):
                 )
             self.sampler = as_sampler(sampler)
         self._shuffle = self.random_access if shuffle is None else shuffle
-        if python_multiprocessing:
-            warn_processes_pending(op)
+        self.python_multiprocessing = bool(python_multiprocessing)
         self._read_lock = threading.Lock()
         # With one worker the source is read serially even when fused maps run in parallel.
         self._serial_reads = self._workers() == 1
         if self.random_access and self._source_len() > 0:
             self._read(0)  # column_names that do not match the items fail here, not mid-epoch
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        del state["_read_lock"]  # worker processes make their own
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._read_lock = threading.Lock()
 
     # ----------------------------------------------------------------- rows
     def _row(self, item: Any, where: str) -> tuple:

@@ -1,0 +1,308 @@
+"""python_multiprocessing=True: worker processes with shared-memory results."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import jisu.dataset as ds
+from jisu.dataset import transforms, vision
+from jisu.dataset.engine.process_pool import WorkerDiedError
+from tests.conftest import rows_of
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return "State:\tZ" not in f.read()
+    except FileNotFoundError:
+        return False
+
+
+def wait_dead(pids: list[int], timeout: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [p for p in pids if alive(p)]
+
+
+def shm_entries() -> set[str]:
+    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+
+
+def python_noise(x):
+    """Pure-Python work holding the GIL, then a result that depends on the input."""
+    total = 0
+    for v in range(2000):
+        total += v
+    return x + (total % 7)
+
+
+def pipeline(random_access: bool, processes: bool, workers: int, n: int = 48):
+    rng = np.random.default_rng(3)
+    images = rng.integers(0, 255, (n, 10, 12, 3)).astype(np.uint8)
+    if random_access:
+        data = ds.NumpySlicesDataset({"image": images, "label": np.arange(n)}, shuffle=True)
+    else:
+
+        def gen():
+            for i in range(n):
+                yield images[i], np.array(i)
+
+        data = ds.GeneratorDataset(gen, ["image", "label"], shuffle=True)
+    data = data.map(
+        [
+            vision.RandomCrop(8, padding=1),
+            vision.RandomHorizontalFlip(),
+            transforms.RandomApply([vision.RandomVerticalFlip(1.0)]),
+        ],
+        "image",
+        num_parallel_workers=workers,
+        python_multiprocessing=processes,
+    )
+    data = data.map(
+        python_noise, "label", num_parallel_workers=workers, python_multiprocessing=processes
+    )
+    return data.map([vision.Rescale(1 / 255, 0), vision.HWC2CHW()], "image").batch(
+        8, num_parallel_workers=workers, python_multiprocessing=processes
+    )
+
+
+@pytest.mark.parametrize("random_access", [True, False])
+def test_processes_threads_and_one_worker_agree_bit_for_bit(random_access):
+    one = rows_of(pipeline(random_access, False, 1), None, num_epochs=2)
+    threads = rows_of(pipeline(random_access, False, 2), None, num_epochs=2)
+    processes = rows_of(pipeline(random_access, True, 2), None, num_epochs=2)
+    assert one == threads == processes
+
+
+def test_workers_are_kept_across_epochs_and_results_are_zero_copy():
+    data = (
+        ds.NumpySlicesDataset(np.arange(64, dtype=np.float32), shuffle=False)
+        .map(python_noise, python_multiprocessing=True, num_parallel_workers=2)
+        .batch(8)
+    )
+    it = data.create_tuple_iterator(num_epochs=3, output_numpy=True)
+    pids, views = [], 0
+    for _ in range(3):
+        for (batch,) in it:
+            pids.append(tuple(it.worker_pids()))
+            views += isinstance(batch.base, np.ndarray)  # a view of a shared-memory slab
+    assert len(set(pids)) == 1 and len(pids[0]) == 2
+    assert views > 0
+    assert not wait_dead(list(pids[0]))
+
+
+def failing(x):
+    if int(x) == 5:
+        raise ValueError("sample five is bad")
+    return x
+
+
+def test_worker_exception_names_op_column_sample_and_keeps_the_traceback():
+    data = ds.NumpySlicesDataset({"v": np.arange(20)}, shuffle=False).map(
+        failing, "v", python_multiprocessing=True, num_parallel_workers=2
+    )
+    with pytest.raises(ValueError) as info:
+        rows_of(data)
+    message = str(info.value)
+    assert "map: operation failing" in message and "['v']" in message and "sample 5" in message
+    remote = str(info.value.__cause__)
+    assert "Traceback in the worker process" in remote
+    assert 'raise ValueError("sample five is bad")' in remote and "in failing" in remote
+
+
+def slow(x):
+    time.sleep(0.02)
+    return x
+
+
+def test_sigkill_of_a_worker_is_a_clear_error_within_seconds():
+    data = ds.NumpySlicesDataset(np.arange(2000), shuffle=False).map(
+        slow, python_multiprocessing=True, num_parallel_workers=2
+    )
+    it = data.create_tuple_iterator(output_numpy=True)
+    next(it)
+    victim = it.worker_pids()[0]
+    os.kill(victim, signal.SIGKILL)
+    begin = time.monotonic()
+    with pytest.raises(WorkerDiedError, match=rf"pid {victim}\) killed by SIGKILL"):
+        for _ in it:
+            pass
+    assert time.monotonic() - begin < 10
+    assert not wait_dead([*it.worker_pids(), victim])
+
+
+def test_opt_in_restart_replaces_a_dead_worker_without_changing_output():
+    def build():
+        return (
+            ds.NumpySlicesDataset(np.arange(120), shuffle=True)
+            .map(slow, python_multiprocessing=True, num_parallel_workers=2)
+            .batch(10)
+        )
+
+    expected = rows_of(build())
+    ds.config.set_worker_restart(True)
+    try:
+        it = build().create_tuple_iterator(num_epochs=1, output_numpy=True)
+        got = [next(it)[0].tolist()]
+        os.kill(it.worker_pids()[0], signal.SIGKILL)
+        got += [row[0].tolist() for row in it]
+    finally:
+        ds.config.set_worker_restart(False)
+    assert got == expected
+
+
+def ending_close(it):
+    next(it)
+    it.close()
+
+
+def ending_finish(it):
+    for _ in it:
+        pass
+
+
+def ending_exception(it):
+    with pytest.raises(RuntimeError):
+        for i, _ in enumerate(it):
+            if i == 2:
+                raise RuntimeError("the training loop failed")
+    it.close()
+
+
+def ending_gc(it):
+    next(it)
+
+
+@pytest.mark.parametrize("ending", [ending_close, ending_finish, ending_exception, ending_gc])
+def test_every_ending_leaves_no_process_and_no_shm_entry(ending):
+    before = shm_entries()
+    data = (
+        ds.NumpySlicesDataset(np.zeros((40, 256), np.float32), shuffle=False)
+        .map(python_noise, python_multiprocessing=True, num_parallel_workers=2)
+        .batch(4)
+    )
+    it = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    next(it)
+    pids = it.worker_pids()
+    ending(it)
+    del it
+    assert not wait_dead(pids)
+    assert shm_entries() <= before
+
+
+@pytest.mark.parametrize("how", ["exit", "keyboard_interrupt", "sigkill_parent"])
+def test_program_end_leaves_no_worker_and_no_shm_entry(tmp_path, how):
+    script = tmp_path / "run.py"
+    script.write_text(
+        textwrap.dedent(f"""
+        import os, signal, sys, time, _thread, threading
+        import numpy as np
+        import jisu.dataset as ds
+
+        def work(x):
+            time.sleep(0.01)
+            return x
+
+        data = ds.NumpySlicesDataset(np.arange(100000), shuffle=False).map(
+            work, python_multiprocessing=True, num_parallel_workers=2)
+        it = data.create_tuple_iterator()
+        next(it)
+        print(" ".join(map(str, it.worker_pids())), flush=True)
+        if "{how}" == "keyboard_interrupt":
+            threading.Timer(0.3, _thread.interrupt_main).start()
+            for _ in it:
+                pass
+        if "{how}" == "sigkill_parent":
+            os.kill(os.getpid(), signal.SIGKILL)
+        sys.exit(0)
+    """)
+    )
+    before = shm_entries()
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    pids = [int(p) for p in result.stdout.split()]
+    assert len(pids) == 2, result.stderr
+    if how == "keyboard_interrupt":
+        assert "KeyboardInterrupt" in result.stderr
+    assert not wait_dead(pids, timeout=10)
+    assert shm_entries() <= before
+
+
+def test_shared_memory_budget_is_checked_before_use(monkeypatch):
+    import jisu.dataset.engine.process_pool as process_pool
+
+    monkeypatch.setattr(process_pool, "shared_memory_available", lambda: 1 << 20)
+    data = (
+        ds.NumpySlicesDataset(np.zeros((64, 1 << 16), np.float32), shuffle=False)
+        .map(python_noise, python_multiprocessing=True, num_parallel_workers=2)
+        .batch(4)
+    )
+    with pytest.raises(
+        MemoryError,
+        match=r"need \d+ MiB of shared memory .* only 1 MiB is "
+        r"available. Use fewer num_parallel_workers",
+    ):
+        rows_of(data)
+
+
+def test_unpicklable_stage_fails_with_a_clear_message():
+    import threading
+
+    lock = threading.Lock()
+
+    def uses_lock(x):
+        with lock:
+            return x
+
+    data = ds.NumpySlicesDataset(np.arange(4), shuffle=False).map(
+        uses_lock, python_multiprocessing=True
+    )
+    with pytest.raises(TypeError, match="python_multiprocessing=True sends the stage's ops"):
+        rows_of(data)
+
+
+class BigListSource:
+    """A random-access source whose metadata is a 1-million-entry Python list."""
+
+    def __init__(self):
+        self.paths = [f"/data/images/{i:07d}.jpg" for i in range(1_000_000)]
+
+    def __len__(self):
+        return 4000
+
+    def __getitem__(self, i):
+        # touch entries all over the list, as a real loader reading its index would
+        path = self.paths[(i * 7919) % len(self.paths)]
+        return np.frombuffer(path.encode(), dtype=np.uint8).copy()
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def test_a_big_python_list_in_the_source_does_not_grow_worker_memory():
+    data = ds.GeneratorDataset(
+        BigListSource(), ["path"], shuffle=True, num_parallel_workers=2, python_multiprocessing=True
+    )
+    it = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    next(it)
+    pids = it.worker_pids()
+    start = {pid: rss_kib(pid) for pid in pids}
+    for _ in it:
+        end = {pid: rss_kib(pid) for pid in pids if alive(pid)}
+    growth_mib = max(end[pid] - start[pid] for pid in end) / 1024
+    assert growth_mib < 16, f"worker RSS grew by {growth_mib:.1f} MiB over the epoch"
