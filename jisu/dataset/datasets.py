@@ -22,6 +22,7 @@ whatever the number of workers.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,7 @@ import numpy as np
 
 from . import config
 from .engine.context import ExecContext
-from .engine.stage import AdaptiveChunker, ordered_map
+from .engine.stage import EPOCH_END, AdaptiveChunker, ordered_map
 from .engine.tasks import StageTask
 from .validation import resolve_workers
 
@@ -98,25 +99,56 @@ class Dataset:
         raise NotImplementedError
 
     def _fetch_stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        """A random-access chain ending here, run as one fused stage of ``_fetch`` tasks."""
-        workers = self._segment_workers()
+        """A random-access chain ending here, for one epoch (see :meth:`_epochs`)."""
+        for row in self._epochs(ctx, epoch, start, epoch + 1):
+            if row is not EPOCH_END:
+                yield row
+
+    def _epochs(self, ctx: ExecContext, epoch: int, start: int, num_epochs: int) -> Iterator:
+        """Rows of epoch after epoch from row ``start`` of ``epoch``, with ``EPOCH_END`` after
+        each, up to epoch ``num_epochs`` (-1: forever).
+
+        A random-access chain runs as one fused stage of ``_fetch`` tasks spanning the epochs,
+        so its workers start on the next epoch while the last tasks of this one finish.
+        """
+
+        def epochs() -> Iterator[tuple[int, int]]:
+            numbers = itertools.count(epoch) if num_epochs < 0 else range(epoch, num_epochs)
+            for e in numbers:
+                yield e, start if e == epoch else 0
+
+        if not self.random_access:
+            for e, first in epochs():
+                yield from self._stream(ctx, e, first)
+                yield EPOCH_END
+            return
+        n = self._row_count()
         # Bound the work in flight in source rows: a task holds at most 4096 of them, and the
         # stage runs ahead by about ``prefetch_size`` rows.
         rows_each = self.rows_per_item
         chunker = AdaptiveChunker(max_size=max(1, 4096 // rows_each))
+        items = ((e, chunk) for e, first in epochs() for chunk in chunker.split(range(first, n)))
+        workers = self._segment_workers()
         results = ordered_map(
             ctx,
             StageTask(self, "fetch_rows"),
-            chunker.split(range(start, self._row_count())),
-            epoch=epoch,
+            items,
             chunker=chunker,
             key=(id(self), "fetch"),
             name=self.op_name,
             workers=workers,
             inflight=workers + -(-ctx.prefetch_size // rows_each),
         )
-        for rows in results:
-            yield from rows
+        try:
+            for _, first in epochs():
+                remaining = n - first
+                while remaining > 0:  # chunks never span epochs, so counts line up
+                    rows = next(results)
+                    remaining -= len(rows)
+                    yield from rows
+                yield EPOCH_END
+        finally:
+            results.close()
 
     def fetch_rows(self, ctx: ExecContext, epoch: int, indices: list[int]) -> list[tuple]:
         """Task of a random-access stage: rows ``indices`` of ``epoch``."""

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 from .. import config
 from .context import ExecContext, Stopped
 from .rows import to_output
+from .stage import EPOCH_END
 
 if TYPE_CHECKING:
     from ..datasets import Dataset
 
-_EPOCH_END = object()
 _live_contexts: weakref.WeakSet[ExecContext] = weakref.WeakSet()
 
 
@@ -48,15 +48,12 @@ def _drive(
 ) -> None:
     """Driver thread: run epoch after epoch into ``out``, with an end marker after each."""
     try:
-        while num_epochs < 0 or epoch < num_epochs:
-            stream = root._stream(ctx, epoch, start)
-            try:
-                for row in stream:
-                    ctx.put(out, row)
-            finally:
-                stream.close()
-            ctx.put(out, _EPOCH_END)
-            epoch, start = epoch + 1, 0
+        stream = root._epochs(ctx, epoch, start, num_epochs)
+        try:
+            for row in stream:
+                ctx.put(out, row)
+        finally:
+            stream.close()
     except Stopped:
         pass
     except BaseException as exc:
@@ -160,7 +157,7 @@ class DatasetIterator:
         except BaseException:  # KeyboardInterrupt while waiting: leave nothing running
             self.close()
             raise
-        if item is _EPOCH_END:
+        if item is EPOCH_END:
             self._epoch += 1
             self._position = 0
             if self._num_epochs > 0 and self._epoch >= self._num_epochs:

@@ -14,6 +14,13 @@ if TYPE_CHECKING:
     from .tasks import StageTask
 
 _DONE = object()
+EPOCH_END = object()  # marks the end of an epoch in a multi-epoch row stream
+
+
+def at_epoch(epoch: int, items: Iterable[Any]) -> Iterator[tuple[int, Any]]:
+    """``(epoch, item)`` pairs for the items of one epoch."""
+    for item in items:
+        yield epoch, item
 
 
 class _Failure:
@@ -24,16 +31,15 @@ class _Failure:
 def ordered_map(
     ctx: ExecContext,
     task: StageTask,
-    items: Iterable[Any],
+    items: Iterable[tuple[int, Any]],
     *,
-    epoch: int,
     key: Any,
     name: str,
     workers: int,
     inflight: int,
     chunker: AdaptiveChunker | None = None,
 ) -> Iterator[Any]:
-    """Run ``task(ctx, epoch, item)`` for ``items`` on ``workers``; yield results in order.
+    """Run ``task(ctx, epoch, item)`` for ``(epoch, item)`` pairs; yield results in order.
 
     A feeder thread pulls ``items`` (so a slow sequential source, such as a user generator,
     runs on its own thread) and submits them to the stage's pool (threads, or processes when
@@ -49,7 +55,7 @@ def ordered_map(
     def feed() -> None:
         iterator = iter(items)
         try:
-            for item in iterator:
+            for epoch, item in iterator:
                 while not slots.acquire(timeout=0.05):
                     if closed.is_set():
                         return

@@ -12,7 +12,7 @@ from ..engine.collate import Deferred, stack_column
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
 from ..engine.rows import to_array
-from ..engine.stage import chunked, ordered_map
+from ..engine.stage import at_epoch, chunked, ordered_map
 from ..engine.tasks import StageTask
 from ..transforms.base import op_name
 from ..validation import check_columns, check_int
@@ -225,8 +225,7 @@ class BatchDataset(Dataset):
         yield from ordered_map(
             ctx,
             StageTask(self, "batch_rows", cut=base),
-            enumerate(groups, start),
-            epoch=epoch,
+            at_epoch(epoch, enumerate(groups, start)),
             key=(id(self), "batch"),
             name="batch",
             workers=workers,

@@ -9,7 +9,7 @@ import numpy as np
 from ..datasets import Dataset
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
-from ..engine.stage import AdaptiveChunker, ordered_map
+from ..engine.stage import AdaptiveChunker, at_epoch, ordered_map
 from ..engine.tasks import StageTask
 from ..transforms.base import op_name
 from ..validation import check_columns
@@ -62,8 +62,10 @@ class FilterDataset(Dataset):
         results = ordered_map(
             ctx,
             StageTask(self, "filter_rows", cut=self.children[0]),
-            chunker.split(enumerate(self.children[0]._stream(ctx, epoch, 0))),
-            epoch=epoch,
+            at_epoch(
+                epoch,
+                chunker.split(enumerate(self.children[0]._stream(ctx, epoch, 0))),
+            ),
             chunker=chunker,
             key=(id(self), "filter"),
             name="filter",

@@ -11,7 +11,7 @@ from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
 from ..engine.rng import sample_rng
 from ..engine.rows import as_columns
-from ..engine.stage import AdaptiveChunker, ordered_map
+from ..engine.stage import AdaptiveChunker, at_epoch, ordered_map
 from ..engine.tasks import StageTask
 from ..transforms.base import apply_op, op_name
 from ..validation import check_columns
@@ -179,8 +179,10 @@ class MapDataset(Dataset):
         results = ordered_map(
             ctx,
             StageTask(self, "map_rows", cut=base),
-            chunker.split(enumerate(base._stream(ctx, epoch, start), start)),
-            epoch=epoch,
+            at_epoch(
+                epoch,
+                chunker.split(enumerate(base._stream(ctx, epoch, start), start)),
+            ),
             chunker=chunker,
             key=(id(self), "map"),
             name="map",
