@@ -306,3 +306,16 @@ def test_a_big_python_list_in_the_source_does_not_grow_worker_memory():
         end = {pid: rss_kib(pid) for pid in pids if alive(pid)}
     growth_mib = max(end[pid] - start[pid] for pid in end) / 1024
     assert growth_mib < 16, f"worker RSS grew by {growth_mib:.1f} MiB over the epoch"
+
+
+def test_holding_every_batch_does_not_block_the_pipeline():
+    """More batches alive than shared-memory buffers: the rest travel pickled, nothing hangs."""
+    data = (
+        ds.NumpySlicesDataset(np.arange(50 * 64, dtype=np.int64).reshape(-1, 64), shuffle=False)
+        .map(python_noise, python_multiprocessing=True, num_parallel_workers=2)
+        .batch(1)
+    )
+    batches = [row[0] for row in data.create_tuple_iterator(num_epochs=1, output_numpy=True)]
+    assert len(batches) == 50
+    expected = np.arange(50 * 64).reshape(50, 1, 64) + python_noise(0)
+    np.testing.assert_array_equal(np.stack(batches), expected)

@@ -202,12 +202,17 @@ class ProcessPool:
                 self._idle.appendleft(i)
                 self._fail_all(exc, future)
                 return
+            self._busy[i] = (future, task_id, epoch, item, slab_id)
             try:
                 self._send_task(i, task_id, epoch, item, slab_id)
             except OSError:  # the worker is gone; its sentinel will say how
-                self._busy[i] = (future, task_id, epoch, item, slab_id)
                 return
-            self._busy[i] = (future, task_id, epoch, item, slab_id)
+            except Exception as exc:  # the item did not pickle: this task fails, not the pool
+                del self._busy[i]
+                self._idle.appendleft(i)
+                if slab_id is not None:
+                    self._release_now(slab_id)
+                future.set_exception(exc)
 
     def _send_task(self, i: int, task_id: int, epoch: int, item: Any, slab_id: int | None):
         conn = self._conns[i]

@@ -75,7 +75,9 @@ class GeneratorDataset(Dataset):
             (random-access sources only; not with ``shuffle`` or shards).
         num_shards / shard_id: read one of ``num_shards`` equal shards (short shards wrap
             around); default from ``torch.distributed`` when it is initialized.
-        python_multiprocessing: read in worker processes (see ``MapDataset``).
+        python_multiprocessing: read a random-access source in worker processes, together with
+            the maps fused with the read (an iterable source always runs in this process, on
+            its own thread; later maps can still use processes).
     """
 
     has_workers = True
