@@ -18,8 +18,10 @@ from .engine.errors import PipelineError
 from .engine.iterator import DatasetIterator
 from .ops.batch import BatchInfo
 from .ops.zip import zip_datasets as zip
+from .record.writer import FileWriter
 from .sources.generator import GeneratorDataset, Schema
 from .sources.numpy_slices import NumpySlicesDataset
+from .sources.record import MindDataset, RecordDataset, Shuffle
 from .sources.samplers import (
     DistributedSampler,
     RandomSampler,
@@ -36,13 +38,17 @@ __all__ = [
     "Dataset",
     "DatasetIterator",
     "DistributedSampler",
+    "FileWriter",
     "GeneratorDataset",
+    "MindDataset",
     "NumpySlicesDataset",
     "PipelineError",
     "RandomSampler",
+    "RecordDataset",
     "Sampler",
     "Schema",
     "SequentialSampler",
+    "Shuffle",
     "SubsetRandomSampler",
     "SubsetSampler",
     "TorchDataset",

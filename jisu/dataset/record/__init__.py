@@ -1,0 +1,7 @@
+"""The record format: sharded, memory-mapped Arrow IPC files (and MindRecord reading)."""
+
+from .mindrecord import MindRecordReader
+from .reader import RecordReader
+from .writer import FileWriter
+
+__all__ = ["FileWriter", "MindRecordReader", "RecordReader"]

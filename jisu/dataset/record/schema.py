@@ -1,0 +1,130 @@
+"""Record schemas: MindRecord's field description, checked, and its Arrow form."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+NUMERIC = {"int32": np.int32, "int64": np.int64, "float32": np.float32, "float64": np.float64}
+TYPES = (*NUMERIC, "string", "bytes")
+
+
+class Field:
+    """One field: a MindRecord type name and, for arrays, a shape (-1: any length)."""
+
+    def __init__(self, name: str, type_name: str, shape: list[int] | None = None) -> None:
+        self.name = name
+        self.type = type_name
+        self.shape = None if shape is None else [int(s) for s in shape]
+
+    @property
+    def is_array(self) -> bool:
+        return self.shape is not None
+
+    @property
+    def fixed_size(self) -> int | None:
+        """Elements per row of a fixed-shape array field."""
+        if self.shape is None or any(s < 0 for s in self.shape):
+            return None
+        return math.prod(self.shape)
+
+    @property
+    def dtype(self) -> np.dtype | None:
+        return np.dtype(NUMERIC[self.type]) if self.type in NUMERIC else None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type}
+        if self.shape is not None:
+            out["shape"] = self.shape
+        return out
+
+    def arrow_type(self) -> pa.DataType:
+        if self.type == "string":
+            return pa.large_string()
+        if self.type == "bytes":
+            return pa.large_binary()
+        value = pa.from_numpy_dtype(self.dtype)
+        if self.shape is None:
+            return value
+        size = self.fixed_size
+        return pa.list_(value, size) if size is not None else pa.large_list(value)
+
+
+def parse_schema(schema: Any, op: str = "FileWriter.add_schema") -> list[Field]:
+    """Check a MindRecord-style schema ``{name: {"type": t, "shape": [...]}}``."""
+    if not isinstance(schema, dict) or not schema:
+        raise ValueError(f"{op}: schema must be a non-empty dict of fields. Received: {schema!r}")
+    fields = []
+    for name, spec in schema.items():
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"{op}: field names must be non-empty str. Received: {name!r}")
+        if not isinstance(spec, dict) or spec.get("type") not in TYPES:
+            raise ValueError(
+                f"{op}: field '{name}' needs a type among {list(TYPES)}. Received: {spec!r}"
+            )
+        shape = spec.get("shape")
+        if shape is not None:
+            if spec["type"] not in NUMERIC:
+                raise ValueError(
+                    f"{op}: field '{name}': only numeric types take a shape. Received: {spec!r}"
+                )
+            if (
+                not isinstance(shape, (list, tuple))
+                or not shape
+                or not all(isinstance(s, int) and (s > 0 or s == -1) for s in shape)
+            ):
+                raise ValueError(
+                    f"{op}: field '{name}': shape must be a non-empty list of "
+                    f"positive ints or -1. Received: shape={shape!r}"
+                )
+            if sum(s == -1 for s in shape) > 1:
+                raise ValueError(
+                    f"{op}: field '{name}': at most one -1 in shape. Received: shape={shape!r}"
+                )
+        fields.append(Field(name, spec["type"], shape))
+    return fields
+
+
+def arrow_schema(fields: list[Field], desc: str | None) -> pa.Schema:
+    """The Arrow schema of a shard; the jisu field description rides in the metadata."""
+    metadata = {
+        "jisu.schema": json.dumps({f.name: f.to_dict() for f in fields}),
+        "jisu.desc": desc or "",
+    }
+    return pa.schema([pa.field(f.name, f.arrow_type()) for f in fields], metadata=metadata)
+
+
+def check_value(field: Field, value: Any, row: int) -> Any:
+    """A row's value for ``field``, converted for writing; a clear error if it does not fit."""
+    where = f"FileWriter.write_raw_data: row {row}, field '{field.name}'"
+    if field.type == "string":
+        if not isinstance(value, str):
+            raise TypeError(f"{where}: expected str. Received: {type(value).__name__}")
+        return value
+    if field.type == "bytes":
+        if isinstance(value, np.ndarray):
+            value = value.tobytes()
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            raise TypeError(f"{where}: expected bytes. Received: {type(value).__name__}")
+        return bytes(value)
+    array = np.asarray(value)
+    if array.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{where}: expected a number (or array) of {field.type}. Received dtype {array.dtype}"
+        )
+    if field.shape is None:
+        if array.ndim != 0:
+            raise ValueError(f"{where}: expected a scalar. Received shape {array.shape}")
+        return array.astype(field.dtype)
+    if field.fixed_size is not None:
+        if array.size != field.fixed_size:
+            raise ValueError(f"{where}: expected shape {field.shape}. Received shape {array.shape}")
+    elif array.size and any(s > 0 for s in field.shape):
+        known = math.prod(s for s in field.shape if s > 0)
+        if array.size % known:
+            raise ValueError(f"{where}: {array.size} elements do not fit shape {field.shape}")
+    return array.astype(field.dtype).ravel()

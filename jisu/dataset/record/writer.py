@@ -1,0 +1,283 @@
+"""FileWriter: pack rows into sharded Arrow IPC files, visible only at ``commit()``.
+
+Layout of a data set written as ``FileWriter("train.rec", shard_num=4)``:
+
+* ``train.rec0`` .. ``train.rec3`` (``train.rec`` when ``shard_num=1``): Arrow IPC files, one
+  record batch per block of rows; any Arrow reader opens them (``pyarrow.ipc.open_file``).
+* ``train.rec.manifest.json``: format version, schema, rows, bytes and CRC-32 of every shard,
+  and ``block_rows``. Rows are dealt to the shards in blocks of ``block_rows`` (block ``k`` to
+  shard ``k % shard_num``), so the written order can be rebuilt from the shards.
+
+Files are written under temporary names, fsynced, and renamed at ``commit()``; the manifest is
+renamed last and is the commit point. A writer that dies leaves at most temporary files, which
+no reader opens.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import weakref
+import zlib
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc
+
+from .schema import Field, arrow_schema, check_value, parse_schema
+
+FORMAT = "jisu-record"
+FORMAT_VERSION = 1
+MANIFEST_SUFFIX = ".manifest.json"
+BLOCK_BYTES = 4 << 20  # target size of one record batch
+MAX_BLOCK_ROWS = 1024
+
+
+def shard_files(file_name: str, shard_num: int) -> list[str]:
+    """Shard paths, named as MindRecord names them."""
+    return [file_name] if shard_num == 1 else [f"{file_name}{i}" for i in range(shard_num)]
+
+
+def crc32_of(path: str) -> int:
+    crc = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(16 << 20):
+            crc = zlib.crc32(chunk, crc)
+    return crc
+
+
+def _fsync(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove(paths: list[str]) -> None:
+    for path in paths:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+
+
+class FileWriter:
+    """Write a jisu record data set (MindRecord's ``FileWriter`` API).
+
+    Args:
+        file_name: path of the data set (the shard name when ``shard_num=1``).
+        shard_num: number of shard files.
+        overwrite: replace an existing data set of that name.
+
+    Raises:
+        FileExistsError: a file of the data set exists and ``overwrite`` is False.
+
+    Example:
+        >>> writer = FileWriter("train.rec", shard_num=2)
+        >>> writer.add_schema({"image": {"type": "bytes"}, "label": {"type": "int32"}})
+        0
+        >>> writer.write_raw_data([{"image": b"...", "label": 3}])
+        >>> writer.commit()
+    """
+
+    def __init__(self, file_name: str, shard_num: int = 1, overwrite: bool = False) -> None:
+        if not isinstance(file_name, (str, os.PathLike)) or not str(file_name):
+            raise ValueError(f"FileWriter: file_name must be a path. Received: {file_name!r}")
+        if isinstance(shard_num, bool) or not isinstance(shard_num, int) or not shard_num >= 1:
+            raise ValueError(f"FileWriter: shard_num must be an int >= 1. Received: {shard_num!r}")
+        self.file_name = os.path.abspath(os.fspath(file_name))
+        self.shard_num = shard_num
+        self.paths = shard_files(self.file_name, shard_num)
+        self.manifest = self.file_name + MANIFEST_SUFFIX
+        if not overwrite:
+            for path in [*self.paths, self.manifest]:
+                if os.path.exists(path):
+                    raise FileExistsError(
+                        f"FileWriter: '{path}' already exists; pass overwrite=True to replace "
+                        "the data set"
+                    )
+        directory = os.path.dirname(self.file_name)
+        if not os.path.isdir(directory):
+            raise FileNotFoundError(f"FileWriter: directory '{directory}' does not exist")
+        token = f".tmp-{os.getpid()}-{secrets.token_hex(4)}"
+        self._temp = [p + token for p in self.paths]
+        self._temp_manifest = self.manifest + token
+        self._cleanup = weakref.finalize(self, _remove, [*self._temp, self._temp_manifest])
+        self._fields: list[Field] | None = None
+        self._desc = ""
+        self._index: list[str] = []
+        self._schema: pa.Schema | None = None
+        self._writers: list[Any] = [None] * shard_num
+        self._rows = [0] * shard_num
+        self._pending: list[dict] = []
+        self._block_rows: int | None = None
+        self._blocks = 0
+        self._done = False
+
+    # ------------------------------------------------------------------ schema
+    def add_schema(self, content: dict, desc: str | None = None) -> int:
+        """Set the schema ``{field: {"type": t, "shape": [...]}}``; returns its id (0).
+
+        Types: int32, int64, float32, float64, string, bytes; numeric fields with a ``shape``
+        hold arrays (one ``-1`` allows any length along that axis).
+        """
+        self._check_open()
+        if self._fields is not None:
+            raise ValueError("FileWriter.add_schema: the schema is already set (one per file)")
+        self._fields = parse_schema(content)
+        self._desc = desc or ""
+        self._schema = arrow_schema(self._fields, self._desc)
+        return 0
+
+    def add_index(self, index_fields: Sequence[str]) -> None:
+        """Record fields to index (scalar int/float/string fields), kept in the manifest."""
+        self._check_open()
+        fields = {f.name: f for f in self._require_schema("add_index")}
+        for name in index_fields:
+            field = fields.get(name)
+            if field is None or field.is_array or field.type == "bytes":
+                raise ValueError(
+                    f"FileWriter.add_index: '{name}' is not a scalar field of the "
+                    f"schema. Fields: {list(fields)}"
+                )
+        self._index = list(index_fields)
+
+    # ------------------------------------------------------------------ rows
+    def write_raw_data(self, raw_data: Sequence[dict], parallel_writer: bool = False) -> None:
+        """Add rows (dicts with every schema field). Full blocks go to their shard at once;
+        with ``parallel_writer`` the shards of one call are written on parallel threads."""
+        self._check_open()
+        fields = self._require_schema("write_raw_data")
+        if isinstance(raw_data, dict) or not isinstance(raw_data, (list, tuple)):
+            raise TypeError(
+                "FileWriter.write_raw_data: raw_data must be a list of dicts. "
+                f"Received: {type(raw_data).__name__}"
+            )
+        names = {f.name for f in fields}
+        for k, row in enumerate(raw_data):
+            if not isinstance(row, dict):
+                raise TypeError(f"FileWriter.write_raw_data: row {k} is not a dict")
+            missing = names - row.keys()
+            if missing:
+                raise ValueError(
+                    f"FileWriter.write_raw_data: row {k} lacks field(s) {sorted(missing)}"
+                )
+            self._pending.append({f.name: check_value(f, row[f.name], k) for f in fields})
+        if self._block_rows is None and self._pending:
+            self._block_rows = self._choose_block_rows(self._pending[0])
+        blocks = []
+        while self._block_rows and len(self._pending) >= self._block_rows:
+            blocks.append(self._pending[: self._block_rows])
+            del self._pending[: self._block_rows]
+        self._write_blocks(blocks, parallel_writer)
+
+    @staticmethod
+    def _choose_block_rows(row: dict) -> int:
+        size = 0
+        for value in row.values():
+            size += (
+                value.nbytes
+                if isinstance(value, np.ndarray)
+                else len(value)
+                if isinstance(value, (bytes, str))
+                else 8
+            )
+        return int(max(1, min(MAX_BLOCK_ROWS, BLOCK_BYTES // max(size, 1))))
+
+    def _record_batch(self, rows: list[dict]) -> pa.RecordBatch:
+        columns = []
+        for field in self._fields:
+            values = [row[field.name] for row in rows]
+            arrow_type = field.arrow_type()
+            if field.type in ("string", "bytes"):
+                columns.append(pa.array(values, type=arrow_type))
+            elif field.shape is None:
+                columns.append(pa.array(np.array(values, dtype=field.dtype), type=arrow_type))
+            elif field.fixed_size is not None:
+                flat = pa.array(np.concatenate(values) if values else np.zeros(0, field.dtype))
+                columns.append(pa.FixedSizeListArray.from_arrays(flat, field.fixed_size))
+            else:
+                offsets = np.zeros(len(values) + 1, dtype=np.int64)
+                np.cumsum([v.size for v in values], out=offsets[1:])
+                flat = pa.array(np.concatenate(values) if values else np.zeros(0, field.dtype))
+                columns.append(pa.LargeListArray.from_arrays(pa.array(offsets), flat))
+        return pa.RecordBatch.from_arrays(columns, schema=self._schema)
+
+    def _writer(self, shard: int) -> Any:
+        if self._writers[shard] is None:
+            self._writers[shard] = pa.ipc.new_file(self._temp[shard], self._schema)
+        return self._writers[shard]
+
+    def _write_blocks(self, blocks: list[list[dict]], parallel: bool) -> None:
+        by_shard: dict[int, list[list[dict]]] = {}
+        for block in blocks:
+            by_shard.setdefault(self._blocks % self.shard_num, []).append(block)
+            self._blocks += 1
+
+        def write(shard: int) -> None:
+            writer = self._writer(shard)
+            for block in by_shard[shard]:
+                writer.write_batch(self._record_batch(block))
+                self._rows[shard] += len(block)
+
+        if parallel and len(by_shard) > 1:
+            with ThreadPoolExecutor(min(len(by_shard), os.cpu_count() or 1)) as pool:
+                list(pool.map(write, by_shard))
+        else:
+            for shard in by_shard:
+                write(shard)
+
+    # ------------------------------------------------------------------ commit
+    def commit(self) -> None:
+        """Write the last rows, make every file durable, then publish the data set atomically."""
+        self._check_open()
+        self._require_schema("commit")
+        if self._pending:
+            self._write_blocks([self._pending], parallel=False)
+            self._pending = []
+        shards = []
+        for i in range(self.shard_num):
+            self._writer(i).close()  # a shard with no rows still gets its schema
+            _fsync(self._temp[i])
+            shards.append(
+                {
+                    "file": os.path.basename(self.paths[i]),
+                    "rows": self._rows[i],
+                    "bytes": os.path.getsize(self._temp[i]),
+                    "crc32": crc32_of(self._temp[i]),
+                }
+            )
+        manifest = {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "schema": {f.name: f.to_dict() for f in self._fields},
+            "desc": self._desc,
+            "index_fields": self._index,
+            "rows": sum(self._rows),
+            "block_rows": self._block_rows or 1,
+            "shards": shards,
+        }
+        with open(self._temp_manifest, "w") as f:
+            json.dump(manifest, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        for temp, final in zip(self._temp, self.paths):
+            os.replace(temp, final)
+        os.replace(self._temp_manifest, self.manifest)  # the commit point
+        _fsync(os.path.dirname(self.manifest))
+        self._done = True
+        self._cleanup.detach()
+
+    def _check_open(self) -> None:
+        if self._done:
+            raise ValueError(f"FileWriter: '{self.file_name}' is already committed")
+
+    def _require_schema(self, method: str) -> list[Field]:
+        if self._fields is None:
+            raise ValueError(f"FileWriter.{method}: call add_schema first")
+        return self._fields

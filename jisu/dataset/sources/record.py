@@ -1,0 +1,166 @@
+"""RecordDataset (alias MindDataset): rows of a jisu record data set or of MindRecord files."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from ..engine.context import ExecContext
+from ..engine.rows import to_array
+from ..ops.shard import shard_positions
+from ..record.mindrecord import MindRecordReader, is_mindrecord
+from ..record.reader import RecordReader, find_manifest
+from ..validation import check_int
+from .generator import GeneratorDataset
+
+
+class Shuffle(str, Enum):
+    """Shuffle modes of record sources (MindSpore's ``mindspore.dataset.Shuffle``)."""
+
+    GLOBAL = "global"  #: a permutation of all rows
+    FILES = "files"  #: shards in a random order, rows of each shard in order
+    INFILE = "infile"  #: shards in order, the rows of each shard permuted
+
+
+def open_records(dataset_files: Any, columns: Sequence[str] | None, verify: bool) -> Any:
+    """A reader for a jisu record data set or MindRecord shard(s)."""
+    if isinstance(dataset_files, (list, tuple)):
+        if not dataset_files:
+            raise ValueError("RecordDataset: dataset_files is empty")
+        if all(is_mindrecord(os.fspath(p)) for p in dataset_files):
+            return MindRecordReader(list(dataset_files), columns)
+        if len(dataset_files) == 1:
+            dataset_files = dataset_files[0]
+        else:
+            raise ValueError(
+                "RecordDataset: a list of files is for MindRecord shards; name a "
+                f"jisu data set by one path. Received: {dataset_files!r}"
+            )
+    if not isinstance(dataset_files, (str, os.PathLike)):
+        raise TypeError(
+            f"RecordDataset: dataset_files must be a path or a list of paths. "
+            f"Received: {dataset_files!r}"
+        )
+    path = os.fspath(dataset_files)
+    if is_mindrecord(path):
+        return MindRecordReader(path, columns)
+    manifest = find_manifest(path)
+    if manifest is None:
+        raise FileNotFoundError(
+            f"RecordDataset: no jisu record manifest or MindRecord file at '{path}'"
+        )
+    return RecordReader(manifest, columns, verify)
+
+
+class _Padded:
+    """The reader's rows followed by ``count`` copies of ``padded_sample``."""
+
+    def __init__(self, reader: Any, sample: tuple, count: int) -> None:
+        self.reader, self.sample, self.count = reader, sample, count
+
+    def __len__(self) -> int:
+        return len(self.reader) + self.count
+
+    def __getitem__(self, index: int) -> tuple:
+        if index >= len(self.reader):
+            return self.sample
+        return self.reader[index]
+
+
+class RecordDataset(GeneratorDataset):
+    """Rows of a jisu record data set (``FileWriter``) or of MindRecord files.
+
+    Args:
+        dataset_files: the data set's name, manifest or one of its shards; or MindRecord
+            shard(s) (one file opens all shards named in its header; a list opens those).
+        columns_list: columns to read, in order (default: all).
+        num_parallel_workers: threads reading rows (default: ``config``'s).
+        shuffle: True / ``Shuffle.GLOBAL`` (default), ``Shuffle.FILES``, ``Shuffle.INFILE``
+            or False (rows in written order, shard after shard).
+        num_shards / shard_id: one of ``num_shards`` equal parts (short parts wrap around).
+        sampler, num_samples: as in :class:`GeneratorDataset`.
+        padded_sample / num_padded: append ``num_padded`` copies of ``padded_sample`` (a dict
+            of every column) so that the rows divide evenly among shards.
+        verify: check every shard's CRC-32 against the manifest when opening (jisu format).
+
+    Raises:
+        FileNotFoundError / ValueError: a missing, truncated or altered shard, named, before
+            any row is read.
+    """
+
+    def __init__(
+        self,
+        dataset_files: Any,
+        columns_list: Sequence[str] | None = None,
+        num_parallel_workers: int | None = None,
+        shuffle: bool | Shuffle | None = None,
+        num_shards: int | None = None,
+        shard_id: int | None = None,
+        sampler: Any = None,
+        num_samples: int | None = None,
+        padded_sample: dict | None = None,
+        num_padded: int | None = None,
+        verify: bool = True,
+    ) -> None:
+        reader = open_records(dataset_files, columns_list, verify)
+        self.reader = reader
+        source: Any = reader
+        if padded_sample is not None or num_padded:
+            if padded_sample is None or not isinstance(padded_sample, dict):
+                raise ValueError(
+                    "RecordDataset: num_padded needs padded_sample, a dict of "
+                    f"every column. Received: padded_sample={padded_sample!r}"
+                )
+            count = check_int("RecordDataset", "num_padded", num_padded or 0, minimum=0)
+            missing = [c for c in reader.columns if c not in padded_sample]
+            if missing:
+                raise ValueError(f"RecordDataset: padded_sample lacks column(s) {missing}")
+            sample = tuple(to_array(padded_sample[c]) for c in reader.columns)
+            source = _Padded(reader, sample, count)
+        if shuffle is None or shuffle is True:
+            mode = None if sampler is not None else Shuffle.GLOBAL
+        elif shuffle is False:
+            mode = None
+        elif isinstance(shuffle, Shuffle):
+            mode = shuffle
+        else:
+            raise ValueError(
+                f"RecordDataset: shuffle must be a bool or a Shuffle mode. "
+                f"Received: shuffle={shuffle!r}"
+            )
+        self.shuffle_mode = mode
+        super().__init__(
+            source,
+            reader.columns,
+            num_samples=num_samples,
+            num_parallel_workers=num_parallel_workers,
+            shuffle=None if sampler is not None else mode is not None,
+            sampler=sampler,
+            num_shards=num_shards,
+            shard_id=shard_id,
+        )
+        self._serial_reads = False  # reading mapped files is thread-safe
+
+    def _order(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        if self.sampler is not None or self.shuffle_mode in (None, Shuffle.GLOBAL):
+            return super()._order(n, rng)
+        reader = self.reader
+        parts = [reader.shard_indices(s) for s in range(len(reader.shard_rows))]
+        if self.shuffle_mode is Shuffle.FILES:
+            parts = [parts[s] for s in rng.permutation(len(parts))]
+        else:
+            parts = [rng.permutation(p) for p in parts]
+        order = np.concatenate([*parts, np.arange(len(reader), n, dtype=np.int64)])
+        if self.shards is not None:
+            order = order[shard_positions(n, *self.shards)]
+        return order if self.num_samples is None else order[: self.num_samples]
+
+    def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:
+        return None  # rows are views of the files; a batch stacks them in one copy
+
+
+MindDataset = RecordDataset
