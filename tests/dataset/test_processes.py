@@ -299,7 +299,8 @@ def test_a_big_python_list_in_the_source_does_not_grow_worker_memory():
         BigListSource(), ["path"], shuffle=True, num_parallel_workers=2, python_multiprocessing=True
     )
     it = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
-    next(it)
+    for _ in range(1000):  # a quarter of the epoch: both workers are loaded and have worked
+        next(it)
     pids = it.worker_pids()
     start = {pid: rss_kib(pid) for pid in pids}
     for _ in it:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -103,7 +104,7 @@ def test_shuffle_modes_read_every_row_once_per_epoch(tmp_path, mode):
     reader = data.reader
     shard_of = {int(g): s for s in range(3) for g in reader.shard_indices(s)}
     runs = [shard_of[g] for g in epochs[0]]
-    changes = sum(a != b for a, b in zip(runs, runs[1:]))
+    changes = sum(a != b for a, b in itertools.pairwise(runs))
     if mode in (Shuffle.FILES, Shuffle.INFILE):
         assert changes == 2  # shard after shard
         if mode is Shuffle.FILES:  # rows of a shard in their order
