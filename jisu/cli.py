@@ -35,6 +35,27 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _convert(args: argparse.Namespace) -> int:
+    from .dataset.record.convert import convert
+
+    summary = convert(
+        args.src,
+        args.dst,
+        shards=args.shards,
+        workers=args.workers,
+        max_size=args.max_size,
+        quality=args.quality,
+        overwrite=args.overwrite,
+    )
+    mib = summary["bytes"] / (1 << 20)
+    print(
+        f"wrote {summary['rows']} rows, {mib:.1f} MiB in {len(summary['files'])} shard(s) "
+        f"in {summary['seconds']:.1f} s ({summary['rows'] / max(summary['seconds'], 1e-9):.0f} "
+        f"rows/s): {args.dst}"
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jisu",
@@ -48,6 +69,26 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--workers", type=int, default=4, help="map workers (clamped to CPUs)")
     train.add_argument("--size", type=int, default=224, help="image height and width")
     train.set_defaults(run=_train)
+    convert = commands.add_parser(
+        "convert",
+        help="pack an image folder, MindRecord files or NumPy arrays into record shards",
+        description="Convert SRC (a class-per-subfolder image folder, MindRecord files, a "
+        ".npz/.npy file or a jisu record data set) into a jisu record data set DST. "
+        "All-or-nothing: an interrupted conversion leaves nothing behind.",
+    )
+    convert.add_argument("src")
+    convert.add_argument("dst")
+    convert.add_argument("--shards", type=int, default=1, help="number of shard files")
+    convert.add_argument("--workers", type=int, default=None, help="reading/encoding threads")
+    convert.add_argument(
+        "--max-size",
+        type=int,
+        default=None,
+        help="re-encode images so the longer side is at most this",
+    )
+    convert.add_argument("--quality", type=int, default=None, help="JPEG quality when re-encoding")
+    convert.add_argument("--overwrite", action="store_true", help="replace an existing DST")
+    convert.set_defaults(run=_convert)
     return parser
 
 

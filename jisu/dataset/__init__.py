@@ -12,7 +12,7 @@ Example:
     [(4, 3, 4, 4), (4,)]
 """
 
-from . import config, transforms, vision
+from . import config, record, transforms, vision
 from .datasets import Dataset
 from .engine.errors import PipelineError
 from .engine.iterator import DatasetIterator
@@ -54,6 +54,7 @@ __all__ = [
     "TorchDataset",
     "WeightedRandomSampler",
     "config",
+    "record",
     "transforms",
     "vision",
     "zip",

@@ -375,6 +375,16 @@ class Dataset:
 
         return FilterDataset(self, predicate, input_columns, num_parallel_workers)
 
+    def save(self, file_name: str, num_files: int = 1, overwrite: bool = False) -> dict:
+        """Write one epoch of this pipeline's output as a jisu record data set.
+
+        The schema comes from the first row (dtypes and shapes kept; strings as ``string``).
+        Nothing is visible until every row is written; returns rows, bytes and seconds.
+        """
+        from .record.convert import write_dataset
+
+        return write_dataset(self, file_name, num_files, overwrite)
+
     # ----------------------------------------------------------------- iteration
     def create_tuple_iterator(
         self,

@@ -1,7 +1,8 @@
 """The record format: sharded, memory-mapped Arrow IPC files (and MindRecord reading)."""
 
+from . import convert
 from .mindrecord import MindRecordReader
 from .reader import RecordReader
 from .writer import FileWriter
 
-__all__ = ["FileWriter", "MindRecordReader", "RecordReader"]
+__all__ = ["FileWriter", "MindRecordReader", "RecordReader", "convert"]

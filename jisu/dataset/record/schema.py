@@ -9,7 +9,17 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-NUMERIC = {"int32": np.int32, "int64": np.int64, "float32": np.float32, "float64": np.float64}
+NUMERIC = {
+    "int32": np.int32,
+    "int64": np.int64,
+    "float32": np.float32,
+    "float64": np.float64,
+    # beyond MindRecord's types: images and half-precision features keep their dtype
+    "uint8": np.uint8,
+    "int8": np.int8,
+    "int16": np.int16,
+    "float16": np.float16,
+}
 TYPES = (*NUMERIC, "string", "bytes")
 
 

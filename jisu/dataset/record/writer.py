@@ -273,6 +273,17 @@ class FileWriter:
         self._done = True
         self._cleanup.detach()
 
+    def abort(self) -> None:
+        """Give up: remove the temporary files; nothing of this data set becomes visible."""
+        for writer in self._writers:
+            if writer is not None:
+                try:
+                    writer.close()
+                except Exception:  # a half-written file is removed just below
+                    pass
+        self._cleanup()
+        self._done = True
+
     def _check_open(self) -> None:
         if self._done:
             raise ValueError(f"FileWriter: '{self.file_name}' is already committed")

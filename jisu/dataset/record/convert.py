@@ -1,0 +1,236 @@
+"""Conversion to the record format: image folders, MindRecord, NumPy arrays, any pipeline.
+
+Conversion is all-or-nothing: rows go to temporary files that become the data set only when
+every row is written (``FileWriter.commit``); an interrupted conversion (Ctrl-C, an error)
+removes them, so a rerun starts from scratch and no half data set is ever visible.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from tqdm import tqdm
+
+from .schema import NUMERIC
+from .writer import FileWriter
+
+if TYPE_CHECKING:
+    from ..datasets import Dataset
+
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
+_WRITE_ROWS = 256
+
+
+def field_of(name: str, value: np.ndarray) -> dict:
+    """The record field that holds ``value`` (the first row's value of column ``name``)."""
+    if value.dtype.kind == "U":
+        return {"type": "string"}
+    if value.dtype.kind == "S":
+        return {"type": "bytes"}
+    dtype = "int32" if value.dtype.kind == "b" else value.dtype.name
+    if dtype not in NUMERIC:
+        raise TypeError(
+            f"save: column '{name}' has dtype {value.dtype}, which the record format "
+            f"does not hold; cast it (TypeCast) to one of {list(NUMERIC)}"
+        )
+    return {"type": dtype} if value.ndim == 0 else {"type": dtype, "shape": list(value.shape)}
+
+
+def _value(field: dict, value: np.ndarray) -> Any:
+    if field["type"] == "string":
+        return str(value)
+    if field["type"] == "bytes":
+        return value.tobytes() if value.dtype.kind != "S" else bytes(value.item())
+    return value
+
+
+def write_dataset(
+    dataset: Dataset,
+    file_name: str,
+    num_files: int = 1,
+    overwrite: bool = False,
+    schema: dict | None = None,
+    progress: bool | None = None,
+    description: str = "",
+) -> dict:
+    """Write one epoch of ``dataset`` as a record data set; returns rows, bytes and seconds.
+
+    Args:
+        schema: fields to use (default: inferred from the first row: numbers and arrays keep
+            their dtype and shape, strings become ``string``).
+        progress: show a progress bar (default: when stderr is a terminal).
+    """
+    begin = time.perf_counter()
+    columns = dataset.get_col_names()
+    writer = FileWriter(file_name, shard_num=num_files, overwrite=overwrite)
+    total = None
+    try:
+        total = dataset._row_count()
+    except Exception:  # an unknown size only costs the progress bar its total
+        total = None
+    rows = 0
+    bar = tqdm(
+        total=total,
+        unit="rows",
+        desc=os.path.basename(file_name),
+        disable=None if progress is None else not progress,
+    )
+    try:
+        iterator = dataset.create_tuple_iterator(num_epochs=1, output_numpy=True)
+        pending: list[dict] = []
+        for row in iterator:
+            if schema is None:
+                schema = {name: field_of(name, value) for name, value in zip(columns, row)}
+            if not writer._fields:
+                writer.add_schema(schema, description)
+            pending.append({name: _value(schema[name], value) for name, value in zip(columns, row)})
+            if len(pending) == _WRITE_ROWS:
+                writer.write_raw_data(pending, parallel_writer=num_files > 1)
+                rows += len(pending)
+                bar.update(len(pending))
+                pending = []
+        if schema is None:
+            raise ValueError(f"save: the dataset is empty; nothing to write to '{file_name}'")
+        if pending:
+            writer.write_raw_data(pending)
+            rows += len(pending)
+            bar.update(len(pending))
+        writer.commit()
+    except BaseException:
+        writer.abort()
+        raise
+    finally:
+        bar.close()
+    size = sum(os.path.getsize(p) for p in writer.paths)
+    return {
+        "rows": rows,
+        "bytes": size,
+        "seconds": time.perf_counter() - begin,
+        "files": writer.paths,
+    }
+
+
+def list_image_folder(
+    root: str, extensions: Sequence[str] | None = None, class_indexing: dict[str, int] | None = None
+) -> tuple[list[str], list[int], dict[str, int]]:
+    """Image files of a class-per-subfolder tree, sorted, with their class labels.
+
+    Labels follow ``class_indexing`` or, by default, the sorted folder names (MindSpore's rule).
+    """
+    if not os.path.isdir(root):
+        raise FileNotFoundError(f"image folder '{root}' does not exist")
+    extensions = tuple(e.lower() for e in (extensions or IMAGE_EXTENSIONS))
+    classes = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
+    if class_indexing is None:
+        class_indexing = {name: i for i, name in enumerate(classes)}
+    paths, labels = [], []
+    for name in classes:
+        if name not in class_indexing:
+            continue
+        folder = os.path.join(root, name)
+        for dirpath, _, files in sorted(os.walk(folder)):
+            for file in sorted(files):
+                if file.lower().endswith(extensions):
+                    paths.append(os.path.join(dirpath, file))
+                    labels.append(class_indexing[name])
+    if not paths:
+        raise ValueError(
+            f"image folder '{root}' has no images with extensions {extensions} in class subfolders"
+        )
+    return paths, labels, class_indexing
+
+
+class ImageFiles:
+    """Random-access source of (encoded bytes, label, path relative to ``root``)."""
+
+    def __init__(self, root: str, paths: list[str], labels: list[int]) -> None:
+        self.root = root
+        self.paths = np.array(paths)  # one buffer, not a list of objects (see worker memory)
+        self.labels = np.asarray(labels, dtype=np.int32)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __getitem__(self, index: int) -> tuple:
+        path = str(self.paths[index])
+        with open(path, "rb") as f:
+            data = np.frombuffer(f.read(), dtype=np.uint8)
+        return data, self.labels[index], np.array(os.path.relpath(path, self.root))
+
+
+def reencoder(max_size: int | None, quality: int) -> Callable[[np.ndarray], np.ndarray]:
+    """Decode, shrink so the longer side is at most ``max_size``, encode as JPEG."""
+    import cv2
+    import simplejpeg
+
+    from ..vision import Decode
+
+    decode = Decode()
+
+    def reencode(data: np.ndarray) -> np.ndarray:
+        image = decode(data)
+        h, w = image.shape[:2]
+        if max_size and max(h, w) > max_size:
+            scale = max_size / max(h, w)
+            size = (max(1, round(w * scale)), max(1, round(h * scale)))
+            image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+        encoded = simplejpeg.encode_jpeg(
+            np.ascontiguousarray(image), quality=quality, colorspace="RGB"
+        )
+        return np.frombuffer(encoded, dtype=np.uint8)
+
+    return reencode
+
+
+def convert(
+    src: str,
+    dst: str,
+    shards: int = 1,
+    workers: int | None = None,
+    max_size: int | None = None,
+    quality: int | None = None,
+    overwrite: bool = False,
+    progress: bool | None = None,
+) -> dict:
+    """Convert an image folder, MindRecord files, a ``.npz``/``.npy`` file or a jisu record
+    data set into a jisu record data set at ``dst``; returns the summary of the write."""
+    from .. import GeneratorDataset, NumpySlicesDataset, RecordDataset
+    from .mindrecord import is_mindrecord
+
+    schema = None
+    if os.path.isdir(src):
+        paths, labels, classes = list_image_folder(src)
+        data = GeneratorDataset(
+            ImageFiles(src, paths, labels),
+            ["image", "label", "file_name"],
+            shuffle=False,
+            num_parallel_workers=workers or 1,
+        )
+        if max_size is not None or quality is not None:
+            data = data.map(
+                reencoder(max_size, quality or 90), "image", num_parallel_workers=workers
+            )
+        schema = {
+            "image": {"type": "bytes"},
+            "label": {"type": "int32"},
+            "file_name": {"type": "string"},
+        }
+        description = f"image folder {os.path.abspath(src)}; classes {classes}"
+    elif src.endswith((".npz", ".npy")):
+        loaded = np.load(src)
+        arrays = dict(loaded) if isinstance(loaded, np.lib.npyio.NpzFile) else {"data": loaded}
+        data = NumpySlicesDataset(arrays, shuffle=False)
+        description = f"NumPy arrays from {os.path.abspath(src)}"
+    elif is_mindrecord(src) or os.path.exists(src) or os.path.exists(src + ".manifest.json"):
+        data = RecordDataset(src, shuffle=False, num_parallel_workers=workers)
+        description = f"converted from {os.path.abspath(src)}"
+    else:
+        raise FileNotFoundError(
+            f"convert: '{src}' is not an image folder, a .npz/.npy file, "
+            "MindRecord files or a jisu record data set"
+        )
+    return write_dataset(data, dst, shards, overwrite, schema, progress, description)
