@@ -46,9 +46,13 @@ def to_output(array: np.ndarray, output_numpy: bool) -> Any:
     """Hand one column to the user: a torch tensor sharing memory, or a contiguous array.
 
     Strings and other non-numeric columns stay NumPy arrays (torch has no string tensors).
+    Read-only arrays (rows mapped from record files) stay views as NumPy output; a tensor gets
+    a copy, since torch would let a write reach read-only memory.
     """
-    if not array.flags.c_contiguous or not array.flags.writeable:
-        array = np.array(array, order="C")  # negative strides and read-only memory need a copy
+    if not isinstance(array, np.ndarray) or not array.flags.c_contiguous:
+        array = np.ascontiguousarray(array)  # a scalar, a transposed view, negative strides
     if output_numpy or array.dtype.kind not in "biufc":
         return array
+    if not array.flags.writeable:
+        array = array.copy()
     return torch.from_numpy(array)

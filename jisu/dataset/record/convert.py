@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
 _WRITE_ROWS = 256
+_CHUNK_ROWS = 512
 
 
 def field_of(name: str, value: np.ndarray) -> dict:
@@ -114,6 +116,84 @@ def write_dataset(
     }
 
 
+def write_chunks(
+    file_name: str,
+    num_files: int,
+    overwrite: bool,
+    schema: dict,
+    chunks: Iterator[tuple[int, dict]],
+    total: int | None,
+    progress: bool | None,
+    description: str = "",
+) -> dict:
+    """Write column chunks ``(rows, {field: values})`` as a record data set (all or nothing)."""
+    begin = time.perf_counter()
+    writer = FileWriter(file_name, shard_num=num_files, overwrite=overwrite)
+    writer.add_schema(schema, description)
+    rows = 0
+    bar = tqdm(
+        total=total,
+        unit="rows",
+        desc=os.path.basename(file_name),
+        disable=None if progress is None else not progress,
+    )
+    try:
+        for n, columns in chunks:
+            writer.write_columns(columns, parallel_writer=num_files > 1)
+            rows += n
+            bar.update(n)
+        writer.commit()
+    except BaseException:
+        writer.abort()
+        raise
+    finally:
+        bar.close()
+    size = sum(os.path.getsize(p) for p in writer.paths)
+    return {
+        "rows": rows,
+        "bytes": size,
+        "seconds": time.perf_counter() - begin,
+        "files": writer.paths,
+    }
+
+
+def _read_file(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def folder_chunks(
+    root: str, paths: list[str], labels: list[int], workers: int
+) -> Iterator[tuple[int, dict]]:
+    """Chunks of (file bytes, label, relative name), files read on ``workers`` threads."""
+    prefix = len(os.path.join(root, ""))
+    names = [p[prefix:] for p in paths]  # paths come from os.walk(root)
+    with ThreadPoolExecutor(workers) as pool:
+        # read one chunk ahead, so reading the files overlaps with writing the shards
+        ahead = [pool.submit(_read_file, p) for p in paths[:_CHUNK_ROWS]]
+        for start in range(0, len(paths), _CHUNK_ROWS):
+            end = min(start + _CHUNK_ROWS, len(paths))
+            current = ahead
+            ahead = [pool.submit(_read_file, p) for p in paths[end : end + _CHUNK_ROWS]]
+            contents = [f.result() for f in current]
+            yield (
+                end - start,
+                {
+                    "image": contents,
+                    "label": np.asarray(labels[start:end], np.int32),
+                    "file_name": names[start:end],
+                },
+            )
+
+
+def array_chunks(arrays: dict[str, np.ndarray]) -> Iterator[tuple[int, dict]]:
+    """Chunks of rows of in-memory arrays."""
+    n = len(next(iter(arrays.values())))
+    for start in range(0, n, _CHUNK_ROWS):
+        end = min(start + _CHUNK_ROWS, n)
+        yield end - start, {k: v[start:end] for k, v in arrays.items()}
+
+
 def list_image_folder(
     root: str, extensions: Sequence[str] | None = None, class_indexing: dict[str, int] | None = None
 ) -> tuple[list[str], list[int], dict[str, int]]:
@@ -198,33 +278,49 @@ def convert(
 ) -> dict:
     """Convert an image folder, MindRecord files, a ``.npz``/``.npy`` file or a jisu record
     data set into a jisu record data set at ``dst``; returns the summary of the write."""
-    from .. import GeneratorDataset, NumpySlicesDataset, RecordDataset
+    from .. import GeneratorDataset, RecordDataset
+    from ..engine.cpus import available_cpus
     from .mindrecord import is_mindrecord
 
+    image_schema = {
+        "image": {"type": "bytes"},
+        "label": {"type": "int32"},
+        "file_name": {"type": "string"},
+    }
     schema = None
     if os.path.isdir(src):
         paths, labels, classes = list_image_folder(src)
+        description = f"image folder {os.path.abspath(src)}; classes {classes}"
+        if max_size is None and quality is None:  # bytes as stored: read and write by columns
+            chunks = folder_chunks(src, paths, labels, workers or available_cpus())
+            return write_chunks(
+                dst, shards, overwrite, image_schema, chunks, len(paths), progress, description
+            )
         data = GeneratorDataset(
             ImageFiles(src, paths, labels),
             ["image", "label", "file_name"],
             shuffle=False,
             num_parallel_workers=workers or 1,
         )
-        if max_size is not None or quality is not None:
-            data = data.map(
-                reencoder(max_size, quality or 90), "image", num_parallel_workers=workers
-            )
-        schema = {
-            "image": {"type": "bytes"},
-            "label": {"type": "int32"},
-            "file_name": {"type": "string"},
-        }
-        description = f"image folder {os.path.abspath(src)}; classes {classes}"
+        data = data.map(reencoder(max_size, quality or 90), "image", num_parallel_workers=workers)
+        schema = image_schema
     elif src.endswith((".npz", ".npy")):
         loaded = np.load(src)
         arrays = dict(loaded) if isinstance(loaded, np.lib.npyio.NpzFile) else {"data": loaded}
-        data = NumpySlicesDataset(arrays, shuffle=False)
-        description = f"NumPy arrays from {os.path.abspath(src)}"
+        if len({len(a) for a in arrays.values()}) != 1:
+            raise ValueError(f"convert: the arrays in '{src}' differ in length")
+        schema = {k: field_of(k, v[0]) for k, v in arrays.items()}
+        n = len(next(iter(arrays.values())))
+        return write_chunks(
+            dst,
+            shards,
+            overwrite,
+            schema,
+            array_chunks(arrays),
+            n,
+            progress,
+            f"NumPy arrays from {os.path.abspath(src)}",
+        )
     elif is_mindrecord(src) or os.path.exists(src) or os.path.exists(src + ".manifest.json"):
         data = RecordDataset(src, shuffle=False, num_parallel_workers=workers)
         description = f"converted from {os.path.abspath(src)}"

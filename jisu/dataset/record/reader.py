@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import os
 import threading
@@ -72,7 +74,10 @@ class _Columns:
     @staticmethod
     def _getter(field: Field, column: pa.Array) -> Any:
         if field.type == "string":
-            return lambda j: np.array(column[j].as_py())
+            starts = np.frombuffer(column.buffers()[1], dtype=np.int64)[column.offset :]
+            text = column.buffers()[2]
+            text = b"" if text is None else memoryview(text)
+            return lambda j: np.array(str(text[starts[j] : starts[j + 1]], "utf-8"))
         if field.type == "bytes":
             offsets = np.frombuffer(column.buffers()[1], dtype=np.int64)[column.offset :]
             data = np.frombuffer(column.buffers()[2], dtype=np.uint8)
@@ -166,7 +171,7 @@ class RecordReader:
                     f"the manifest says {rows}"
                 )
             self._readers.append(reader)
-            self._batch_starts.append(np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64))
+            self._batch_starts.append([0, *itertools.accumulate(sizes)])
         self._views: dict[tuple[int, int], _Columns] = {}
 
     def __getstate__(self) -> dict:
@@ -208,7 +213,7 @@ class RecordReader:
             raise IndexError(f"RecordDataset: row {index} out of range [0, {len(self)})")
         shard, local = self.locate(int(index))
         starts = self._batch_starts[shard]
-        batch = int(np.searchsorted(starts, local, side="right")) - 1
-        views = self._columns(shard, batch)
-        j = local - int(starts[batch])
+        batch = bisect.bisect_right(starts, local) - 1
+        views = self._views.get((shard, batch)) or self._columns(shard, batch)
+        j = local - starts[batch]
         return tuple(get(j) for get in views.getters)

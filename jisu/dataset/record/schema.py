@@ -138,3 +138,38 @@ def check_value(field: Field, value: Any, row: int) -> Any:
         if array.size % known:
             raise ValueError(f"{where}: {array.size} elements do not fit shape {field.shape}")
     return array.astype(field.dtype).ravel()
+
+
+def column_of(field: Field, values: list) -> Any:
+    """Checked per-row values (from :func:`check_value`) as one column of a chunk."""
+    if field.type in ("string", "bytes") or (field.fixed_size is None and field.is_array):
+        return values
+    if field.shape is None:
+        return np.array(values, dtype=field.dtype)
+    return np.stack(values).reshape(len(values), *field.shape)
+
+
+def checked_column(field: Field, values: Any) -> Any:
+    """A whole column given to ``write_columns``, checked and converted at once."""
+    where = f"FileWriter.write_columns: field '{field.name}'"
+    if field.type == "string":
+        values = list(values)
+        if not all(isinstance(v, str) for v in values):
+            raise TypeError(f"{where}: expected str values")
+        return values
+    if field.type == "bytes":
+        values = [v.tobytes() if isinstance(v, np.ndarray) else v for v in values]
+        if not all(isinstance(v, (bytes, bytearray, memoryview)) for v in values):
+            raise TypeError(f"{where}: expected bytes values")
+        return values
+    if field.is_array and field.fixed_size is None:
+        return [check_value(field, v, k) for k, v in enumerate(values)]
+    array = np.asarray(values)
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{where}: expected numbers of {field.type}. Received dtype {array.dtype}")
+    shape = () if field.shape is None else tuple(field.shape)
+    if array.shape[1:] != shape and array.reshape(len(array), -1).shape[1] != math.prod(shape):
+        raise ValueError(
+            f"{where}: expected rows of shape {list(shape)}. Received {list(array.shape[1:])}"
+        )
+    return array.astype(field.dtype, copy=False).reshape(len(array), *shape)

@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc
 
-from .schema import Field, arrow_schema, check_value, parse_schema
+from .schema import Field, arrow_schema, check_value, checked_column, column_of, parse_schema
 
 FORMAT = "jisu-record"
 FORMAT_VERSION = 1
@@ -48,6 +48,29 @@ def crc32_of(path: str) -> int:
         while chunk := f.read(16 << 20):
             crc = zlib.crc32(chunk, crc)
     return crc
+
+
+class _ChecksummedFile:
+    """A binary file that keeps the CRC-32 of everything written to it (no read-back)."""
+
+    def __init__(self, path: str) -> None:
+        self.file = open(path, "wb")  # noqa: SIM115 - closed by close()
+        self.crc = 0
+        self.closed = False
+
+    def write(self, data: Any) -> int:
+        self.crc = zlib.crc32(data, self.crc)  # releases the GIL for large buffers
+        return self.file.write(data)
+
+    def flush(self) -> None:
+        self.file.flush()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.file.flush()
+            os.fsync(self.file.fileno())
+            self.file.close()
+            self.closed = True
 
 
 def _fsync(path: str) -> None:
@@ -113,8 +136,10 @@ class FileWriter:
         self._index: list[str] = []
         self._schema: pa.Schema | None = None
         self._writers: list[Any] = [None] * shard_num
+        self._sinks: list[Any] = [None] * shard_num
         self._rows = [0] * shard_num
-        self._pending: list[dict] = []
+        self._pending: list[tuple[int, dict]] = []  # (rows, columns) not yet in a block
+        self._pending_rows = 0
         self._block_rows: int | None = None
         self._blocks = 0
         self._done = False
@@ -159,6 +184,7 @@ class FileWriter:
                 f"Received: {type(raw_data).__name__}"
             )
         names = {f.name for f in fields}
+        checked: dict[str, list] = {f.name: [] for f in fields}
         for k, row in enumerate(raw_data):
             if not isinstance(row, dict):
                 raise TypeError(f"FileWriter.write_raw_data: row {k} is not a dict")
@@ -167,39 +193,88 @@ class FileWriter:
                 raise ValueError(
                     f"FileWriter.write_raw_data: row {k} lacks field(s) {sorted(missing)}"
                 )
-            self._pending.append({f.name: check_value(f, row[f.name], k) for f in fields})
-        if self._block_rows is None and self._pending:
-            self._block_rows = self._choose_block_rows(self._pending[0])
-        blocks = []
-        while self._block_rows and len(self._pending) >= self._block_rows:
-            blocks.append(self._pending[: self._block_rows])
-            del self._pending[: self._block_rows]
-        self._write_blocks(blocks, parallel_writer)
-
-    @staticmethod
-    def _choose_block_rows(row: dict) -> int:
-        size = 0
-        for value in row.values():
-            size += (
-                value.nbytes
-                if isinstance(value, np.ndarray)
-                else len(value)
-                if isinstance(value, (bytes, str))
-                else 8
+            for f in fields:
+                checked[f.name].append(check_value(f, row[f.name], k))
+        if raw_data:
+            self._add_chunk(
+                len(raw_data),
+                {f.name: column_of(f, checked[f.name]) for f in fields},
+                parallel_writer,
             )
+
+    def write_columns(self, columns: dict[str, Any], parallel_writer: bool = False) -> None:
+        """Add rows given column by column: ``columns[field]`` holds one value per row (a list,
+        or an array whose first axis is the row). Much faster than ``write_raw_data`` for many
+        small rows: values are checked and packed per column, not per row."""
+        self._check_open()
+        fields = self._require_schema("write_columns")
+        missing = {f.name for f in fields} - columns.keys()
+        if missing:
+            raise ValueError(f"FileWriter.write_columns: missing field(s) {sorted(missing)}")
+        lengths = {name: len(columns[name]) for name in (f.name for f in fields)}
+        if len(set(lengths.values())) != 1:
+            raise ValueError(f"FileWriter.write_columns: columns differ in length: {lengths}")
+        n = next(iter(lengths.values()))
+        if n:
+            self._add_chunk(
+                n, {f.name: checked_column(f, columns[f.name]) for f in fields}, parallel_writer
+            )
+
+    def _add_chunk(self, n: int, chunk: dict[str, Any], parallel: bool) -> None:
+        self._pending.append((n, chunk))
+        self._pending_rows += n
+        if self._block_rows is None:
+            self._block_rows = self._choose_block_rows(chunk, n)
+        blocks = []
+        while self._pending_rows >= self._block_rows:
+            blocks.append(self._take(self._block_rows))
+        self._write_blocks(blocks, parallel)
+
+    def _take(self, count: int) -> dict[str, Any]:
+        """The first ``count`` pending rows, as one chunk."""
+        parts, taken = [], 0
+        while taken < count:
+            n, chunk = self._pending[0]
+            need = count - taken
+            if n <= need:
+                parts.append(chunk)
+                self._pending.pop(0)
+                taken += n
+            else:
+                parts.append({k: v[:need] for k, v in chunk.items()})
+                self._pending[0] = (n - need, {k: v[need:] for k, v in chunk.items()})
+                taken += need
+        self._pending_rows -= count
+        if len(parts) == 1:
+            return parts[0]
+        return {
+            k: (
+                np.concatenate([p[k] for p in parts])
+                if isinstance(parts[0][k], np.ndarray)
+                else [v for p in parts for v in p[k]]
+            )
+            for k in parts[0]
+        }
+
+    def _choose_block_rows(self, chunk: dict[str, Any], n: int) -> int:
+        size = 0
+        for field in self._fields:
+            column = chunk[field.name]
+            if isinstance(column, np.ndarray):
+                size += column[:1].nbytes
+            else:
+                first = column[0]
+                size += first.nbytes if isinstance(first, np.ndarray) else len(first)
         return int(max(1, min(MAX_BLOCK_ROWS, BLOCK_BYTES // max(size, 1))))
 
-    def _record_batch(self, rows: list[dict]) -> pa.RecordBatch:
+    def _record_batch(self, chunk: dict[str, Any]) -> pa.RecordBatch:
         columns = []
         for field in self._fields:
-            values = [row[field.name] for row in rows]
-            arrow_type = field.arrow_type()
-            if field.type in ("string", "bytes"):
-                columns.append(pa.array(values, type=arrow_type))
-            elif field.shape is None:
-                columns.append(pa.array(np.array(values, dtype=field.dtype), type=arrow_type))
+            values = chunk[field.name]
+            if field.type in ("string", "bytes") or field.shape is None:
+                columns.append(pa.array(values, type=field.arrow_type()))
             elif field.fixed_size is not None:
-                flat = pa.array(np.concatenate(values) if values else np.zeros(0, field.dtype))
+                flat = pa.array(values.reshape(-1))
                 columns.append(pa.FixedSizeListArray.from_arrays(flat, field.fixed_size))
             else:
                 offsets = np.zeros(len(values) + 1, dtype=np.int64)
@@ -210,11 +285,13 @@ class FileWriter:
 
     def _writer(self, shard: int) -> Any:
         if self._writers[shard] is None:
-            self._writers[shard] = pa.ipc.new_file(self._temp[shard], self._schema)
+            sink = _ChecksummedFile(self._temp[shard])
+            self._sinks[shard] = sink
+            self._writers[shard] = pa.ipc.new_file(pa.PythonFile(sink, mode="w"), self._schema)
         return self._writers[shard]
 
-    def _write_blocks(self, blocks: list[list[dict]], parallel: bool) -> None:
-        by_shard: dict[int, list[list[dict]]] = {}
+    def _write_blocks(self, blocks: list[dict], parallel: bool) -> None:
+        by_shard: dict[int, list[dict]] = {}
         for block in blocks:
             by_shard.setdefault(self._blocks % self.shard_num, []).append(block)
             self._blocks += 1
@@ -222,8 +299,9 @@ class FileWriter:
         def write(shard: int) -> None:
             writer = self._writer(shard)
             for block in by_shard[shard]:
-                writer.write_batch(self._record_batch(block))
-                self._rows[shard] += len(block)
+                batch = self._record_batch(block)
+                writer.write_batch(batch)
+                self._rows[shard] += batch.num_rows
 
         if parallel and len(by_shard) > 1:
             with ThreadPoolExecutor(min(len(by_shard), os.cpu_count() or 1)) as pool:
@@ -237,19 +315,18 @@ class FileWriter:
         """Write the last rows, make every file durable, then publish the data set atomically."""
         self._check_open()
         self._require_schema("commit")
-        if self._pending:
-            self._write_blocks([self._pending], parallel=False)
-            self._pending = []
+        if self._pending_rows:
+            self._write_blocks([self._take(self._pending_rows)], parallel=False)
         shards = []
         for i in range(self.shard_num):
             self._writer(i).close()  # a shard with no rows still gets its schema
-            _fsync(self._temp[i])
+            self._sinks[i].close()  # flushed and fsynced
             shards.append(
                 {
                     "file": os.path.basename(self.paths[i]),
                     "rows": self._rows[i],
                     "bytes": os.path.getsize(self._temp[i]),
-                    "crc32": crc32_of(self._temp[i]),
+                    "crc32": self._sinks[i].crc,
                 }
             )
         manifest = {
@@ -275,10 +352,11 @@ class FileWriter:
 
     def abort(self) -> None:
         """Give up: remove the temporary files; nothing of this data set becomes visible."""
-        for writer in self._writers:
+        for writer, sink in zip(self._writers, self._sinks):
             if writer is not None:
                 try:
                     writer.close()
+                    sink.close()
                 except Exception:  # a half-written file is removed just below
                     pass
         self._cleanup()

@@ -98,7 +98,10 @@ class NumpySlicesDataset(GeneratorDataset):
         self._serial_reads = False  # slicing arrays is thread-safe
 
     def _read(self, index: int) -> tuple:
-        return tuple(a[index] for a in self.source.arrays)
+        # a[index] of a 1-D array is a NumPy scalar; rows hold arrays (here a 0-d view)
+        return tuple(
+            a[index] if a.ndim > 1 else a[index : index + 1].reshape(()) for a in self.source.arrays
+        )
 
     def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:
         order = self.epoch_order(ctx, epoch)[indices]

@@ -159,6 +159,9 @@ class RecordDataset(GeneratorDataset):
             order = order[shard_positions(n, *self.shards)]
         return order if self.num_samples is None else order[: self.num_samples]
 
+    def _read(self, index: int) -> tuple:
+        return self.source[index]  # the reader returns checked rows of arrays already
+
     def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:
         return None  # rows are views of the files; a batch stacks them in one copy
 
