@@ -157,9 +157,12 @@ def write_chunks(
     }
 
 
-def _read_file(path: str) -> bytes:
-    with open(path, "rb") as f:
-        return f.read()
+def _read_files(paths: list[str]) -> list[bytes]:
+    out = []
+    for path in paths:
+        with open(path, "rb") as f:
+            out.append(f.read())
+    return out
 
 
 def folder_chunks(
@@ -168,14 +171,20 @@ def folder_chunks(
     """Chunks of (file bytes, label, relative name), files read on ``workers`` threads."""
     prefix = len(os.path.join(root, ""))
     names = [p[prefix:] for p in paths]  # paths come from os.walk(root)
+
+    def submit(chunk: list[str]) -> list:
+        # one task per worker and chunk: a future per file would cost as much as the read
+        step = -(-len(chunk) // workers) if chunk else 1
+        return [pool.submit(_read_files, chunk[i : i + step]) for i in range(0, len(chunk), step)]
+
     with ThreadPoolExecutor(workers) as pool:
         # read one chunk ahead, so reading the files overlaps with writing the shards
-        ahead = [pool.submit(_read_file, p) for p in paths[:_CHUNK_ROWS]]
+        ahead = submit(paths[:_CHUNK_ROWS])
         for start in range(0, len(paths), _CHUNK_ROWS):
             end = min(start + _CHUNK_ROWS, len(paths))
             current = ahead
-            ahead = [pool.submit(_read_file, p) for p in paths[end : end + _CHUNK_ROWS]]
-            contents = [f.result() for f in current]
+            ahead = submit(paths[end : end + _CHUNK_ROWS])
+            contents = [data for f in current for data in f.result()]
             yield (
                 end - start,
                 {
