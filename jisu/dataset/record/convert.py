@@ -157,38 +157,58 @@ def write_chunks(
     }
 
 
-def _read_files(paths: list[str]) -> list[bytes]:
-    out = []
-    for path in paths:
-        with open(path, "rb") as f:
-            out.append(f.read())
-    return out
+def _read_into(paths: list[str], offsets: np.ndarray, buffer: memoryview) -> None:
+    """Read each file into its slice of ``buffer`` (no intermediate bytes objects)."""
+    for k, path in enumerate(paths):
+        start, end = int(offsets[k]), int(offsets[k + 1])
+        with open(path, "rb", buffering=0) as f:
+            got = f.readinto(buffer[start:end])
+            if got != end - start or f.read(1):
+                raise OSError(f"convert: '{path}' changed size while it was being read")
+
+
+def read_files_column(pool: ThreadPoolExecutor, paths: list[str], workers: int) -> Any:
+    """The contents of ``paths`` as one Arrow binary column, read straight into its buffer."""
+    import pyarrow as pa
+
+    sizes = np.fromiter((os.stat(p).st_size for p in paths), dtype=np.int64, count=len(paths))
+    offsets = np.zeros(len(paths) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    data = bytearray(int(offsets[-1]))
+    view = memoryview(data)
+    step = max(1, -(-len(paths) // workers))
+    tasks = [
+        pool.submit(_read_into, paths[i : i + step], offsets[i : i + step + 1], view)
+        for i in range(0, len(paths), step)
+    ]
+    for task in tasks:
+        task.result()
+    return pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), len(paths), [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    )
 
 
 def folder_chunks(
     root: str, paths: list[str], labels: list[int], workers: int
 ) -> Iterator[tuple[int, dict]]:
-    """Chunks of (file bytes, label, relative name), files read on ``workers`` threads."""
+    """Chunks of (file bytes, label, relative name): the files of the next chunk are read on
+    ``workers`` threads while the writer packs this one."""
     prefix = len(os.path.join(root, ""))
     names = [p[prefix:] for p in paths]  # paths come from os.walk(root)
+    with ThreadPoolExecutor(workers) as readers, ThreadPoolExecutor(1) as ahead_pool:
 
-    def submit(chunk: list[str]) -> list:
-        # one task per worker and chunk: a future per file would cost as much as the read
-        step = -(-len(chunk) // workers) if chunk else 1
-        return [pool.submit(_read_files, chunk[i : i + step]) for i in range(0, len(chunk), step)]
+        def submit(start: int) -> Any:
+            chunk = paths[start : start + _CHUNK_ROWS]
+            return ahead_pool.submit(read_files_column, readers, chunk, workers) if chunk else None
 
-    with ThreadPoolExecutor(workers) as pool:
-        # read one chunk ahead, so reading the files overlaps with writing the shards
-        ahead = submit(paths[:_CHUNK_ROWS])
+        ahead = submit(0)
         for start in range(0, len(paths), _CHUNK_ROWS):
             end = min(start + _CHUNK_ROWS, len(paths))
-            current = ahead
-            ahead = submit(paths[end : end + _CHUNK_ROWS])
-            contents = [data for f in current for data in f.result()]
+            current, ahead = ahead, submit(end)
             yield (
                 end - start,
                 {
-                    "image": contents,
+                    "image": current.result(),
                     "label": np.asarray(labels[start:end], np.int32),
                     "file_name": names[start:end],
                 },

@@ -152,6 +152,13 @@ def column_of(field: Field, values: list) -> Any:
 def checked_column(field: Field, values: Any) -> Any:
     """A whole column given to ``write_columns``, checked and converted at once."""
     where = f"FileWriter.write_columns: field '{field.name}'"
+    if isinstance(values, pa.Array):  # already Arrow (zero-copy from a reader): type must fit
+        if not values.type.equals(field.arrow_type()):
+            raise TypeError(
+                f"{where}: an Arrow column of type {values.type} for a field of "
+                f"type {field.arrow_type()}"
+            )
+        return values
     if field.type == "string":
         values = list(values)
         if not all(isinstance(v, str) for v in values):

@@ -50,6 +50,15 @@ def crc32_of(path: str) -> int:
     return crc
 
 
+def _concat(parts: list) -> Any:
+    """One column from consecutive pieces (arrays, Arrow arrays or lists)."""
+    if isinstance(parts[0], np.ndarray):
+        return np.concatenate(parts)
+    if isinstance(parts[0], pa.Array):
+        return pa.concat_arrays(parts)
+    return [v for part in parts for v in part]
+
+
 class _ChecksummedFile:
     """A binary file that keeps the CRC-32 of everything written to it (no read-back)."""
 
@@ -247,14 +256,7 @@ class FileWriter:
         self._pending_rows -= count
         if len(parts) == 1:
             return parts[0]
-        return {
-            k: (
-                np.concatenate([p[k] for p in parts])
-                if isinstance(parts[0][k], np.ndarray)
-                else [v for p in parts for v in p[k]]
-            )
-            for k in parts[0]
-        }
+        return {k: _concat([p[k] for p in parts]) for k in parts[0]}
 
     def _choose_block_rows(self, chunk: dict[str, Any], n: int) -> int:
         size = 0
@@ -262,6 +264,8 @@ class FileWriter:
             column = chunk[field.name]
             if isinstance(column, np.ndarray):
                 size += column[:1].nbytes
+            elif isinstance(column, pa.Array):
+                size += len(column[0].as_py())
             else:
                 first = column[0]
                 size += first.nbytes if isinstance(first, np.ndarray) else len(first)
@@ -271,7 +275,9 @@ class FileWriter:
         columns = []
         for field in self._fields:
             values = chunk[field.name]
-            if field.type in ("string", "bytes") or field.shape is None:
+            if isinstance(values, pa.Array):
+                columns.append(values)
+            elif field.type in ("string", "bytes") or field.shape is None:
                 columns.append(pa.array(values, type=field.arrow_type()))
             elif field.fixed_size is not None:
                 flat = pa.array(values.reshape(-1))
