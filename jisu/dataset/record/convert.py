@@ -7,6 +7,7 @@ removes them, so a rerun starts from scratch and no half data set is ever visibl
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from ..datasets import Dataset
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
-_WRITE_ROWS = 256
 _CHUNK_ROWS = 512
 
 
@@ -39,7 +39,10 @@ def field_of(name: str, value: np.ndarray) -> dict:
             f"save: column '{name}' has dtype {value.dtype}, which the record format "
             f"does not hold; cast it (TypeCast) to one of {list(NUMERIC)}"
         )
-    return {"type": dtype} if value.ndim == 0 else {"type": dtype, "shape": list(value.shape)}
+    if value.ndim == 0:
+        return {"type": dtype}
+    # the first axis may vary from row to row (a byte string, a list of boxes)
+    return {"type": dtype, "shape": [-1, *value.shape[1:]]}
 
 
 def _value(field: dict, value: np.ndarray) -> Any:
@@ -62,58 +65,47 @@ def write_dataset(
     """Write one epoch of ``dataset`` as a record data set; returns rows, bytes and seconds.
 
     Args:
-        schema: fields to use (default: inferred from the first row: numbers and arrays keep
-            their dtype and shape, strings become ``string``).
+        schema: the fields (default: from the first row: numbers and arrays keep their dtype
+            and shape, strings become ``string``).
         progress: show a progress bar (default: when stderr is a terminal).
     """
-    begin = time.perf_counter()
-    columns = dataset.get_col_names()
-    writer = FileWriter(file_name, shard_num=num_files, overwrite=overwrite)
-    total = None
+    if schema is None:
+        shapes, dtypes = dataset._spec()
+        schema = {
+            name: field_of(name, np.zeros(shape, dtype))
+            for name, shape, dtype in zip(dataset.get_col_names(), shapes, dtypes)
+        }
     try:
         total = dataset._row_count()
     except Exception:  # an unknown size only costs the progress bar its total
         total = None
-    rows = 0
-    bar = tqdm(
-        total=total,
-        unit="rows",
-        desc=os.path.basename(file_name),
-        disable=None if progress is None else not progress,
+    return write_chunks(
+        file_name,
+        num_files,
+        overwrite,
+        schema,
+        _rows_as_chunks(dataset, schema),
+        total,
+        progress,
+        description,
     )
+
+
+def _rows_as_chunks(dataset: Dataset, schema: dict) -> Iterator[tuple[int, dict]]:
+    """One epoch of ``dataset`` as column chunks for ``schema``."""
+    columns = dataset.get_col_names()
+    iterator = dataset.create_tuple_iterator(num_epochs=1, output_numpy=True)
     try:
-        iterator = dataset.create_tuple_iterator(num_epochs=1, output_numpy=True)
-        pending: list[dict] = []
-        for row in iterator:
-            if schema is None:
-                schema = {name: field_of(name, value) for name, value in zip(columns, row)}
-            if not writer._fields:
-                writer.add_schema(schema, description)
-            pending.append({name: _value(schema[name], value) for name, value in zip(columns, row)})
-            if len(pending) == _WRITE_ROWS:
-                writer.write_raw_data(pending, parallel_writer=num_files > 1)
-                rows += len(pending)
-                bar.update(len(pending))
-                pending = []
-        if schema is None:
-            raise ValueError(f"save: the dataset is empty; nothing to write to '{file_name}'")
-        if pending:
-            writer.write_raw_data(pending)
-            rows += len(pending)
-            bar.update(len(pending))
-        writer.commit()
-    except BaseException:
-        writer.abort()
-        raise
+        while batch := list(itertools.islice(iterator, _CHUNK_ROWS)):
+            yield (
+                len(batch),
+                {
+                    name: [_value(schema[name], row[k]) for row in batch]
+                    for k, name in enumerate(columns)
+                },
+            )
     finally:
-        bar.close()
-    size = sum(os.path.getsize(p) for p in writer.paths)
-    return {
-        "rows": rows,
-        "bytes": size,
-        "seconds": time.perf_counter() - begin,
-        "files": writer.paths,
-    }
+        iterator.close()
 
 
 def write_chunks(
@@ -352,6 +344,7 @@ def convert(
         )
     elif is_mindrecord(src) or os.path.exists(src) or os.path.exists(src + ".manifest.json"):
         data = RecordDataset(src, shuffle=False, num_parallel_workers=workers)
+        schema = {f.name: f.to_dict() for f in data.reader.fields}
         description = f"converted from {os.path.abspath(src)}"
     else:
         raise FileNotFoundError(

@@ -25,7 +25,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
-from .schema import Field
+from .schema import Field, select_fields
 
 _WIDTH = {0: (1, "<i1"), 1: (2, "<i2"), 2: (4, "<i4"), 3: (8, "<i8")}
 
@@ -133,15 +133,7 @@ class MindRecordReader:
         self.all_fields = [
             Field(name, spec["type"], spec.get("shape")) for name, spec in schema["schema"].items()
         ]
-        names = [f.name for f in self.all_fields]
-        if columns is not None:
-            unknown = [c for c in columns if c not in names]
-            if unknown:
-                raise ValueError(
-                    f"RecordDataset: unknown column(s) {unknown} in columns_list; "
-                    f"the data set has {names}"
-                )
-        self.fields = [next(f for f in self.all_fields if f.name == c) for c in (columns or names)]
+        self.fields = select_fields(self.all_fields, columns)
         self.columns = [f.name for f in self.fields]
         self._headers = headers
         self._open()

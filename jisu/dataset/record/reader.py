@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc
 
-from .schema import Field
+from .schema import Field, select_fields
 from .writer import FORMAT, FORMAT_VERSION, MANIFEST_SUFFIX, crc32_of
 
 _verified: dict[tuple[str, int, int], int] = {}  # (path, size, mtime_ns) -> crc, per process
@@ -126,15 +126,7 @@ class RecordReader:
         self.all_fields = [
             Field(name, spec["type"], spec.get("shape")) for name, spec in schema.items()
         ]
-        names = [f.name for f in self.all_fields]
-        if columns is not None:
-            unknown = [c for c in columns if c not in names]
-            if unknown:
-                raise ValueError(
-                    f"RecordDataset: unknown column(s) {unknown} in columns_list; "
-                    f"the data set has {names}"
-                )
-        self.fields = [next(f for f in self.all_fields if f.name == c) for c in (columns or names)]
+        self.fields = select_fields(self.all_fields, columns)
         self.columns = [f.name for f in self.fields]
         directory = os.path.dirname(manifest)
         self.shard_paths = [os.path.join(directory, s["file"]) for s in self.manifest["shards"]]

@@ -180,3 +180,16 @@ def checked_column(field: Field, values: Any) -> Any:
             f"{where}: expected rows of shape {list(shape)}. Received {list(array.shape[1:])}"
         )
     return array.astype(field.dtype, copy=False).reshape(len(array), *shape)
+
+
+def select_fields(fields: list[Field], columns: Any) -> list[Field]:
+    """The fields named by ``columns_list`` (in its order), or all of them."""
+    names = [f.name for f in fields]
+    if columns is None:
+        return list(fields)
+    unknown = [c for c in columns if c not in names]
+    if unknown:
+        raise ValueError(
+            f"RecordDataset: unknown column(s) {unknown} in columns_list; the data set has {names}"
+        )
+    return [fields[names.index(c)] for c in columns]

@@ -126,3 +126,15 @@ def test_cli_convert(tmp_path, image_folder, capsys):
     with pytest.raises(FileExistsError):
         main(["convert", str(root), str(tmp_path / "cli.rec")])
     assert main(["convert", str(root), str(tmp_path / "cli.rec"), "--overwrite"]) == 0
+
+
+def test_save_keeps_rows_whose_first_axis_varies(tmp_path):
+    def gen():
+        for i in range(6):
+            yield np.arange(i + 1, dtype=np.int16), np.frombuffer(bytes(range(i)), np.uint8)
+
+    data = ds.GeneratorDataset(gen, ["ids", "blob"])
+    data.save(str(tmp_path / "ragged.rec"))
+    back = ds.RecordDataset(str(tmp_path / "ragged.rec"), shuffle=False)
+    assert rows_of(back, None) == [[list(range(i + 1)), list(range(i))] for i in range(6)]
+    assert back.output_types()[0] == np.int16
