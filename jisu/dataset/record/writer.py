@@ -16,6 +16,7 @@ no reader opens.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import secrets
 import weakref
@@ -43,11 +44,12 @@ def shard_files(file_name: str, shard_num: int) -> list[str]:
 
 
 def crc32_of(path: str) -> int:
-    crc = 0
+    """CRC-32 of a file, read through a memory map (no copy; zlib releases the GIL)."""
     with open(path, "rb") as f:
-        while chunk := f.read(16 << 20):
-            crc = zlib.crc32(chunk, crc)
-    return crc
+        if os.fstat(f.fileno()).st_size == 0:
+            return 0
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            return zlib.crc32(mapped)
 
 
 def _concat(parts: list) -> Any:
@@ -57,29 +59,6 @@ def _concat(parts: list) -> Any:
     if isinstance(parts[0], pa.Array):
         return pa.concat_arrays(parts)
     return [v for part in parts for v in part]
-
-
-class _ChecksummedFile:
-    """A binary file that keeps the CRC-32 of everything written to it (no read-back)."""
-
-    def __init__(self, path: str) -> None:
-        self.file = open(path, "wb")  # noqa: SIM115 - closed by close()
-        self.crc = 0
-        self.closed = False
-
-    def write(self, data: Any) -> int:
-        self.crc = zlib.crc32(data, self.crc)  # releases the GIL for large buffers
-        return self.file.write(data)
-
-    def flush(self) -> None:
-        self.file.flush()
-
-    def close(self) -> None:
-        if not self.closed:
-            self.file.flush()
-            os.fsync(self.file.fileno())
-            self.file.close()
-            self.closed = True
 
 
 def _fsync(path: str) -> None:
@@ -145,7 +124,6 @@ class FileWriter:
         self._index: list[str] = []
         self._schema: pa.Schema | None = None
         self._writers: list[Any] = [None] * shard_num
-        self._sinks: list[Any] = [None] * shard_num
         self._rows = [0] * shard_num
         self._pending: list[tuple[int, dict]] = []  # (rows, columns) not yet in a block
         self._pending_rows = 0
@@ -291,9 +269,7 @@ class FileWriter:
 
     def _writer(self, shard: int) -> Any:
         if self._writers[shard] is None:
-            sink = _ChecksummedFile(self._temp[shard])
-            self._sinks[shard] = sink
-            self._writers[shard] = pa.ipc.new_file(pa.PythonFile(sink, mode="w"), self._schema)
+            self._writers[shard] = pa.ipc.new_file(self._temp[shard], self._schema)
         return self._writers[shard]
 
     def _write_blocks(self, blocks: list[dict], parallel: bool) -> None:
@@ -323,18 +299,20 @@ class FileWriter:
         self._require_schema("commit")
         if self._pending_rows:
             self._write_blocks([self._take(self._pending_rows)], parallel=False)
-        shards = []
         for i in range(self.shard_num):
             self._writer(i).close()  # a shard with no rows still gets its schema
-            self._sinks[i].close()  # flushed and fsynced
-            shards.append(
-                {
-                    "file": os.path.basename(self.paths[i]),
-                    "rows": self._rows[i],
-                    "bytes": os.path.getsize(self._temp[i]),
-                    "crc32": self._sinks[i].crc,
-                }
-            )
+
+        def seal(i: int) -> dict:  # durable, then checksummed from the page cache
+            _fsync(self._temp[i])
+            return {
+                "file": os.path.basename(self.paths[i]),
+                "rows": self._rows[i],
+                "bytes": os.path.getsize(self._temp[i]),
+                "crc32": crc32_of(self._temp[i]),
+            }
+
+        with ThreadPoolExecutor(min(self.shard_num, os.cpu_count() or 1)) as pool:
+            shards = list(pool.map(seal, range(self.shard_num)))
         manifest = {
             "format": FORMAT,
             "version": FORMAT_VERSION,
@@ -358,11 +336,10 @@ class FileWriter:
 
     def abort(self) -> None:
         """Give up: remove the temporary files; nothing of this data set becomes visible."""
-        for writer, sink in zip(self._writers, self._sinks):
+        for writer in self._writers:
             if writer is not None:
                 try:
                     writer.close()
-                    sink.close()
                 except Exception:  # a half-written file is removed just below
                     pass
         self._cleanup()
