@@ -153,10 +153,13 @@ def _read_into(paths: list[str], offsets: np.ndarray, buffer: memoryview) -> Non
     """Read each file into its slice of ``buffer`` (no intermediate bytes objects)."""
     for k, path in enumerate(paths):
         start, end = int(offsets[k]), int(offsets[k + 1])
-        with open(path, "rb", buffering=0) as f:
-            got = f.readinto(buffer[start:end])
-            if got != end - start or f.read(1):
-                raise OSError(f"convert: '{path}' changed size while it was being read")
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            got = os.readv(fd, [buffer[start:end]]) if end > start else 0
+        finally:
+            os.close(fd)
+        if got != end - start:
+            raise OSError(f"convert: '{path}' changed size while it was being read")
 
 
 def read_files_column(pool: ThreadPoolExecutor, paths: list[str], workers: int) -> Any:

@@ -236,6 +236,10 @@ class GeneratorDataset(Dataset):
     def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
         return self._read(int(self.epoch_order(ctx, epoch)[index]))
 
+    def fetch_rows(self, ctx: ExecContext, epoch: int, indices: list[int]) -> list[tuple]:
+        order = self.epoch_order(ctx, epoch)  # once per task, not once per row
+        return [self._read(int(order[i])) for i in indices]
+
     # ----------------------------------------------------------------- iterable
     def _iterate(self) -> Iterator[tuple]:
         source = self.source
