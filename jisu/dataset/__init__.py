@@ -20,6 +20,7 @@ from .ops.batch import BatchInfo
 from .ops.zip import zip_datasets as zip
 from .record.writer import FileWriter
 from .sources.generator import GeneratorDataset, Schema
+from .sources.image_folder import ImageFolderDataset
 from .sources.numpy_slices import NumpySlicesDataset
 from .sources.record import MindDataset, RecordDataset, Shuffle
 from .sources.samplers import (
@@ -40,6 +41,7 @@ __all__ = [
     "DistributedSampler",
     "FileWriter",
     "GeneratorDataset",
+    "ImageFolderDataset",
     "MindDataset",
     "NumpySlicesDataset",
     "PipelineError",

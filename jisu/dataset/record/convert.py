@@ -249,12 +249,21 @@ def list_image_folder(
 
 
 class ImageFiles:
-    """Random-access source of (encoded bytes, label, path relative to ``root``)."""
+    """Random-access source of (encoded bytes, label[, path relative to ``root``])."""
 
-    def __init__(self, root: str, paths: list[str], labels: list[int]) -> None:
+    def __init__(
+        self,
+        root: str,
+        paths: list[str],
+        labels: list[int],
+        names: bool = True,
+        decode: bool = False,
+    ) -> None:
         self.root = root
         self.paths = np.array(paths)  # one buffer, not a list of objects (see worker memory)
         self.labels = np.asarray(labels, dtype=np.int32)
+        self.names = names
+        self.decode = decode
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -263,7 +272,17 @@ class ImageFiles:
         path = str(self.paths[index])
         with open(path, "rb") as f:
             data = np.frombuffer(f.read(), dtype=np.uint8)
-        return data, self.labels[index], np.array(os.path.relpath(path, self.root))
+        if self.decode:
+            from ..vision import Decode
+
+            try:
+                data = Decode().apply(data)
+            except ValueError as exc:
+                raise ValueError(f"cannot decode '{path}': {exc}") from exc
+        label = self.labels[index : index + 1].reshape(())
+        if not self.names:
+            return data, label
+        return data, label, np.array(os.path.relpath(path, self.root))
 
 
 def reencoder(max_size: int | None, quality: int) -> Callable[[np.ndarray], np.ndarray]:

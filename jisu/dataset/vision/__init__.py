@@ -1,5 +1,6 @@
 """Image ops (``mindspore.dataset.vision``' names): kernels from OpenCV, libjpeg-turbo, NumPy."""
 
+from .color import RandomColorAdjust
 from .decode import Decode
 from .geometry import (
     CenterCrop,
@@ -10,6 +11,7 @@ from .geometry import (
     Resize,
 )
 from .pixel import HWC2CHW, Normalize, Rescale
+from .random_crop_resize import RandomCropDecodeResize, RandomResizedCrop
 from .utils import Border, Inter
 
 __all__ = [
@@ -20,8 +22,11 @@ __all__ = [
     "Inter",
     "Normalize",
     "Pad",
+    "RandomColorAdjust",
     "RandomCrop",
+    "RandomCropDecodeResize",
     "RandomHorizontalFlip",
+    "RandomResizedCrop",
     "RandomVerticalFlip",
     "Rescale",
     "Resize",

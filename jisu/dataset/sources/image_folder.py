@@ -1,0 +1,54 @@
+"""ImageFolderDataset: (image, label) rows from a class-per-subfolder tree of image files."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..record.convert import ImageFiles, list_image_folder
+from .generator import GeneratorDataset
+
+
+class ImageFolderDataset(GeneratorDataset):
+    """Rows ``(image, label)`` from ``dataset_dir/<class>/<file>``.
+
+    Args:
+        dataset_dir: the root folder; each subfolder is a class.
+        num_samples, num_parallel_workers, shuffle, num_shards, shard_id: as in
+            :class:`GeneratorDataset` (random access: shuffled by default, read in parallel).
+        extensions: file extensions to take (default: common image formats).
+        class_indexing: ``{folder name: label}`` (default: sorted folder names -> 0, 1, ...);
+            folders not in it are skipped.
+        decode: decode images (HWC uint8 RGB) instead of returning their encoded bytes.
+    """
+
+    def __init__(
+        self,
+        dataset_dir: str,
+        num_samples: int | None = None,
+        num_parallel_workers: int | None = None,
+        shuffle: bool | None = None,
+        extensions: Sequence[str] | None = None,
+        class_indexing: dict[str, int] | None = None,
+        decode: bool = False,
+        num_shards: int | None = None,
+        shard_id: int | None = None,
+        python_multiprocessing: bool = False,
+    ) -> None:
+        paths, labels, indexing = list_image_folder(dataset_dir, extensions, class_indexing)
+        self.class_indexing = indexing
+        source = ImageFiles(dataset_dir, paths, labels, names=False, decode=decode)
+        super().__init__(
+            source,
+            ["image", "label"],
+            num_samples=num_samples,
+            num_parallel_workers=num_parallel_workers,
+            shuffle=shuffle,
+            num_shards=num_shards,
+            shard_id=shard_id,
+            python_multiprocessing=python_multiprocessing,
+        )
+        self._serial_reads = False  # opening files by path is thread-safe
+
+    def get_class_indexing(self) -> dict[str, int]:
+        """The folder-name-to-label mapping in use."""
+        return dict(self.class_indexing)

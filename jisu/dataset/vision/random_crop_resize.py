@@ -1,0 +1,171 @@
+"""RandomResizedCrop and RandomCropDecodeResize (torchvision's/MindSpore's crop sampling).
+
+The crop covers a random ``scale`` fraction of the image area with a random aspect ratio drawn
+log-uniformly from ``ratio``; after ``max_attempts`` failed draws it falls back to a central
+crop with the ratio clamped into range. RandomCropDecodeResize draws the same crop from the
+JPEG header alone and decodes only at the scale the crop needs (libjpeg-turbo's 1/8-step
+scaled decoding), so a large JPEG is never decoded at full size for a small output.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+import simplejpeg
+
+from ..transforms.base import TensorOperation
+from .decode import Decode, _buffer
+from .utils import Inter, check_image, size_pair
+
+
+def _check_range(op: str, name: str, value, low: float) -> tuple[float, float]:
+    if (
+        not isinstance(value, (tuple, list))
+        or len(value) != 2
+        or not all(isinstance(v, (int, float)) for v in value)
+        or not low <= value[0] <= value[1]
+    ):
+        raise ValueError(
+            f"{op}: {name} must be (min, max) with {low} <= min <= max. Received: {name}={value!r}"
+        )
+    return float(value[0]), float(value[1])
+
+
+def sample_crop(
+    height: int,
+    width: int,
+    scale: tuple[float, float],
+    ratio: tuple[float, float],
+    attempts: int,
+    rng: np.random.Generator,
+) -> tuple[int, int, int, int]:
+    """(top, left, crop height, crop width) as torchvision's RandomResizedCrop draws it."""
+    area = height * width
+    log_ratio = (math.log(ratio[0]), math.log(ratio[1]))
+    for _ in range(attempts):
+        target = area * rng.uniform(scale[0], scale[1])
+        aspect = math.exp(rng.uniform(log_ratio[0], log_ratio[1]))
+        w = round(math.sqrt(target * aspect))
+        h = round(math.sqrt(target / aspect))
+        if 0 < w <= width and 0 < h <= height:
+            top = int(rng.integers(0, height - h + 1))
+            left = int(rng.integers(0, width - w + 1))
+            return top, left, h, w
+    in_ratio = width / height  # fallback: a central crop, its ratio clamped into range
+    if in_ratio < ratio[0]:
+        w, h = width, round(width / ratio[0])
+    elif in_ratio > ratio[1]:
+        h, w = height, round(height * ratio[1])
+    else:
+        w, h = width, height
+    return (height - h) // 2, (width - w) // 2, h, w
+
+
+class _CropParams:
+    def __init__(self, op: str, size, scale, ratio, interpolation, max_attempts) -> None:
+        self.size = size_pair(op, size)
+        self.scale = _check_range(op, "scale", scale, 0.0)
+        self.ratio = _check_range(op, "ratio", ratio, 1e-12)
+        if not isinstance(interpolation, Inter):
+            raise TypeError(f"{op}: interpolation must be an Inter. Received: {interpolation!r}")
+        self.interpolation = interpolation
+        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
+            raise ValueError(f"{op}: max_attempts must be an int >= 1. Received: {max_attempts!r}")
+        self.max_attempts = max_attempts
+
+    def resize(self, crop: np.ndarray) -> np.ndarray:
+        h, w = self.size
+        if crop.shape[:2] == (h, w):
+            return np.ascontiguousarray(crop)
+        out = cv2.resize(crop, (w, h), interpolation=self.interpolation.value)
+        return out.reshape(h, w, *crop.shape[2:])
+
+
+class RandomResizedCrop(TensorOperation):
+    """Crop a random area and aspect ratio, then resize to ``size``.
+
+    Args:
+        size: output (height, width), or an int for a square.
+        scale: range of the crop's share of the image area (default (0.08, 1.0)).
+        ratio: range of the crop's aspect ratio width/height (default (3/4, 4/3)).
+        interpolation: an :class:`Inter` mode (default BILINEAR).
+        max_attempts: draws before falling back to a central crop (default 10).
+    """
+
+    randomized = True
+
+    def __init__(
+        self,
+        size,
+        scale=(0.08, 1.0),
+        ratio=(3 / 4, 4 / 3),
+        interpolation: Inter = Inter.BILINEAR,
+        max_attempts: int = 10,
+    ) -> None:
+        self._params = _CropParams(
+            "RandomResizedCrop", size, scale, ratio, interpolation, max_attempts
+        )
+
+    def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        check_image("RandomResizedCrop", image)
+        p = self._params
+        top, left, h, w = sample_crop(
+            image.shape[0], image.shape[1], p.scale, p.ratio, p.max_attempts, rng
+        )
+        return p.resize(image[top : top + h, left : left + w])
+
+
+class RandomCropDecodeResize(TensorOperation):
+    """Decode a random crop of an encoded image at the scale it needs, and resize it.
+
+    Equivalent to ``Decode`` then :class:`RandomResizedCrop` (same random draws), but a JPEG is
+    decoded at the smallest 1/8-step scale at which the crop still has ``size`` pixels, which
+    for a small output from a large photo decodes a fraction of the pixels. Other formats are
+    decoded in full.
+    """
+
+    randomized = True
+
+    def __init__(
+        self,
+        size,
+        scale=(0.08, 1.0),
+        ratio=(3 / 4, 4 / 3),
+        interpolation: Inter = Inter.BILINEAR,
+        max_attempts: int = 10,
+    ) -> None:
+        self._params = _CropParams(
+            "RandomCropDecodeResize", size, scale, ratio, interpolation, max_attempts
+        )
+
+    def apply(self, data: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        buf = _buffer(data)
+        p = self._params
+        if not (buf.size >= 3 and buf[0] == 0xFF and buf[1] == 0xD8):
+            image = Decode().apply(buf)
+            top, left, h, w = sample_crop(
+                image.shape[0], image.shape[1], p.scale, p.ratio, p.max_attempts, rng
+            )
+            return p.resize(image[top : top + h, left : left + w])
+        try:
+            height, width, _, _ = simplejpeg.decode_jpeg_header(buf)
+        except ValueError as exc:
+            raise ValueError(f"RandomCropDecodeResize: cannot read the JPEG header: {exc}") from exc
+        top, left, h, w = sample_crop(height, width, p.scale, p.ratio, p.max_attempts, rng)
+        need = max(p.size[0] / h, p.size[1] / w)  # the crop must keep at least `size` pixels
+        try:
+            image = simplejpeg.decode_jpeg(
+                buf,
+                colorspace="RGB",
+                min_height=math.ceil(height * min(1.0, need)),
+                min_width=math.ceil(width * min(1.0, need)),
+            )
+        except ValueError:
+            image = Decode().apply(buf)
+        fy, fx = image.shape[0] / height, image.shape[1] / width
+        y0, x0 = round(top * fy), round(left * fx)
+        y1 = max(y0 + 1, min(image.shape[0], round((top + h) * fy)))
+        x1 = max(x0 + 1, min(image.shape[1], round((left + w) * fx)))
+        return p.resize(image[y0:y1, x0:x1])
