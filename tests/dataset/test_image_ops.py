@@ -28,10 +28,10 @@ def test_crop_areas_and_ratios_stay_in_range_and_positions_spread():
     areas, ratios, tops = [], [], []
     for _ in range(4000):
         top, left, h, w = sample_crop(H, W, scale, ratio, 10, rng)
-        assert 0 <= top and top + h <= H and 0 <= left and left + w <= W
+        assert top >= 0 and top + h <= H and left >= 0 and left + w <= W
         areas.append(h * w / (H * W))
         ratios.append(w / h)
-        tops.append(top / max(1, H - h) if H > h else 0.5)
+        tops.append(top / max(1, H - h) if h < H else 0.5)
     areas, ratios = np.array(areas), np.array(ratios)
     # rounding h and w to whole pixels moves area and ratio slightly past the bounds
     assert areas.min() >= 0.08 * 0.95 and areas.max() <= 1.0
@@ -51,10 +51,12 @@ def test_fallback_is_a_central_crop_with_the_ratio_clamped():
 def test_random_resized_crop_is_a_crop_then_a_bilinear_resize():
     image = smooth_image()
     out = vision.RandomResizedCrop((112, 96)).apply(image, rng=np.random.default_rng(3))
-    top, left, h, w = sample_crop(375, 500, (0.08, 1.0), (3 / 4, 4 / 3), 10,
-                                  np.random.default_rng(3))
-    expected = cv2.resize(image[top:top + h, left:left + w], (96, 112),
-                          interpolation=cv2.INTER_LINEAR)
+    top, left, h, w = sample_crop(
+        375, 500, (0.08, 1.0), (3 / 4, 4 / 3), 10, np.random.default_rng(3)
+    )
+    expected = cv2.resize(
+        image[top : top + h, left : left + w], (96, 112), interpolation=cv2.INTER_LINEAR
+    )
     assert out.shape == (112, 96, 3)
     np.testing.assert_array_equal(out, expected)
 
@@ -75,7 +77,8 @@ def test_crop_decode_resize_decodes_at_a_reduced_scale_and_matches(monkeypatch):
     fast = op.apply(jpeg, rng=np.random.default_rng(7))
     assert requested and requested[0][0] < 1500  # decoded smaller than the full image
     full = vision.RandomResizedCrop(64, scale=(0.5, 1.0)).apply(
-        real(jpeg.tobytes(), colorspace="RGB"), rng=np.random.default_rng(7))
+        real(jpeg.tobytes(), colorspace="RGB"), rng=np.random.default_rng(7)
+    )
     assert fast.shape == full.shape == (64, 64, 3)
     assert np.abs(fast.astype(int) - full.astype(int)).mean() < 6
 
@@ -134,19 +137,32 @@ def test_image_folder_dataset(folder):
     assert rows_of(data, 1) == [0, 0, 0, 1, 1]
     decoded = ds.ImageFolderDataset(str(folder), shuffle=False, decode=True)
     assert [tuple(r[0].shape) for r in decoded.create_tuple_iterator(output_numpy=True)] == [
-        (20, 30, 3), (21, 30, 3), (22, 30, 3), (20, 30, 3), (21, 30, 3)]
+        (20, 30, 3),
+        (21, 30, 3),
+        (22, 30, 3),
+        (20, 30, 3),
+        (21, 30, 3),
+    ]
     remapped = ds.ImageFolderDataset(str(folder), shuffle=False, class_indexing={"b_dog": 7})
     assert rows_of(remapped, 1) == [7, 7]
-    shards = [rows_of(ds.ImageFolderDataset(str(folder), num_shards=2, shard_id=k), 1)
-              for k in range(2)]
+    shards = [
+        rows_of(ds.ImageFolderDataset(str(folder), num_shards=2, shard_id=k), 1) for k in range(2)
+    ]
     assert len(shards[0]) == len(shards[1]) == 3
 
 
 def test_image_pipeline_end_to_end(folder):
     data = ds.ImageFolderDataset(str(folder), shuffle=True)
-    data = data.map([vision.RandomCropDecodeResize(16), vision.RandomHorizontalFlip(),
-                     vision.RandomColorAdjust(0.2, 0.2, 0.2, 0.05),
-                     vision.Normalize([127.5] * 3, [127.5] * 3), vision.HWC2CHW()], "image")
+    data = data.map(
+        [
+            vision.RandomCropDecodeResize(16),
+            vision.RandomHorizontalFlip(),
+            vision.RandomColorAdjust(0.2, 0.2, 0.2, 0.05),
+            vision.Normalize([127.5] * 3, [127.5] * 3),
+            vision.HWC2CHW(),
+        ],
+        "image",
+    )
     batches = list(data.batch(2).create_tuple_iterator(num_epochs=1))
     assert [tuple(b[0].shape) for b in batches] == [(2, 3, 16, 16)] * 2 + [(1, 3, 16, 16)]
     assert all(math.isfinite(float(b[0].abs().max())) for b in batches)
