@@ -18,6 +18,24 @@ _num_parallel_workers = _DEFAULT_WORKERS
 
 
 _worker_restart = False
+_error_samples_mode = "raise"
+
+
+def set_error_samples_mode(mode: str) -> None:
+    """What a pipeline built afterwards does when an op fails on a sample (a corrupt image):
+    ``"raise"`` (default) stops with an error naming the op, column and sample; ``"skip"``
+    drops the sample, counts it, and logs the count at the end of each epoch. Batches are
+    refilled from the following samples, so they keep their size."""
+    if mode not in ("raise", "skip"):
+        raise ValueError(
+            f"set_error_samples_mode: mode must be 'raise' or 'skip'. Received: mode={mode!r}"
+        )
+    global _error_samples_mode
+    _error_samples_mode = mode
+
+
+def get_error_samples_mode() -> str:
+    return _error_samples_mode
 
 
 def set_worker_restart(enabled: bool) -> None:

@@ -166,3 +166,32 @@ def test_image_pipeline_end_to_end(folder):
     batches = list(data.batch(2).create_tuple_iterator(num_epochs=1))
     assert [tuple(b[0].shape) for b in batches] == [(2, 3, 16, 16)] * 2 + [(1, 3, 16, 16)]
     assert all(math.isfinite(float(b[0].abs().max())) for b in batches)
+
+
+@pytest.mark.parametrize("processes", [False, True])
+def test_skip_mode_drops_corrupt_images_keeps_batches_full_and_reports(folder, caplog, processes):
+    (folder / "a_cat" / "broken.jpg").write_bytes(b"\xff\xd8 not really a jpeg")
+    (folder / "b_dog" / "truncated.jpg").write_bytes((folder / "b_dog" / "0.jpg").read_bytes()[:40])
+    strict = ds.ImageFolderDataset(str(folder), shuffle=False).map(vision.Decode(), "image")
+    with pytest.raises(ValueError, match=r"sample 3 .*Decode: cannot decode '.*broken.jpg'"):
+        rows_of(strict)
+    ds.config.set_error_samples_mode("skip")
+    try:
+        data = (
+            ds.ImageFolderDataset(str(folder), shuffle=False)
+            .map(
+                [vision.Decode(), vision.Resize((8, 8))],
+                "image",
+                num_parallel_workers=2,
+                python_multiprocessing=processes,
+            )
+            .batch(2, drop_remainder=True)
+        )
+    finally:
+        ds.config.set_error_samples_mode("raise")
+    it = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    with caplog.at_level("WARNING", logger="jisu.dataset"):
+        batches = list(it)
+    assert [b[1].tolist() for b in batches] == [[0, 0], [0, 1]]  # 5 good images, batches of 2
+    assert "2 sample(s) skipped in epoch 0" in caplog.text
+    assert "Decode: cannot decode" in caplog.text

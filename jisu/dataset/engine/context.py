@@ -103,6 +103,8 @@ class ExecContext:
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._cache: dict[Any, Any] = {}
+        self.skipped = 0  # samples dropped by ops in "skip" error mode
+        self.skip_examples: list[str] = []
 
     def node_id(self, node: object) -> int:
         return self._node_ids[id(node)]
@@ -149,6 +151,13 @@ class ExecContext:
             while len(self._cache) > keep * 8:
                 self._cache.pop(next(iter(self._cache)))
             return self._cache[key]
+
+    def note_skip(self, message: str) -> None:
+        """Count a sample dropped in "skip" error mode (the first few messages are kept)."""
+        with self._lock:
+            self.skipped += 1
+            if len(self.skip_examples) < 3:
+                self.skip_examples.append(message)
 
     def check(self) -> None:
         if self.stop.is_set():

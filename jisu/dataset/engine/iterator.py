@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import config
-from .context import ExecContext, Stopped
+from .context import ExecContext, Stopped, logger
 from .rows import to_output
 from .stage import EPOCH_END
 
@@ -49,8 +49,20 @@ def _drive(
     """Driver thread: run epoch after epoch into ``out``, with an end marker after each."""
     try:
         stream = root._epochs(ctx, epoch, start, num_epochs)
+        reported = 0
         try:
             for row in stream:
+                if row is EPOCH_END and ctx.skipped > reported:
+                    logger.warning(
+                        "jisu: %d sample(s) skipped in epoch %d because an op failed on them "
+                        "(error samples mode 'skip'); first: %s",
+                        ctx.skipped - reported,
+                        epoch,
+                        ctx.skip_examples[0],
+                    )
+                    reported = ctx.skipped
+                if row is EPOCH_END:
+                    epoch += 1
                 ctx.put(out, row)
         finally:
             stream.close()
@@ -174,6 +186,11 @@ class DatasetIterator:
 
     def get_col_names(self) -> list[str]:
         return list(self._columns)
+
+    @property
+    def skipped_samples(self) -> int:
+        """Samples dropped so far because an op failed on them (error samples mode "skip")."""
+        return 0 if self._ctx is None else self._ctx.skipped
 
     def worker_pids(self) -> list[int]:
         """PIDs of the worker processes of this iterator's ``python_multiprocessing`` stages."""

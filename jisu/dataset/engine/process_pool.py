@@ -124,6 +124,7 @@ class ProcessPool:
         self.name = name
         self.workers = workers
         self.busy_s = 0.0
+        self._ctx = ctx
         picklable, ids = task.for_process(ctx)
         try:
             self._spec = cloudpickle.dumps((picklable, ids, ctx.seed, ctx.prefetch_size))
@@ -313,7 +314,9 @@ class ProcessPool:
         future, slab_id = entry[0], entry[4]
         future.compute_s = seconds
         if kind == "ok":
-            payload = message[3]
+            payload, (skipped, examples) = message[3], message[4]
+            for k in range(skipped):  # samples dropped in "skip" mode count in this process
+                self._ctx.note_skip(examples[k] if k < len(examples) else "")
             if payload[0] == "slab":
                 slab = self._slabs[slab_id]
                 result = unpack(payload[2], slab.map, lambda s=slab_id: self._release(s))

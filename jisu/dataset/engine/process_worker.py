@@ -7,7 +7,8 @@ Protocol over the worker's duplex pipe (parent -> worker):
     ``("task", task_id, epoch, item, slab_id or None)``;
     ``None``: exit.
 worker -> parent:
-    ``("ok", task_id, seconds, ("slab", slab_id, layout) | ("pickle", result, nbytes))``;
+    ``("ok", task_id, seconds, ("slab", slab_id, layout) | ("pickle", result, nbytes),
+    (samples skipped, their messages))``;
     ``("err", task_id, seconds, exception or None, message, traceback text)``.
 """
 
@@ -67,6 +68,7 @@ def main(conn: Connection) -> None:
         elif kind == "task":
             _, task_id, epoch, item, slab_id = message
             begin = time.perf_counter()
+            skipped, examples = ctx.skipped, len(ctx.skip_examples)
             try:
                 result = task(ctx, epoch, item)
             except Exception as exc:
@@ -74,7 +76,8 @@ def main(conn: Connection) -> None:
                 continue
             layout, nbytes = pack(result, slabs.get(slab_id) if slab_id is not None else None)
             seconds = time.perf_counter() - begin
+            skips = (ctx.skipped - skipped, ctx.skip_examples[examples:])
             if layout is not None:
-                conn.send(("ok", task_id, seconds, ("slab", slab_id, layout)))
+                conn.send(("ok", task_id, seconds, ("slab", slab_id, layout), skips))
             else:
-                conn.send(("ok", task_id, seconds, ("pickle", result, nbytes)))
+                conn.send(("ok", task_id, seconds, ("pickle", result, nbytes), skips))

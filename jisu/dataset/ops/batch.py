@@ -203,8 +203,7 @@ class BatchDataset(Dataset):
     def batch_rows(self, ctx: ExecContext, epoch: int, item: tuple[int, list]) -> tuple:
         """Task of a stream batch stage: maps fused below it, then assembly of one batch."""
         batch_num, group = item
-        child = self.children[0]
-        chain = child.map_chain()[0] if isinstance(child, MapDataset) else []
+        chain = self.fused_chain()[0]
         steps = list(zip(chain, self.deferrable(chain)))
         rows = []
         for index, row in group:
@@ -213,9 +212,18 @@ class BatchDataset(Dataset):
             rows.append(row)
         return self.make_batch(epoch, batch_num, rows, None)
 
-    def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
+    def fused_chain(self) -> tuple[list[MapDataset], Dataset]:
+        """The stream maps run inside the batch task, and the node that feeds them. Maps that
+        may drop samples ("skip" mode) are not fused: the batch must be filled after them."""
         child = self.children[0]
-        chain, base = child.map_chain() if isinstance(child, MapDataset) else ([], child)
+        if isinstance(child, MapDataset):
+            chain, base = child.map_chain()
+            if not any(node.skip_errors for node in chain):
+                return chain, base
+        return [], child
+
+    def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
+        chain, base = self.fused_chain()
         first = start * self.batch_size
         groups = chunked(enumerate(base._stream(ctx, epoch, first), first), self.batch_size)
         if self.drop_remainder:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from .. import config
 from ..datasets import Dataset
 from ..engine.collate import Deferred
 from ..engine.context import ExecContext
@@ -89,7 +90,9 @@ class MapDataset(Dataset):
         )
         check_unique("map", self._columns)
         self._in_idx = [child._columns.index(c) for c in self.input_columns]
-        self.random_access = child.random_access
+        # in "skip" mode a failing sample vanishes, so rows can no longer be found by index
+        self.skip_errors = config.get_error_samples_mode() == "skip"
+        self.random_access = child.random_access and not self.skip_errors
         self._tail = self._elementwise_tail()
         self.python_multiprocessing = bool(python_multiprocessing)
         self._workers()  # validates num_parallel_workers when the pipeline is built
@@ -116,8 +119,10 @@ class MapDataset(Dataset):
     # ----------------------------------------------------------------- per-row work
     def apply_row(
         self, ctx: ExecContext, epoch: int, index: int, row: tuple, defer: bool = False
-    ) -> tuple:
+    ) -> tuple | None:
         """Apply the ops to one row (``index``: its position in this map's input).
+
+        Returns None for a sample dropped in "skip" error mode.
 
         With ``defer`` (only inside a batch, when :meth:`can_defer`), the final elementwise op
         is not run: the output is a :class:`Deferred` that the batch assembly writes straight
@@ -134,11 +139,15 @@ class MapDataset(Dataset):
                     apply_op(op, args, lambda k=k: sample_rng(ctx.seed, epoch, index, key + k))
                 )
             except Exception as exc:
-                raise_in_context(
-                    exc,
-                    f"map: operation {op_name(op)} (#{k} of {len(self.operations)}) failed on "
-                    f"input column(s) {self.input_columns} at sample {index} of epoch {epoch}",
+                where = (
+                    f"map: operation {op_name(op)} (#{k} of {len(self.operations)}) failed "
+                    f"on input column(s) {self.input_columns} at sample {index} of epoch "
+                    f"{epoch}"
                 )
+                if self.skip_errors:
+                    ctx.note_skip(f"{where}: {type(exc).__name__}: {exc}")
+                    return None
+                raise_in_context(exc, where)
         if tail is not None:
             args = (Deferred(args[0], self.operations[tail]),)
         if len(args) != len(self.output_columns):
@@ -170,7 +179,10 @@ class MapDataset(Dataset):
         for index, row in chunk:
             for node in chain:
                 row = node.apply_row(ctx, epoch, index, row)
-            out.append(row)
+                if row is None:  # skipped: a failing sample in "skip" mode
+                    break
+            else:
+                out.append(row)
         return out
 
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:

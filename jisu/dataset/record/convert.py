@@ -270,8 +270,10 @@ class ImageFiles:
 
     def __getitem__(self, index: int) -> tuple:
         path = str(self.paths[index])
+        from ..vision.decode import FileBytes
+
         with open(path, "rb") as f:
-            data = np.frombuffer(f.read(), dtype=np.uint8)
+            data = FileBytes.of(np.frombuffer(f.read(), dtype=np.uint8), path)
         if self.decode:
             from ..vision import Decode
 

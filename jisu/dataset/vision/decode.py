@@ -9,6 +9,29 @@ import simplejpeg
 from ..transforms.base import TensorOperation
 
 
+class FileBytes(np.ndarray):
+    """Encoded bytes that remember the file they came from, so decode errors can name it."""
+
+    path: str | None = None
+
+    @classmethod
+    def of(cls, data: np.ndarray, path: str) -> FileBytes:
+        out = data.view(cls)
+        out.path = path
+        return out
+
+    def __array_finalize__(self, obj: object) -> None:
+        self.path = getattr(obj, "path", None)
+
+    def __reduce__(self):
+        return (FileBytes.of, (np.asarray(self), self.path))
+
+
+def describe(data: np.ndarray) -> str:
+    path = getattr(data, "path", None)
+    return f"'{path}'" if path else f"{data.size} bytes"
+
+
 def _buffer(data: np.ndarray) -> np.ndarray:
     if data.dtype == np.uint8 and data.ndim == 1:
         return data
@@ -36,10 +59,10 @@ class Decode(TensorOperation):
                 return simplejpeg.decode_jpeg(buf, colorspace="RGB")
             except ValueError:
                 pass  # unusual JPEG flavours: let OpenCV try
-        image = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        image = cv2.imdecode(np.asarray(buf), cv2.IMREAD_COLOR)
         if image is None:
             raise ValueError(
-                f"Decode: cannot decode {buf.size} bytes as an image "
+                f"Decode: cannot decode {describe(data)} as an image "
                 "(corrupt, truncated or unsupported format)"
             )
         return cv2.cvtColor(image, cv2.COLOR_BGR2RGB)

@@ -16,7 +16,7 @@ import numpy as np
 import simplejpeg
 
 from ..transforms.base import TensorOperation
-from .decode import Decode, _buffer
+from .decode import Decode, _buffer, describe
 from .utils import Inter, check_image, size_pair
 
 
@@ -152,7 +152,9 @@ class RandomCropDecodeResize(TensorOperation):
         try:
             height, width, _, _ = simplejpeg.decode_jpeg_header(buf)
         except ValueError as exc:
-            raise ValueError(f"RandomCropDecodeResize: cannot read the JPEG header: {exc}") from exc
+            raise ValueError(
+                f"RandomCropDecodeResize: cannot read the JPEG header of {describe(data)}: {exc}"
+            ) from exc
         top, left, h, w = sample_crop(height, width, p.scale, p.ratio, p.max_attempts, rng)
         need = max(p.size[0] / h, p.size[1] / w)  # the crop must keep at least `size` pixels
         try:
