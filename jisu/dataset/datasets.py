@@ -229,6 +229,7 @@ class Dataset:
         output_columns: str | Sequence[str] | None = None,
         num_parallel_workers: int | None = None,
         python_multiprocessing: bool = False,
+        offload: bool = False,
     ) -> Dataset:
         """Apply ``operations`` (one or a list, applied in order) to ``input_columns`` of each row.
 
@@ -241,6 +242,8 @@ class Dataset:
                 they come first, followed by the untouched columns (as in MindSpore).
             num_parallel_workers: threads for this map (default: ``config``'s, clamped to CPUs).
             python_multiprocessing: run in worker processes (see ``MapDataset``).
+            offload: leave the tail of Rescale/Normalize/HWC2CHW/TypeCast ops to the device
+                (see :meth:`offload_module`); the pipeline then ships the data before them.
         """
         from .ops.map import MapDataset
 
@@ -251,6 +254,7 @@ class Dataset:
             output_columns,
             num_parallel_workers,
             python_multiprocessing,
+            offload,
         )
 
     def batch(
@@ -374,6 +378,15 @@ class Dataset:
         from .ops.filter import FilterDataset
 
         return FilterDataset(self, predicate, input_columns, num_parallel_workers)
+
+    def offload_module(self) -> Any:
+        """A ``torch.nn.Module`` applying the ops that maps left to the device (``offload``).
+
+        Move it to the accelerator and call it on each batch (a dict or the list of columns).
+        """
+        from .offload import offload_module
+
+        return offload_module(self)
 
     def save(self, file_name: str, num_files: int = 1, overwrite: bool = False) -> dict:
         """Write one epoch of this pipeline's output as a jisu record data set.

@@ -8,6 +8,7 @@ import cv2
 import numpy as np
 import pytest
 import simplejpeg
+import torch
 
 import jisu.dataset as ds
 from jisu.dataset import vision
@@ -195,3 +196,44 @@ def test_skip_mode_drops_corrupt_images_keeps_batches_full_and_reports(folder, c
     assert [b[1].tolist() for b in batches] == [[0, 0], [0, 1]]  # 5 good images, batches of 2
     assert "2 sample(s) skipped in epoch 0" in caplog.text
     assert "Decode: cannot decode" in caplog.text
+
+
+def offload_pipeline(offload: bool):
+    images = np.random.default_rng(0).integers(0, 256, (10, 12, 9, 3), dtype=np.uint8)
+    ops = [
+        vision.RandomHorizontalFlip(),
+        vision.Rescale(1 / 255, 0),
+        vision.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225]),
+        vision.HWC2CHW(),
+    ]
+    return (
+        ds.NumpySlicesDataset({"image": images, "label": np.arange(10)})
+        .map(ops, "image", offload=offload)
+        .batch(4)
+    )
+
+
+def test_offload_ships_uint8_and_the_module_gives_the_host_result():
+    host = list(offload_pipeline(False).create_tuple_iterator(num_epochs=1))
+    data = offload_pipeline(True)
+    module = data.offload_module()
+    shipped = list(data.create_tuple_iterator(num_epochs=1))
+    assert all(b[0].dtype == torch.uint8 and b[0].shape[-1] == 3 for b in shipped)
+    for (image, label), batch in zip(host, shipped, strict=True):
+        out = module(batch)
+        assert out[0].shape == image.shape and out[0].dtype == torch.float32
+        torch.testing.assert_close(out[0], image, rtol=1e-6, atol=1e-6)
+        assert torch.equal(out[1], label)
+    as_dict = next(data.create_dict_iterator(num_epochs=1))
+    assert module(as_dict)["image"].shape == (4, 3, 12, 9)
+
+
+def test_offload_misuse_is_refused():
+    data = ds.NumpySlicesDataset(np.zeros((4, 2, 2, 3), np.uint8), ["image"])
+    with pytest.raises(ValueError, match="map: offload=True but the operations end with"):
+        data.map([vision.Rescale(1, 0), vision.RandomHorizontalFlip()], "image", offload=True)
+    later = data.map(vision.Rescale(1 / 255, 0), "image", offload=True).map(
+        lambda x: x + 1, "image"
+    )
+    with pytest.raises(ValueError, match="offload: map reads column"):
+        later.offload_module()

@@ -18,6 +18,10 @@ from ..transforms.base import apply_op, op_name
 from ..validation import check_columns
 
 
+def _identity(x: Any) -> Any:
+    return x
+
+
 def column_layout(
     columns: Sequence[str], inputs: Sequence[str], outputs: Sequence[str]
 ) -> tuple[tuple[str, ...], list[tuple[bool, int]]]:
@@ -67,6 +71,7 @@ class MapDataset(Dataset):
         output_columns: str | Sequence[str] | None,
         num_parallel_workers: int | None,
         python_multiprocessing: bool = False,
+        offload: bool = False,
     ) -> None:
         super().__init__([child], num_parallel_workers)
         ops = list(operations) if isinstance(operations, (list, tuple)) else [operations]
@@ -78,6 +83,19 @@ class MapDataset(Dataset):
                     f"map: operation {k} is not callable; pass jisu ops or functions. "
                     f"Received: operations[{k}]={op!r}"
                 )
+        self.offloaded: list = []
+        if offload:
+            from ..offload import split_offload
+
+            ops, self.offloaded = split_offload(ops)
+            if not self.offloaded:
+                raise ValueError(
+                    f"map: offload=True but the operations end with {op_name(ops[-1])}, which "
+                    "does not run on the device; offloadable: Rescale, Normalize, HWC2CHW, "
+                    "TypeCast"
+                )
+            if not ops:
+                ops = [_identity]
         self.operations = ops
         self.input_columns = check_columns(
             "map", "input_columns", input_columns, child._columns
