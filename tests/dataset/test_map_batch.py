@@ -180,3 +180,30 @@ def test_outputs_are_contiguous_torch_tensors_sharing_memory():
     images = ds.NumpySlicesDataset(np.zeros((2, 4, 5, 3), np.uint8), shuffle=False)
     out = next(iter(images.map(vision.HWC2CHW())))[0]
     assert out.shape == (3, 4, 5) and out.is_contiguous()
+
+
+@pytest.mark.parametrize("random_access", [True, False])
+@pytest.mark.parametrize("layout", ["normalize-then-chw", "chw-then-normalize"])
+def test_fused_normalize_equals_the_formula(random_access, layout):
+    rng = np.random.default_rng(4)
+    images = rng.integers(0, 256, (7, 5, 6, 3)).astype(np.uint8)
+    mean, std = np.array([120.0, 110.0, 100.0]), np.array([50.0, 60.0, 70.0])
+    if layout == "normalize-then-chw":
+        ops = [vision.Normalize(mean, std), vision.HWC2CHW()]
+    else:
+        ops = [vision.HWC2CHW(), vision.Normalize(mean, std, is_hwc=False)]
+    if random_access:
+        data = ds.NumpySlicesDataset({"image": images}, shuffle=False)
+    else:
+        data = ds.GeneratorDataset(lambda: ((im,) for im in images), ["image"])
+    out = np.concatenate(
+        [
+            b[0]
+            for b in data.map(ops, "image")
+            .batch(3)
+            .create_tuple_iterator(num_epochs=1, output_numpy=True)
+        ]
+    )
+    expected = ((images - mean.astype(np.float32)) / std.astype(np.float32)).transpose(0, 3, 1, 2)
+    np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-6)
+    assert out.dtype == np.float32

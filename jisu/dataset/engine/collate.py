@@ -13,16 +13,19 @@ PadInfo = dict[str, tuple[Sequence[int | None] | None, Any]]
 class Deferred:
     """A column value whose last, elementwise op has not run yet.
 
-    Inside a batch task, the elementwise tail of a map (``Rescale`` after any transposes,
-    ``TypeCast``) is run by the batch assembly straight into the row's slot of the batch array:
-    one pass over the data instead of one to compute and one to copy.
+    Inside a batch task, the elementwise tail of a map (``Rescale``, ``Normalize``,
+    ``TypeCast``, with any ``HWC2CHW`` after it) is run by the batch assembly straight into the
+    row's slot of the batch array: one pass over the data instead of one to compute and one to
+    copy. The transposes are applied first, as views; ``perm`` tells per-channel ops where
+    their channel axis went.
     """
 
-    __slots__ = ("op", "value")
+    __slots__ = ("op", "perm", "value")
 
-    def __init__(self, value: np.ndarray, op: Any) -> None:
-        self.value = value
+    def __init__(self, value: np.ndarray, op: Any, perm: tuple[int, ...] | None = None) -> None:
+        self.value = value  # the op's input, already reindexed by the view ops after it
         self.op = op
+        self.perm = perm  # axis i of ``value`` is axis perm[i] of the op's real input
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -33,7 +36,7 @@ class Deferred:
         return np.dtype(self.op.output_dtype(self.value.dtype))
 
     def write(self, out: np.ndarray) -> None:
-        self.op.apply_into(self.value, out)
+        self.op.apply_into(self.value, out, self.perm)
 
     def materialize(self) -> np.ndarray:
         out = np.empty(self.shape, dtype=self.dtype)

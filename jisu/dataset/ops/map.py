@@ -167,7 +167,10 @@ class MapDataset(Dataset):
                     return None
                 raise_in_context(exc, where)
         if tail is not None:
-            args = (Deferred(args[0], self.operations[tail]),)
+            perm = tuple(range(args[0].ndim))
+            for op in self.operations[tail + 1 :]:  # the view ops, already applied to args
+                perm = tuple(perm[a] for a in op.axes(len(perm)))
+            args = (Deferred(args[0], self.operations[tail], perm),)
         if len(args) != len(self.output_columns):
             raise ValueError(
                 f"map: the last operation ({op_name(self.operations[-1])}) returned "

@@ -30,9 +30,17 @@ class TensorOperation:
     def apply(self, *arrays: np.ndarray, rng: np.random.Generator | None = None) -> Any:
         raise NotImplementedError  # each op defines its kernel
 
-    def apply_into(self, x: np.ndarray, out: np.ndarray) -> None:
-        """Elementwise ops: write ``apply(x)`` into ``out`` (same shape, ``output_dtype``)."""
+    def apply_into(self, x: np.ndarray, out: np.ndarray, perm: tuple[int, ...] | None = None):
+        """Elementwise ops: write ``apply(x)`` into ``out`` (same shape, ``output_dtype``).
+
+        ``x`` may be a transposed view of the real input: its axis ``i`` is the input's axis
+        ``perm[i]`` (per-channel ops use it to find the channel axis).
+        """
         raise NotImplementedError  # only elementwise ops define it
+
+    def axes(self, ndim: int) -> tuple[int, ...]:
+        """View ops: the output's axis ``i`` is the input's axis ``axes(ndim)[i]``."""
+        raise NotImplementedError  # only view ops define it
 
     def output_dtype(self, dtype: np.dtype) -> np.dtype:
         """Elementwise ops: the dtype ``apply`` returns for an input of ``dtype``."""

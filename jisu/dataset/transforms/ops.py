@@ -40,7 +40,7 @@ class TypeCast(TensorOperation):
     def apply(self, x: np.ndarray, rng=None) -> np.ndarray:
         return x.astype(self.data_type, copy=False)
 
-    def apply_into(self, x: np.ndarray, out: np.ndarray) -> None:
+    def apply_into(self, x: np.ndarray, out: np.ndarray, perm=None) -> None:
         np.copyto(out, x, casting="unsafe")
 
     def output_dtype(self, dtype: np.dtype) -> np.dtype:

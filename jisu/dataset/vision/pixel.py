@@ -23,7 +23,7 @@ class Rescale(TensorOperation):
         self.apply_into(x, out)
         return out
 
-    def apply_into(self, x: np.ndarray, out: np.ndarray) -> None:
+    def apply_into(self, x: np.ndarray, out: np.ndarray, perm=None) -> None:
         np.multiply(x, np.float32(self.rescale), out=out, dtype=np.float32, casting="unsafe")
         if self.shift:
             np.add(out, np.float32(self.shift), out=out)
@@ -52,18 +52,36 @@ class Normalize(TensorOperation):
             raise ValueError(f"Normalize: std must be > 0. Received: std={std!r}")
         self.mean, self.std, self.is_hwc = mean_a, std_a, bool(is_hwc)
 
+    elementwise = True
+
+    def _channel_axis(self, ndim: int) -> int | None:
+        if ndim < 2:
+            return None
+        if self.is_hwc:
+            return ndim - 1
+        return ndim - 3 if ndim >= 3 else None
+
     def apply(self, x: np.ndarray, rng=None) -> np.ndarray:
-        channels = x.shape[-1] if self.is_hwc else (x.shape[-3] if x.ndim >= 3 else 1)
+        out = np.empty(x.shape, dtype=np.float32)
+        self.apply_into(x, out)
+        return out
+
+    def apply_into(self, x: np.ndarray, out: np.ndarray, perm=None) -> None:
+        axis = self._channel_axis(x.ndim)
+        channels = 1 if axis is None else x.shape[axis if perm is None else perm.index(axis)]
         if x.ndim < 2 or self.mean.size not in (1, channels):
             raise ValueError(
                 f"Normalize: {self.mean.size} mean/std values for an image of shape "
                 f"{x.shape} ({'HWC' if self.is_hwc else 'CHW'})"
             )
-        shape = (-1,) if self.is_hwc else (-1, 1, 1)
-        mean = self.mean.reshape(shape)
-        out = np.subtract(x, mean, dtype=np.float32)
+        shape = [1] * x.ndim
+        if axis is not None and self.mean.size > 1:
+            shape[axis if perm is None else perm.index(axis)] = -1
+        np.subtract(x, self.mean.reshape(shape), out=out, dtype=np.float32, casting="unsafe")
         np.divide(out, self.std.reshape(shape), out=out)
-        return out
+
+    def output_dtype(self, dtype: np.dtype) -> np.dtype:
+        return np.dtype(np.float32)
 
 
 class HWC2CHW(TensorOperation):
@@ -71,6 +89,9 @@ class HWC2CHW(TensorOperation):
     the batch is assembled or the row is handed out. HW images pass through unchanged."""
 
     view_op = True
+
+    def axes(self, ndim: int) -> tuple[int, ...]:
+        return {3: (2, 0, 1), 4: (0, 3, 1, 2)}.get(ndim, tuple(range(ndim)))
 
     def apply(self, x: np.ndarray, rng=None) -> np.ndarray:
         if x.ndim == 3:
