@@ -4,7 +4,8 @@ The crop covers a random ``scale`` fraction of the image area with a random aspe
 log-uniformly from ``ratio``; after ``max_attempts`` failed draws it falls back to a central
 crop with the ratio clamped into range. RandomCropDecodeResize draws the same crop from the
 JPEG header alone and decodes only at the scale the crop needs (libjpeg-turbo's 1/8-step
-scaled decoding), so a large JPEG is never decoded at full size for a small output.
+scaled decoding at 1/2, 1/4, 1/8), so a large JPEG is not decoded at full size for a small
+output.
 """
 
 from __future__ import annotations
@@ -121,9 +122,9 @@ class RandomCropDecodeResize(TensorOperation):
     """Decode a random crop of an encoded image at the scale it needs, and resize it.
 
     Equivalent to ``Decode`` then :class:`RandomResizedCrop` (same random draws), but a JPEG is
-    decoded at the smallest 1/8-step scale at which the crop still has ``size`` pixels, which
-    for a small output from a large photo decodes a fraction of the pixels. Other formats are
-    decoded in full.
+    decoded at the smallest of 1/2, 1/4, 1/8 scale at which the crop still has ``size`` pixels
+    (libjpeg-turbo's fast scaled decoding), which for a small output from a large photo decodes
+    a fraction of the pixels. Other formats are decoded in full.
     """
 
     randomized = True
@@ -156,13 +157,18 @@ class RandomCropDecodeResize(TensorOperation):
                 f"RandomCropDecodeResize: cannot read the JPEG header of {describe(data)}: {exc}"
             ) from exc
         top, left, h, w = sample_crop(height, width, p.scale, p.ratio, p.max_attempts, rng)
-        need = max(p.size[0] / h, p.size[1] / w)  # the crop must keep at least `size` pixels
+        # Decode at 1/2, 1/4 or 1/8 when the crop keeps at least `size` pixels: libjpeg-turbo
+        # is fast at those scales (measured 1.22 ms full size, slower at 7/8..5/8: 1.83 ms).
+        need = max(p.size[0] / h, p.size[1] / w)
+        factor = 1
+        while factor < 8 and need * factor * 2 <= 1.0:
+            factor *= 2
         try:
             image = simplejpeg.decode_jpeg(
                 buf,
                 colorspace="RGB",
-                min_height=math.ceil(height * min(1.0, need)),
-                min_width=math.ceil(width * min(1.0, need)),
+                min_height=math.ceil(height / factor) if factor > 1 else 0,
+                min_width=math.ceil(width / factor) if factor > 1 else 0,
             )
         except ValueError:
             image = Decode().apply(buf)

@@ -1,0 +1,163 @@
+"""The ImageNet-style image pipeline: jisu against the single-core ceiling and a PyTorch setup.
+
+Builds (or reuses, with ``--dir``) a class-per-subfolder folder of real-photo JPEGs (375x500,
+quality 90) cut from the photos that ship with scikit-learn, then measures images/s, batch 64:
+
+1. the single-core ceiling: JPEG decode + random crop + resize to 224, one thread, no pipeline;
+2. jisu: ImageFolderDataset -> RandomCropDecodeResize(224) -> RandomHorizontalFlip ->
+   Normalize -> HWC2CHW -> batch(64), with 1 worker and with all cores;
+3. the usual PyTorch setup: DataLoader over an ImageFolder-style Dataset doing PIL decode,
+   RandomResizedCrop, flip, ToTensor, Normalize (Pillow + NumPy/torch, no torchvision), best of
+   num_workers 0..cores;
+4. jisu with the normalize/layout tail offloaded (uint8 batches out), all cores.
+
+Needs scikit-learn and Pillow (``pip install scikit-learn pillow``); neither is a jisu
+dependency. Usage: python benchmarks/image_pipeline.py [--images 2000] [--dir PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import tempfile
+import time
+
+import cv2
+import numpy as np
+import simplejpeg
+import torch
+from PIL import Image
+from torch.utils.data import DataLoader, Dataset
+
+import jisu
+import jisu.dataset as ds
+from jisu.dataset import vision
+from jisu.dataset.engine.cpus import available_cpus
+from jisu.dataset.record.convert import list_image_folder
+from jisu.dataset.vision.random_crop_resize import sample_crop
+
+MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
+STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
+BATCH = 64
+
+
+def make_folder(root: str, count: int) -> None:
+    from sklearn.datasets import load_sample_images
+
+    photos = load_sample_images().images
+    rng = np.random.default_rng(0)
+    for i in range(count):
+        photo = photos[i % len(photos)]
+        top, left = rng.integers(0, photo.shape[0] - 375 + 1), rng.integers(0, 640 - 500 + 1)
+        image = photo[top : top + 375, left : left + 500]
+        if i % 4 >= 2:
+            image = image[:, ::-1]
+        folder = os.path.join(root, f"class{i % 10}")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, f"{i:06d}.jpg"), "wb") as f:
+            f.write(simplejpeg.encode_jpeg(np.ascontiguousarray(image), quality=90))
+
+
+def ceiling(paths: list[str]) -> float:
+    """Decode + random crop + resize to 224, one thread, no pipeline."""
+    rng = np.random.default_rng(0)
+    begin = time.perf_counter()
+    for path in paths:
+        with open(path, "rb") as f:
+            image = simplejpeg.decode_jpeg(f.read(), colorspace="RGB")
+        top, left, h, w = sample_crop(
+            image.shape[0], image.shape[1], (0.08, 1.0), (3 / 4, 4 / 3), 10, rng
+        )
+        cv2.resize(
+            image[top : top + h, left : left + w], (224, 224), interpolation=cv2.INTER_LINEAR
+        )
+    return len(paths) / (time.perf_counter() - begin)
+
+
+def jisu_rate(root: str, workers: int, offload: bool) -> float:
+    data = ds.ImageFolderDataset(root, shuffle=True, num_parallel_workers=workers)
+    ops = [
+        vision.RandomCropDecodeResize(224),
+        vision.RandomHorizontalFlip(),
+        vision.Normalize(MEAN, STD),
+        vision.HWC2CHW(),
+    ]
+    data = data.map(ops, "image", num_parallel_workers=workers, offload=offload)
+    data = data.batch(BATCH, num_parallel_workers=workers)
+    begin = time.perf_counter()
+    rows = sum(image.shape[0] for image, _ in data.create_tuple_iterator(num_epochs=1))
+    return rows / (time.perf_counter() - begin)
+
+
+class PILFolder(Dataset):
+    """An ImageFolder-style Dataset, transforms as torchvision does them, without torchvision."""
+
+    def __init__(self, paths: list[str], labels: list[int]) -> None:
+        self.paths, self.labels = paths, labels
+        self.mean = torch.tensor(MEAN).view(3, 1, 1) / 255
+        self.std = torch.tensor(STD).view(3, 1, 1) / 255
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __getitem__(self, i: int):
+        image = Image.open(self.paths[i]).convert("RGB")
+        rng = np.random.default_rng(i)
+        top, left, h, w = sample_crop(
+            image.height, image.width, (0.08, 1.0), (3 / 4, 4 / 3), 10, rng
+        )
+        image = image.resize((224, 224), Image.BILINEAR, box=(left, top, left + w, top + h))
+        if rng.random() < 0.5:
+            image = image.transpose(Image.FLIP_LEFT_RIGHT)
+        tensor = torch.from_numpy(np.asarray(image, dtype=np.uint8).copy()).permute(2, 0, 1)
+        tensor = tensor.float().div_(255)  # ToTensor
+        return (tensor - self.mean) / self.std, self.labels[i]
+
+
+def loader_rate(paths: list[str], labels: list[int], workers: int) -> float:
+    loader = DataLoader(
+        PILFolder(paths, labels), batch_size=BATCH, shuffle=True, num_workers=workers
+    )
+    begin = time.perf_counter()
+    rows = sum(image.shape[0] for image, _ in loader)
+    return rows / (time.perf_counter() - begin)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--images", type=int, default=2000)
+    parser.add_argument("--dir", default=None, help="reuse or create the JPEG folder here")
+    args = parser.parse_args()
+    cores = available_cpus()
+    with tempfile.TemporaryDirectory(prefix="jisu-images-") as scratch:
+        root = args.dir or os.path.join(scratch, "images")
+        if not os.path.isdir(root):
+            make_folder(root, args.images)
+        paths, labels, _ = list_image_folder(root)
+        print(
+            f"jisu {jisu.__version__}, torch {torch.__version__}, python "
+            f"{platform.python_version()}, {cores} usable CPUs; {len(paths)} JPEGs 375x500 "
+            f"q90, batch {BATCH}"
+        )
+        ceiling(paths[:200])  # warm the page cache and the code paths
+        results = {"(1) ceiling: decode + resize, 1 thread": ceiling(paths)}
+        results["(2) jisu, 1 worker"] = jisu_rate(root, 1, offload=False)
+        results[f"(2) jisu, {cores} workers"] = jisu_rate(root, cores, offload=False)
+        loaders = {w: loader_rate(paths, labels, w) for w in range(cores + 1)}
+        best = max(loaders, key=loaders.get)
+        results[f"(3) DataLoader + PIL, best (num_workers={best})"] = loaders[best]
+        results[f"(4) jisu offload, {cores} workers"] = jisu_rate(root, cores, offload=True)
+    for name, rate in results.items():
+        print(f"  {name:<44} {rate:7.0f} images/s")
+    one, many = results["(2) jisu, 1 worker"], results[f"(2) jisu, {cores} workers"]
+    top = results["(1) ceiling: decode + resize, 1 thread"]
+    print(f"  (2) 1 worker / (1)      = {one / top:.2f}x   (target >= 0.85x)")
+    print(f"  (2) {cores} workers / 1 worker = {many / one:.2f}x   (target >= 1.8x)")
+    print(f"  (2) / (3)               = {many / loaders[best]:.2f}x   (target >= 1.6x)")
+    offload = results[f"(4) jisu offload, {cores} workers"]
+    print(f"  (4) / (2)               = {offload / many:.2f}x   (target >= 1.0x)")
+
+
+if __name__ == "__main__":
+    main()
