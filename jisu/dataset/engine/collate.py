@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -44,12 +44,14 @@ class Deferred:
         return out
 
 
-def _stack_deferred(values: Sequence[Any], column: str, where: str) -> np.ndarray | None:
+def _stack_deferred(
+    values: Sequence[Any], column: str, where: str, empty: Callable = np.empty
+) -> np.ndarray | None:
     """Stack rows some of which are :class:`Deferred`, writing each into its slot."""
     shape, dtype = values[0].shape, values[0].dtype
     if any(v.shape != shape or v.dtype != dtype for v in values):
         return None
-    out = np.empty((len(values), *shape), dtype=dtype)
+    out = empty((len(values), *shape), dtype)
     for i, v in enumerate(values):
         slot = out[i : i + 1].reshape(shape)  # a view, also for 0-d rows
         if isinstance(v, Deferred):
@@ -64,6 +66,7 @@ def stack_column(
     column: str,
     pad: tuple[Sequence[int | None] | None, Any] | None = None,
     where: str = "batch",
+    empty: Callable = np.empty,
 ) -> np.ndarray:
     """Stack one column of a batch into a new array of shape ``(len(values), *row_shape)``.
 
@@ -72,13 +75,14 @@ def stack_column(
         column: its name, for error messages.
         pad: ``(shape, pad_value)``; a None shape or a None dimension pads to the largest row.
         where: the op, for error messages.
+        empty: allocates the batch array (``BufferPool.empty`` reuses freed ones).
 
     Raises:
         ValueError: rows of different shapes and no padding, or rows larger than a fixed pad.
     """
     if any(isinstance(v, Deferred) for v in values):
         if pad is None:
-            out = _stack_deferred(values, column, where)
+            out = _stack_deferred(values, column, where, empty)
             if out is not None:
                 return out
         values = [v.materialize() if isinstance(v, Deferred) else v for v in values]
@@ -95,9 +99,9 @@ def stack_column(
                 f"Pass pad_info={{'{column}': (None, 0)}} (or use padded_batch) to pad them, "
                 "or resize them before batching."
             )
+        out = empty((len(values), *shape), dtype)
         if dtype == first.dtype:
-            return np.stack(values)
-        out = np.empty((len(values), *shape), dtype=dtype)
+            return np.stack(values, out=out)
         for i, v in enumerate(values):
             out[i] = v
         return out

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .tasks import StageTask
 
+from .buffers import BufferPool
+
 logger = logging.getLogger("jisu.dataset")
 
 POLL_S = 0.05  # how often blocked engine threads look at the stop flag
@@ -103,6 +105,7 @@ class ExecContext:
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._cache: dict[Any, Any] = {}
+        self.buffers = BufferPool()  # batch arrays, reused once the consumer drops them
         self.skipped = 0  # samples dropped by ops in "skip" error mode
         self.skip_examples: list[str] = []
 

@@ -135,21 +135,29 @@ class BatchDataset(Dataset):
         return n // self.batch_size if self.drop_remainder else -(-n // self.batch_size)
 
     # ----------------------------------------------------------------- assembly
-    def _stack(self, k: int, values: Any) -> np.ndarray:
+    def _stack(self, k: int, values: Any, empty: Any = np.empty) -> np.ndarray:
         name = self._columns[k]
         if isinstance(values, np.ndarray) and name not in self.pad_info:
             return values  # already a batch array (per_batch_map returned one)
         arrays = [v if isinstance(v, Deferred) else to_array(v) for v in values]
-        return stack_column(arrays, name, self.pad_info.get(name), "batch")
+        return stack_column(arrays, name, self.pad_info.get(name), "batch", empty)
 
-    def make_batch(self, epoch: int, batch_num: int, rows: list | None, columns: list | None):
-        """One batch from its rows (tuples) or, when the source gathered them, its columns."""
+    def make_batch(
+        self,
+        epoch: int,
+        batch_num: int,
+        rows: list | None,
+        columns: list | None,
+        empty: Any = np.empty,
+    ):
+        """One batch from its rows (tuples) or, when the source gathered them, its columns;
+        ``empty`` allocates the batch arrays."""
         if columns is not None:
             inputs = [columns[j] for j in range(len(columns))]
         else:
             inputs = [[row[j] for row in rows] for j in range(len(rows[0]))]
         if self.per_batch_map is None:
-            return tuple(self._stack(k, inputs[k]) for k in range(len(inputs)))
+            return tuple(self._stack(k, inputs[k], empty) for k in range(len(inputs)))
         args = [list(inputs[j]) for j in self._in_idx]
         try:
             result = self.per_batch_map(*args, BatchInfo(batch_num, epoch))
@@ -166,7 +174,7 @@ class BatchDataset(Dataset):
                 f"names {len(self.output_columns)}: {self.output_columns}"
             )
         return tuple(
-            self._stack(k, result[j] if new else inputs[j])
+            self._stack(k, result[j] if new else inputs[j], empty)
             for k, (new, j) in enumerate(self._sources)
         )
 
@@ -198,7 +206,7 @@ class BatchDataset(Dataset):
             ]
         else:
             rows = [child._fetch(ctx, epoch, i) for i in range(begin, end)]
-        return self.make_batch(epoch, index, rows, None)
+        return self.make_batch(epoch, index, rows, None, ctx.buffers.empty)
 
     def batch_rows(self, ctx: ExecContext, epoch: int, item: tuple[int, list]) -> tuple:
         """Task of a stream batch stage: maps fused below it, then assembly of one batch."""
@@ -210,7 +218,7 @@ class BatchDataset(Dataset):
             for node, defer in steps:  # maps fused into the batch task: no queue per row
                 row = node.apply_row(ctx, epoch, index, row, defer)
             rows.append(row)
-        return self.make_batch(epoch, batch_num, rows, None)
+        return self.make_batch(epoch, batch_num, rows, None, ctx.buffers.empty)
 
     def fused_chain(self) -> tuple[list[MapDataset], Dataset]:
         """The stream maps run inside the batch task, and the node that feeds them. Maps that
