@@ -47,10 +47,17 @@ class TensorOperation:
         raise NotImplementedError  # only elementwise ops define it
 
     def __call__(self, *args: Any) -> Any:
-        """Apply eagerly to NumPy arrays (or values convertible to them)."""
+        """Apply eagerly to NumPy arrays (or values convertible to them).
+
+        Eager results are C-contiguous arrays; inside a pipeline some ops (flips, HWC2CHW)
+        return views instead, and the copy happens once, where the row is batched or output.
+        """
         arrays = [to_array(a) for a in args]
         rng = self._eager_rng() if self.randomized else None
-        return self.apply(*arrays, rng=rng)
+        result = self.apply(*arrays, rng=rng)
+        if isinstance(result, tuple):
+            return tuple(_contiguous(r) for r in result)
+        return _contiguous(result)
 
     def _eager_rng(self) -> np.random.Generator:
         rng = self.__dict__.get("_rng")
@@ -62,6 +69,12 @@ class TensorOperation:
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
         return f"{type(self).__name__}({fields})"
+
+
+def _contiguous(value: Any) -> Any:
+    if isinstance(value, np.ndarray) and not value.flags.c_contiguous:
+        return np.ascontiguousarray(value)
+    return value
 
 
 def op_name(op: Any) -> str:

@@ -126,10 +126,8 @@ class RandomCrop(TensorOperation):
 
 
 def _flip(image: np.ndarray, axis: int) -> np.ndarray:
-    if _cv_ok(image):
-        out = cv2.flip(image, 1 if axis == 1 else 0)
-        return out.reshape(image.shape)
-    return np.ascontiguousarray(np.flip(image, axis))
+    """A mirrored view (no copy): the next op or the batch assembly reads it in one pass."""
+    return np.flip(image, axis)
 
 
 class RandomHorizontalFlip(TensorOperation):
