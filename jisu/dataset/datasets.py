@@ -96,7 +96,7 @@ class Dataset:
 
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         """Rows of one epoch when the node is not random-access (stream nodes define it)."""
-        raise NotImplementedError
+        raise NotImplementedError  # every node that can be a stream defines it
 
     def _fetch_stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         """A random-access chain ending here, for one epoch (see :meth:`_epochs`)."""

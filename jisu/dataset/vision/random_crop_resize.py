@@ -84,7 +84,25 @@ class _CropParams:
         return out.reshape(h, w, *crop.shape[2:])
 
 
-class RandomResizedCrop(TensorOperation):
+class _RandomCropResize(TensorOperation):
+    """Shared arguments of the random-resized-crop ops (see :class:`RandomResizedCrop`)."""
+
+    randomized = True
+
+    def __init__(
+        self,
+        size,
+        scale=(0.08, 1.0),
+        ratio=(3 / 4, 4 / 3),
+        interpolation: Inter = Inter.BILINEAR,
+        max_attempts: int = 10,
+    ) -> None:
+        self._params = _CropParams(
+            type(self).__name__, size, scale, ratio, interpolation, max_attempts
+        )
+
+
+class RandomResizedCrop(_RandomCropResize):
     """Crop a random area and aspect ratio, then resize to ``size``.
 
     Args:
@@ -95,20 +113,6 @@ class RandomResizedCrop(TensorOperation):
         max_attempts: draws before falling back to a central crop (default 10).
     """
 
-    randomized = True
-
-    def __init__(
-        self,
-        size,
-        scale=(0.08, 1.0),
-        ratio=(3 / 4, 4 / 3),
-        interpolation: Inter = Inter.BILINEAR,
-        max_attempts: int = 10,
-    ) -> None:
-        self._params = _CropParams(
-            "RandomResizedCrop", size, scale, ratio, interpolation, max_attempts
-        )
-
     def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         check_image("RandomResizedCrop", image)
         p = self._params
@@ -118,7 +122,7 @@ class RandomResizedCrop(TensorOperation):
         return p.resize(image[top : top + h, left : left + w])
 
 
-class RandomCropDecodeResize(TensorOperation):
+class RandomCropDecodeResize(_RandomCropResize):
     """Decode a random crop of an encoded image at the scale it needs, and resize it.
 
     Equivalent to ``Decode`` then :class:`RandomResizedCrop` (same random draws), but a JPEG is
@@ -126,20 +130,6 @@ class RandomCropDecodeResize(TensorOperation):
     (libjpeg-turbo's fast scaled decoding), which for a small output from a large photo decodes
     a fraction of the pixels. Other formats are decoded in full.
     """
-
-    randomized = True
-
-    def __init__(
-        self,
-        size,
-        scale=(0.08, 1.0),
-        ratio=(3 / 4, 4 / 3),
-        interpolation: Inter = Inter.BILINEAR,
-        max_attempts: int = 10,
-    ) -> None:
-        self._params = _CropParams(
-            "RandomCropDecodeResize", size, scale, ratio, interpolation, max_attempts
-        )
 
     def apply(self, data: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         buf = _buffer(data)
