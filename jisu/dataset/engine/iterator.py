@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import atexit
 import queue
+import threading
 import weakref
+from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +24,55 @@ _live_contexts: weakref.WeakSet[ExecContext] = weakref.WeakSet()
 class _Failure:
     def __init__(self, exc: BaseException) -> None:
         self.exc = exc
+
+
+OUTPUT_QUEUE_BYTES = 64 << 20  # ready rows/batches held for the consumer, at most
+
+
+class RowQueue:
+    """A queue bounded both in items and in bytes (the first item always fits).
+
+    Many tiny batches need a deep queue (each hand-off between threads costs), a few big ones
+    must not pile up hundreds of megabytes; so the bound is on both. Same ``put``/``get``
+    interface as ``queue.Queue`` (``queue.Full``/``queue.Empty`` on timeout).
+    """
+
+    def __init__(self, max_items: int, max_bytes: int) -> None:
+        self.max_items, self.max_bytes = max_items, max_bytes
+        self._items: deque = deque()
+        self._bytes = 0
+        self._cond = threading.Condition()
+
+    @staticmethod
+    def _size(item: Any) -> int:
+        if isinstance(item, tuple):
+            return sum(getattr(v, "nbytes", 0) for v in item)
+        return 0
+
+    def put(self, item: Any, timeout: float | None = None) -> None:
+        size = self._size(item)
+        with self._cond:
+            full = lambda: (
+                self._items
+                and (
+                    len(self._items) >= self.max_items  # noqa: E731
+                    or self._bytes + size > self.max_bytes
+                )
+            )
+            if full() and not self._cond.wait_for(lambda: not full(), timeout):
+                raise queue.Full
+            self._items.append((item, size))
+            self._bytes += size
+            self._cond.notify_all()
+
+    def get(self, timeout: float | None = None) -> Any:
+        with self._cond:
+            if not self._items and not self._cond.wait_for(lambda: self._items, timeout):
+                raise queue.Empty
+            item, size = self._items.popleft()
+            self._bytes -= size
+            self._cond.notify_all()
+            return item
 
 
 def _node_ids(root: Dataset) -> dict[int, int]:
@@ -44,7 +95,7 @@ def _node_ids(root: Dataset) -> dict[int, int]:
 
 
 def _drive(
-    root: Dataset, ctx: ExecContext, out: queue.Queue, epoch: int, start: int, num_epochs: int
+    root: Dataset, ctx: ExecContext, out: RowQueue, epoch: int, start: int, num_epochs: int
 ) -> None:
     """Driver thread: run epoch after epoch into ``out``, with an end marker after each."""
     try:
@@ -127,9 +178,7 @@ class DatasetIterator:
     # ------------------------------------------------------------- lifecycle
     def _start(self) -> None:
         ctx = ExecContext(self._seed, config.get_prefetch_size(), _node_ids(self._root))
-        # prefetch_size counts source rows: after a batch of 32, a queue of 2 batches suffices.
-        depth = max(2, -(-ctx.prefetch_size // self._root.rows_per_item))
-        self._out: queue.Queue = queue.Queue(maxsize=depth)
+        self._out = RowQueue(max(2, ctx.prefetch_size), OUTPUT_QUEUE_BYTES)
         root, out, epoch, position, num_epochs = (
             self._root,
             self._out,
