@@ -51,15 +51,14 @@ class RowQueue:
 
     def put(self, item: Any, timeout: float | None = None) -> None:
         size = self._size(item)
-        with self._cond:
-            full = lambda: (
-                self._items
-                and (
-                    len(self._items) >= self.max_items  # noqa: E731
-                    or self._bytes + size > self.max_bytes
-                )
+
+        def has_room() -> bool:
+            return not self._items or (
+                len(self._items) < self.max_items and self._bytes + size <= self.max_bytes
             )
-            if full() and not self._cond.wait_for(lambda: not full(), timeout):
+
+        with self._cond:
+            if not self._cond.wait_for(has_room, timeout):
                 raise queue.Full
             self._items.append((item, size))
             self._bytes += size
