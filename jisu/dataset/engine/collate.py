@@ -129,17 +129,3 @@ def stack_column(
     for i, v in enumerate(values):
         out[(i, *tuple(slice(0, n) for n in v.shape))] = v
     return out
-
-
-def stack_rows(
-    rows: Sequence[tuple],
-    columns: Sequence[str],
-    pad_info: PadInfo | None = None,
-    where: str = "batch",
-) -> list[np.ndarray]:
-    """Stack rows (tuples of arrays) column by column."""
-    pad_info = pad_info or {}
-    return [
-        stack_column([row[c] for row in rows], name, pad_info.get(name), where)
-        for c, name in enumerate(columns)
-    ]
