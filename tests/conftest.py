@@ -44,3 +44,26 @@ def rows_of(dataset, column: int | None = 0, num_epochs: int = 1) -> list:
     finally:
         it.close()
     return out
+
+
+def image_source(
+    n: int, shape: tuple, seed: int, random_access: bool, num_parallel_workers: int | None = None
+):
+    """Shuffled (image, label=i) rows of random uint8 images: random-access (NumPy) or a
+    generator, so tests can check both execution paths on the same data."""
+    import numpy as np
+
+    images = np.random.default_rng(seed).integers(0, 255, (n, *shape)).astype(np.uint8)
+    if random_access:
+        kwargs = (
+            {} if num_parallel_workers is None else {"num_parallel_workers": num_parallel_workers}
+        )
+        return ds.NumpySlicesDataset(
+            {"image": images, "label": np.arange(n)}, shuffle=True, **kwargs
+        )
+
+    def gen():
+        for i in range(n):
+            yield images[i], np.array(i)
+
+    return ds.GeneratorDataset(gen, ["image", "label"], shuffle=True)

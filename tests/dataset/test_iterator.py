@@ -14,20 +14,11 @@ from hypothesis import strategies as st
 
 import jisu.dataset as ds
 from jisu.dataset import vision
-from tests.conftest import jisu_threads, wait_no_jisu_threads
+from tests.conftest import image_source, jisu_threads, wait_no_jisu_threads
 
 
 def pipeline(random_access: bool, n: int = 23):
-    images = np.random.default_rng(5).integers(0, 255, (n, 4, 4, 3)).astype(np.uint8)
-    if random_access:
-        data = ds.NumpySlicesDataset({"image": images, "label": np.arange(n)}, shuffle=True)
-    else:
-
-        def gen():
-            for i in range(n):
-                yield images[i], np.array(i)
-
-        data = ds.GeneratorDataset(gen, ["image", "label"], shuffle=True)
+    data = image_source(n, (4, 4, 3), 5, random_access)
     data = data.map(
         [vision.RandomHorizontalFlip(), vision.Rescale(1 / 255, 0)], "image", num_parallel_workers=2
     )

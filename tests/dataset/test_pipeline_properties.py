@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import jisu.dataset as ds
 from jisu.dataset import transforms, vision
-from tests.conftest import rows_of
+from tests.conftest import image_source, rows_of
 
 FAST = settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -114,21 +114,7 @@ def test_shuffle_is_a_permutation(n, buffer, ra):
 
 def random_pipeline(workers: int, ra: bool, seed_rows: int = 40):
     """Shuffle, random ops and a batch: the output must not depend on ``workers``."""
-    rng = np.random.default_rng(7)
-    images = rng.integers(0, 255, (seed_rows, 8, 10, 3)).astype(np.uint8)
-    if ra:
-        data = ds.NumpySlicesDataset(
-            {"image": images, "label": np.arange(seed_rows)},
-            shuffle=True,
-            num_parallel_workers=workers,
-        )
-    else:
-
-        def gen():
-            for i in range(seed_rows):
-                yield images[i], np.array(i)
-
-        data = ds.GeneratorDataset(gen, ["image", "label"], shuffle=True)
+    data = image_source(seed_rows, (8, 10, 3), 7, ra, num_parallel_workers=workers)
     data = data.map(
         [
             vision.RandomCrop(6, padding=1),

@@ -15,7 +15,7 @@ import pytest
 import jisu.dataset as ds
 from jisu.dataset import transforms, vision
 from jisu.dataset.engine.process_pool import WorkerDiedError
-from tests.conftest import rows_of
+from tests.conftest import image_source, rows_of
 
 
 def alive(pid: int) -> bool:
@@ -46,17 +46,7 @@ def python_noise(x):
 
 
 def pipeline(random_access: bool, processes: bool, workers: int, n: int = 48):
-    rng = np.random.default_rng(3)
-    images = rng.integers(0, 255, (n, 10, 12, 3)).astype(np.uint8)
-    if random_access:
-        data = ds.NumpySlicesDataset({"image": images, "label": np.arange(n)}, shuffle=True)
-    else:
-
-        def gen():
-            for i in range(n):
-                yield images[i], np.array(i)
-
-        data = ds.GeneratorDataset(gen, ["image", "label"], shuffle=True)
+    data = image_source(n, (10, 12, 3), 3, random_access)
     data = data.map(
         [
             vision.RandomCrop(8, padding=1),

@@ -7,25 +7,13 @@ import pytest
 
 import jisu.dataset as ds
 from jisu.dataset import transforms, vision
-from tests.conftest import rows_of
+from tests.conftest import image_source, rows_of
 
 pytestmark = pytest.mark.slow
 
 
 def augmenting_pipeline(workers: int, random_access: bool):
-    rng = np.random.default_rng(11)
-    images = rng.integers(0, 255, (300, 20, 24, 3)).astype(np.uint8)
-    if random_access:
-        data = ds.NumpySlicesDataset(
-            {"image": images, "label": np.arange(300)}, num_parallel_workers=workers
-        )
-    else:
-
-        def gen():
-            for i in range(300):
-                yield images[i], np.array(i)
-
-        data = ds.GeneratorDataset(gen, ["image", "label"], shuffle=True)
+    data = image_source(300, (20, 24, 3), 11, random_access, num_parallel_workers=workers)
     data = data.map(
         [
             vision.RandomCrop(16, padding=2),
