@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import simplejpeg
 
+import jisu.dataset as ds
 from jisu.dataset import vision
 from jisu.dataset.vision import Border, Inter
 
@@ -164,3 +165,70 @@ def test_decode_jpeg_and_png_to_rgb():
     np.testing.assert_array_equal(vision.Decode()(png.tobytes()), rgb)
     with pytest.raises(ValueError, match="Decode: cannot decode"):
         vision.Decode()(np.frombuffer(jpeg[: len(jpeg) // 3] + b"garbage", np.uint8)[5:])
+
+
+class _UnfusedRescale(vision.Rescale):
+    """A subclass is not fused: the reference path, one op at a time."""
+
+
+class _UnfusedNormalize(vision.Normalize):
+    pass
+
+
+def test_rescale_normalize_run_fuses_into_one_pass_with_the_same_results():
+    rng = np.random.default_rng(8)
+    images = rng.integers(0, 256, (6, 5, 7, 3)).astype(np.uint8)
+    mean, std = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+
+    def run(rescale, normalize):
+        ops = [
+            rescale(1 / 255, 0),
+            normalize(mean, std),
+            vision.RandomHorizontalFlip(),  # keeps its random draws after the fused run
+            vision.HWC2CHW(),
+        ]
+        data = ds.NumpySlicesDataset({"image": images}, shuffle=False).map(ops, "image")
+        return np.concatenate(
+            [b[0] for b in data.batch(4).create_tuple_iterator(num_epochs=1, output_numpy=True)]
+        )
+
+    fused, unfused = run(vision.Rescale, vision.Normalize), run(_UnfusedRescale, _UnfusedNormalize)
+    np.testing.assert_allclose(fused, unfused, rtol=1e-6, atol=1e-6)
+    # and both equal the formula in float64, some rows mirrored
+    formula = ((images / 255.0 - np.array(mean)) / np.array(std)).transpose(0, 3, 1, 2)
+    flipped = [not np.allclose(fused[i], formula[i], atol=1e-5) for i in range(len(images))]
+    for i, mirrored in enumerate(flipped):
+        np.testing.assert_allclose(
+            fused[i], formula[i][..., ::-1] if mirrored else formula[i], atol=1e-5
+        )
+    assert 0 < sum(flipped) < len(images)
+
+
+def test_fuse_affine_joins_only_compatible_neighbours():
+    from jisu.dataset.vision.pixel import ChannelAffine, fuse_affine
+
+    flip = vision.RandomHorizontalFlip()
+    steps = fuse_affine(
+        [vision.Rescale(2, 1), vision.Normalize([1, 2, 3], [1, 1, 2]), flip, vision.Rescale(3, 0)]
+    )
+    assert [k for k, _ in steps] == [0, 2, 3] and steps[1][1] is flip
+    joined = steps[0][1]
+    assert isinstance(joined, ChannelAffine) and joined.name == "Rescale+Normalize"
+    x = np.arange(12, dtype=np.float32).reshape(2, 2, 3)
+    expected = (x * 2 + 1 - np.array([1, 2, 3])) / np.array([1, 1, 2])
+    np.testing.assert_allclose(joined(x), expected, rtol=1e-6)
+    # different channel layouts, or channel counts, stay apart
+    assert (
+        len(
+            fuse_affine(
+                [vision.Normalize([1] * 3, [1] * 3), vision.Normalize([1] * 3, [1] * 3, False)]
+            )
+        )
+        == 2
+    )
+    assert (
+        len(fuse_affine([vision.Normalize([1] * 3, [1] * 3), vision.Normalize([1] * 4, [1] * 4)]))
+        == 2
+    )
+    with pytest.raises(ValueError, match=r"Rescale\+Normalize: 3 mean/std values"):
+        joined(np.zeros((4, 4, 2), np.float32))

@@ -16,6 +16,7 @@ from ..engine.stage import AdaptiveChunker, at_epoch, ordered_map
 from ..engine.tasks import StageTask
 from ..transforms.base import apply_op, op_name
 from ..validation import check_columns
+from ..vision.pixel import fuse_affine
 
 
 def _identity(x: Any) -> Any:
@@ -97,6 +98,8 @@ class MapDataset(Dataset):
             if not ops:
                 ops = [_identity]
         self.operations = ops
+        # what runs: consecutive Rescale/Normalize fused into one pass, with op positions
+        self._steps = fuse_affine(ops)
         self.input_columns = check_columns(
             "map", "input_columns", input_columns, child._columns
         ) or [child._columns[0]]
@@ -122,8 +125,8 @@ class MapDataset(Dataset):
         """Index of a final elementwise op followed only by view ops, for a 1-to-1 map."""
         if len(self.input_columns) != 1 or len(self.output_columns) != 1:
             return None
-        for k in range(len(self.operations) - 1, -1, -1):
-            op = self.operations[k]
+        for k in range(len(self._steps) - 1, -1, -1):
+            op = self._steps[k][1]
             if getattr(op, "elementwise", False) and not getattr(op, "randomized", False):
                 return k
             if not getattr(op, "view_op", False):
@@ -149,8 +152,8 @@ class MapDataset(Dataset):
         args: Any = tuple(row[j] for j in self._in_idx)
         key = ctx.node_id(self) << 8
         tail = self._tail if defer else None
-        for k, op in enumerate(self.operations):
-            if k == tail:
+        for step, (k, op) in enumerate(self._steps):
+            if step == tail:
                 continue
             try:
                 args = as_columns(
@@ -168,9 +171,9 @@ class MapDataset(Dataset):
                 raise_in_context(exc, where)
         if tail is not None:
             perm = tuple(range(args[0].ndim))
-            for op in self.operations[tail + 1 :]:  # the view ops, already applied to args
+            for _, op in self._steps[tail + 1 :]:  # the view ops, already applied to args
                 perm = tuple(perm[a] for a in op.axes(len(perm)))
-            args = (Deferred(args[0], self.operations[tail], perm),)
+            args = (Deferred(args[0], self._steps[tail][1], perm),)
         if len(args) != len(self.output_columns):
             raise ValueError(
                 f"map: the last operation ({op_name(self.operations[-1])}) returned "

@@ -79,8 +79,8 @@ def _contiguous(value: Any) -> Any:
 
 def op_name(op: Any) -> str:
     """A readable name of an op or callable, for error messages."""
-    if isinstance(op, TensorOperation):
-        return type(op).__name__
+    if isinstance(op, TensorOperation):  # a fused op names what it stands for
+        return getattr(op, "name", None) or type(op).__name__
     return getattr(op, "__name__", None) or type(op).__name__
 
 

@@ -4,9 +4,63 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import cv2
 import numpy as np
 
 from ..transforms.base import TensorOperation
+from .utils import CV_DTYPES
+
+
+def _affine_plane(src: np.ndarray, scale: float, shift: float, dst: np.ndarray) -> None:
+    """``dst = src * scale + shift`` for one channel plane, in one pass where OpenCV can."""
+    # addWeighted(a, alpha, b, beta, gamma) with beta=0 is a fused multiply-add that converts
+    # on the fly and writes into ``dst`` (in place when its type and layout fit).
+    if (
+        src.ndim == 2
+        and src.dtype in CV_DTYPES
+        and dst.flags.c_contiguous
+        and dst.dtype == np.float32
+        and dst.size > 0
+        and cv2.addWeighted(src, scale, src, 0.0, shift, dst=dst, dtype=cv2.CV_32F) is dst
+    ):
+        return
+    np.multiply(src, np.float32(scale), out=dst, dtype=np.float32, casting="unsafe")
+    np.add(dst, np.float32(shift), out=dst)
+
+
+def affine_per_channel(
+    x: np.ndarray, out: np.ndarray, axis: int, scale: np.ndarray, shift: np.ndarray
+) -> None:
+    """``out = x * scale[c] + shift[c]`` along channel ``axis`` of ``x`` and ``out`` (float32).
+
+    NumPy's broadcasting over a short last axis is slow (~0.5 ms for a 224x224x3 image);
+    this runs one fused pass per channel plane instead (OpenCV, GIL released): ~0.08 ms when
+    the output planes are contiguous (CHW output: batch slots after HWC2CHW), ~0.13 ms for
+    channel-last output.
+    """
+    xs, outs = np.moveaxis(x, axis, -1), np.moveaxis(out, axis, -1)
+    channels = xs.shape[-1]
+    if (
+        outs.ndim == 3
+        and channels <= 4
+        and outs.flags.c_contiguous
+        and xs.flags.c_contiguous
+        and xs.dtype in CV_DTYPES
+        and outs.size > 0
+    ):
+        # channel-last output: OpenCV takes per-channel scalars of up to 4 values
+        pad = (0.0,) * (4 - channels)
+        mul = tuple(float(v) for v in scale) + pad
+        add = tuple(float(v) for v in shift) + pad
+        if cv2.multiply(xs, mul, dst=outs, dtype=cv2.CV_32F) is outs:
+            cv2.add(outs, add, dst=outs)
+            return
+    if xs.ndim == 3 and xs.flags.c_contiguous and xs.dtype in CV_DTYPES and xs.size > 0:
+        planes = cv2.split(xs)  # contiguous planes: faster to read than strided ones
+    else:
+        planes = [xs[..., c] for c in range(channels)]
+    for c in range(channels):
+        _affine_plane(planes[c], float(scale[c]), float(shift[c]), outs[..., c])
 
 
 class Rescale(TensorOperation):
@@ -32,27 +86,24 @@ class Rescale(TensorOperation):
         return np.dtype(np.float32)
 
 
-class Normalize(TensorOperation):
-    """``(x - mean) / std`` per channel, as float32.
+class ChannelAffine(TensorOperation):
+    """``x * scale[c] + shift[c]`` per channel, as float32: what Normalize computes, and what
+    a run of consecutive Rescale/Normalize ops in one map is fused into (one pass, not one
+    per op; see :func:`fuse_affine`).
 
     Args:
-        mean, std: one value per channel (std > 0).
-        is_hwc: channels are the last axis (True) or the first (False, CHW).
+        scale, shift: one value per channel, or one for all.
+        is_hwc: channels are the last axis (True) or the first of the last three (False).
+        name: the op(s) it stands for, in error messages.
     """
 
-    def __init__(self, mean: Sequence[float], std: Sequence[float], is_hwc: bool = True) -> None:
-        mean_a = np.asarray(mean, dtype=np.float32).ravel()
-        std_a = np.asarray(std, dtype=np.float32).ravel()
-        if mean_a.size == 0 or mean_a.shape != std_a.shape:
-            raise ValueError(
-                f"Normalize: mean and std must have the same non-zero length. "
-                f"Received: mean={mean!r}, std={std!r}"
-            )
-        if np.any(std_a <= 0):
-            raise ValueError(f"Normalize: std must be > 0. Received: std={std!r}")
-        self.mean, self.std, self.is_hwc = mean_a, std_a, bool(is_hwc)
-
     elementwise = True
+
+    def __init__(self, scale, shift, is_hwc: bool = True, name: str = "ChannelAffine") -> None:
+        self.scale, self.shift = np.broadcast_arrays(
+            np.asarray(scale, np.float64).ravel(), np.asarray(shift, np.float64).ravel()
+        )
+        self.is_hwc, self.name = bool(is_hwc), name
 
     def _channel_axis(self, ndim: int) -> int | None:
         if ndim < 2:
@@ -69,19 +120,86 @@ class Normalize(TensorOperation):
     def apply_into(self, x: np.ndarray, out: np.ndarray, perm=None) -> None:
         axis = self._channel_axis(x.ndim)
         channels = 1 if axis is None else x.shape[axis if perm is None else perm.index(axis)]
-        if x.ndim < 2 or self.mean.size not in (1, channels):
+        if x.ndim < 2 or self.scale.size not in (1, channels):
             raise ValueError(
-                f"Normalize: {self.mean.size} mean/std values for an image of shape "
+                f"{self.name}: {self.scale.size} mean/std values for an image of shape "
                 f"{x.shape} ({'HWC' if self.is_hwc else 'CHW'})"
             )
-        shape = [1] * x.ndim
-        if axis is not None and self.mean.size > 1:
-            shape[axis if perm is None else perm.index(axis)] = -1
-        np.subtract(x, self.mean.reshape(shape), out=out, dtype=np.float32, casting="unsafe")
-        np.divide(out, self.std.reshape(shape), out=out)
+        if axis is None or self.scale.size == 1:  # the same factors for every element
+            _affine_plane(x, float(self.scale[0]), float(self.shift[0]), out)
+        else:
+            axis = axis if perm is None else perm.index(axis)
+            affine_per_channel(x, out, axis, self.scale, self.shift)
 
     def output_dtype(self, dtype: np.dtype) -> np.dtype:
         return np.dtype(np.float32)
+
+
+class Normalize(ChannelAffine):
+    """``(x - mean) / std`` per channel, as float32 (computed as one multiply-add).
+
+    Args:
+        mean, std: one value per channel (std > 0).
+        is_hwc: channels are the last axis (True) or the first (False, CHW).
+    """
+
+    def __init__(self, mean: Sequence[float], std: Sequence[float], is_hwc: bool = True) -> None:
+        mean_a = np.asarray(mean, dtype=np.float32).ravel()
+        std_a = np.asarray(std, dtype=np.float32).ravel()
+        if mean_a.size == 0 or mean_a.shape != std_a.shape:
+            raise ValueError(
+                f"Normalize: mean and std must have the same non-zero length. "
+                f"Received: mean={mean!r}, std={std!r}"
+            )
+        if np.any(std_a <= 0):
+            raise ValueError(f"Normalize: std must be > 0. Received: std={std!r}")
+        self.mean, self.std = mean_a, std_a
+        scale = 1.0 / std_a.astype(np.float64)  # the factors computed in float64
+        super().__init__(scale, -mean_a.astype(np.float64) * scale, is_hwc, "Normalize")
+
+
+def _as_affine(op) -> ChannelAffine | None:
+    """``op`` as a per-channel affine map, when it is exactly one (not a subclass)."""
+    if type(op) is Rescale:
+        return ChannelAffine([op.rescale], [op.shift], True, "Rescale")
+    if type(op) in (ChannelAffine, Normalize):
+        return op
+    return None
+
+
+def _compose(first: ChannelAffine, then: ChannelAffine) -> ChannelAffine | None:
+    """``then(first(x))`` as one op; None when their channel layouts disagree."""
+    sizes = {first.scale.size, then.scale.size} - {1}
+    layouts = {op.is_hwc for op in (first, then) if op.scale.size > 1}
+    if len(sizes) > 1 or len(layouts) > 1:
+        return None
+    # (x * s1 + t1) * s2 + t2 = x * (s1 * s2) + (t1 * s2 + t2)
+    return ChannelAffine(
+        first.scale * then.scale,
+        first.shift * then.scale + then.shift,
+        layouts.pop() if layouts else True,
+        f"{first.name}+{then.name}",
+    )
+
+
+def fuse_affine(operations: Sequence) -> list[tuple[int, object]]:
+    """Fuse runs of consecutive Rescale/Normalize ops into one :class:`ChannelAffine` each.
+
+    Returns ``(index of the run's first op, op)`` pairs, so that the ops after a fused run
+    keep their random streams (which are keyed by op position). Results equal the unfused ops
+    within float32 rounding (the intermediate float32 rounding is skipped).
+    """
+    fused: list[tuple[int, object]] = []
+    for k, op in enumerate(operations):
+        affine = _as_affine(op)
+        if affine is not None and fused:
+            before = _as_affine(fused[-1][1])
+            joined = _compose(before, affine) if before is not None else None
+            if joined is not None:
+                fused[-1] = (fused[-1][0], joined)
+                continue
+        fused.append((k, op))
+    return fused
 
 
 class HWC2CHW(TensorOperation):

@@ -8,6 +8,11 @@ from typing import Any
 import cv2
 import numpy as np
 
+#: dtypes OpenCV's kernels take
+CV_DTYPES = frozenset(
+    np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16, np.int32, np.float32, np.float64)
+)
+
 
 class Inter(Enum):
     """Interpolation modes (MindSpore's names)."""
