@@ -12,7 +12,8 @@ quality 90) cut from the photos that ship with scikit-learn, then measures image
 4. jisu with the normalize/layout tail offloaded (uint8 batches out), all cores.
 
 Needs scikit-learn and Pillow (``pip install scikit-learn pillow``); neither is a jisu
-dependency. Usage: python benchmarks/image_pipeline.py [--images 2000] [--dir PATH]
+dependency. Every variant runs ``--repeats`` times (default 3); the median is reported.
+Usage: python benchmarks/image_pipeline.py [--images 2000] [--dir PATH] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import statistics
 import tempfile
 import time
 
@@ -128,6 +130,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--images", type=int, default=2000)
     parser.add_argument("--dir", default=None, help="reuse or create the JPEG folder here")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per variant (median)")
     args = parser.parse_args()
     cores = available_cpus()
     with tempfile.TemporaryDirectory(prefix="jisu-images-") as scratch:
@@ -141,13 +144,21 @@ def main() -> None:
             f"q90, batch {BATCH}"
         )
         ceiling(paths[:200])  # warm the page cache and the code paths
-        results = {"(1) ceiling: decode + resize, 1 thread": ceiling(paths)}
-        results["(2) jisu, 1 worker"] = jisu_rate(root, 1, offload=False)
-        results[f"(2) jisu, {cores} workers"] = jisu_rate(root, cores, offload=False)
-        loaders = {w: loader_rate(paths, labels, w) for w in range(cores + 1)}
+
+        def median(measure) -> float:  # each variant: median of --repeats runs
+            return statistics.median(measure() for _ in range(args.repeats))
+
+        results = {"(1) ceiling: decode + resize, 1 thread": median(lambda: ceiling(paths))}
+        results["(2) jisu, 1 worker"] = median(lambda: jisu_rate(root, 1, offload=False))
+        results[f"(2) jisu, {cores} workers"] = median(
+            lambda: jisu_rate(root, cores, offload=False)
+        )
+        loaders = {w: median(lambda w=w: loader_rate(paths, labels, w)) for w in range(cores + 1)}
         best = max(loaders, key=loaders.get)
         results[f"(3) DataLoader + PIL, best (num_workers={best})"] = loaders[best]
-        results[f"(4) jisu offload, {cores} workers"] = jisu_rate(root, cores, offload=True)
+        results[f"(4) jisu offload, {cores} workers"] = median(
+            lambda: jisu_rate(root, cores, offload=True)
+        )
     for name, rate in results.items():
         print(f"  {name:<44} {rate:7.0f} images/s")
     one, many = results["(2) jisu, 1 worker"], results[f"(2) jisu, {cores} workers"]
