@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import simplejpeg
 import torch
+from PIL import Image
 
 import jisu.dataset as ds
 from jisu.dataset import vision
@@ -82,6 +83,29 @@ def test_crop_decode_resize_decodes_at_a_reduced_scale_and_matches(monkeypatch):
     )
     assert fast.shape == full.shape == (64, 64, 3)
     assert np.abs(fast.astype(int) - full.astype(int)).mean() < 6
+
+
+def _photo_like(h: int, w: int) -> np.ndarray:
+    """Smooth gradients with texture and edges, like a photo (JPEG's worst case is noise)."""
+    y, x = np.mgrid[0:h, 0:w].astype(np.float32)
+    rgb = np.stack([x / w * 255, y / h * 255, (x + y) / (h + w) * 255], axis=-1)
+    rgb += 20 * np.sin(x / 3)[..., None] * np.cos(y / 5)[..., None]
+    rgb[h // 3 : h // 2, w // 4 : w // 2] = (250, 30, 40)  # a sharp-edged block
+    return np.clip(rgb, 0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize("subsampling", [0, 2])  # Pillow: 0 = 4:4:4, 2 = 4:2:0
+@pytest.mark.parametrize("mode", ["RGB", "L"])
+def test_decode_matches_pillow_within_2(tmp_path, subsampling, mode):
+    path = str(tmp_path / "photo.jpg")
+    Image.fromarray(_photo_like(97, 130)).convert(mode).save(
+        path, quality=90, subsampling=subsampling
+    )
+    with Image.open(path) as im:
+        expected = np.asarray(im.convert("RGB"), dtype=np.int16)
+    got = vision.Decode()(np.fromfile(path, np.uint8))
+    assert got.shape == expected.shape and got.dtype == np.uint8
+    assert np.abs(got.astype(np.int16) - expected).max() <= 2
 
 
 def test_crop_decode_resize_takes_png_too():
