@@ -1,9 +1,10 @@
 """jisu (极速, "full speed"): deep-learning training at the speed of the hardware, on PyTorch.
 
-``jisu.dataset`` is a parallel, prefetching, deterministic input pipeline with MindSpore's API.
+``jisu.dataset`` is a parallel, prefetching, deterministic input pipeline with MindSpore's API;
+``jisu.amp`` is mixed precision (levels O0-O3, fp16/bf16, loss scaling without host syncs).
 """
 
-from . import dataset
+from . import amp, dataset
 from ._version import __version__
 from .dtypes import (
     bfloat16,
@@ -20,6 +21,7 @@ from .dtypes import (
 
 __all__ = [
     "__version__",
+    "amp",
     "bfloat16",
     "bool_",
     "dataset",

@@ -1,0 +1,37 @@
+"""Automatic mixed precision: MindSpore's levels O0-O3 on PyTorch, fp16 and bf16, and loss
+scaling decided on the device (see ``precision``, ``loss_scale`` and ``train_step``)."""
+
+from .loss_scale import (
+    DynamicLossScaleManager,
+    FixedLossScaleManager,
+    LossScaleCollapsedError,
+    LossScaleManager,
+)
+from .precision import (
+    MixedPrecisionNetwork,
+    auto_mixed_precision,
+    custom_mixed_precision,
+    describe,
+    get_black_list,
+    get_white_list,
+    print_cast_plan,
+)
+from .train_step import TrainStep, all_finite, build_train_network, make_train_step
+
+__all__ = [
+    "DynamicLossScaleManager",
+    "FixedLossScaleManager",
+    "LossScaleCollapsedError",
+    "LossScaleManager",
+    "MixedPrecisionNetwork",
+    "TrainStep",
+    "all_finite",
+    "auto_mixed_precision",
+    "build_train_network",
+    "custom_mixed_precision",
+    "describe",
+    "get_black_list",
+    "get_white_list",
+    "make_train_step",
+    "print_cast_plan",
+]

@@ -1,0 +1,197 @@
+"""Train steps with mixed precision and device-side loss scaling.
+
+:class:`TrainStep` is one call per step: forward, backward of the scaled loss, unscale and
+inf/NaN check, optional gradient clipping, and the optimizer step, applied or skipped on the
+device. :func:`build_train_network` builds one from a network, a loss and an optimizer with
+MindSpore's per-level defaults; :func:`make_train_step` wraps a user's ``forward_fn`` (the
+article's ``forward_fn`` + ``value_and_grad`` pattern).
+
+Skipping an overflowing step without a host sync: optimizers that take the found-inf flag
+themselves (PyTorch's fused SGD/Adam/AdamW: ``fused=True``) skip inside their kernel; for any
+other optimizer the parameters and optimizer state are saved before the step and restored with
+``torch.where(found_inf, saved, new)`` after it (state created by a skipped first step is
+zeroed, which is what SGD/Adam start from). Either way nothing is read back to the host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import nn
+
+from .loss_scale import DynamicLossScaleManager, LossScaleManager
+from .precision import LEVELS, LOW_DTYPES, auto_mixed_precision, default_low_dtype
+
+
+def all_finite(tensors: list[torch.Tensor]) -> torch.Tensor:
+    """A 0-d bool tensor on the device: True when no element of ``tensors`` is inf/NaN."""
+    flags = [torch.isfinite(t).all() for t in tensors]
+    return torch.stack(flags).all() if flags else torch.tensor(True)
+
+
+def _trainable(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
+    return [p for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
+
+
+@torch.no_grad()
+def _step_unless(optimizer: torch.optim.Optimizer, found_inf: torch.Tensor) -> None:
+    """``optimizer.step()`` that has no effect when ``found_inf`` is set, decided on device."""
+    if getattr(optimizer, "_step_supports_amp_scaling", False) and _is_fused(optimizer):
+        optimizer.grad_scale, optimizer.found_inf = None, found_inf  # gradients are unscaled
+        try:
+            optimizer.step()
+        finally:
+            del optimizer.grad_scale, optimizer.found_inf
+        return
+    params = _trainable(optimizer)
+    saved = [p.detach().clone() for p in params]
+    saved_state = [
+        {k: v.clone() for k, v in optimizer.state.get(p, {}).items() if torch.is_tensor(v)}
+        for p in params
+    ]
+    optimizer.step()
+    skip = found_inf.reshape(()) > 0
+    for p, old in zip(params, saved):
+        p.copy_(torch.where(skip, old, p))
+    for p, old_state in zip(params, saved_state):
+        for key, value in optimizer.state.get(p, {}).items():
+            if torch.is_tensor(value):
+                before = old_state.get(key)
+                before = torch.zeros_like(value) if before is None else before
+                value.copy_(torch.where(skip, before, value))
+
+
+def _is_fused(optimizer: torch.optim.Optimizer) -> bool:
+    return all(group.get("fused") for group in optimizer.param_groups)
+
+
+class TrainStep:
+    """One training step per call; returns ``forward_fn``'s outputs (detached, on device).
+
+    Args:
+        forward_fn: ``forward_fn(*inputs)`` returning the loss, or ``(loss, *aux)``.
+        optimizer: a torch optimizer over the parameters to train.
+        loss_scale_manager: a :class:`LossScaleManager`, or None (fp32, bf16).
+        max_grad_norm: clip the (unscaled) gradients to this total 2-norm; None: no clipping.
+    """
+
+    def __init__(
+        self,
+        forward_fn: Callable[..., Any],
+        optimizer: torch.optim.Optimizer,
+        loss_scale_manager: LossScaleManager | None = None,
+        max_grad_norm: float | None = None,
+    ) -> None:
+        if not callable(forward_fn):
+            raise TypeError(f"TrainStep: forward_fn must be callable. Received {forward_fn!r}")
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise TypeError(
+                f"TrainStep: optimizer must be a torch.optim.Optimizer. Received {optimizer!r}"
+            )
+        if loss_scale_manager is not None and not isinstance(loss_scale_manager, LossScaleManager):
+            raise TypeError(
+                "TrainStep: loss_scale_manager must be a FixedLossScaleManager or "
+                f"DynamicLossScaleManager. Received {loss_scale_manager!r}"
+            )
+        self.forward_fn = forward_fn
+        self.optimizer = optimizer
+        self.loss_scale_manager = loss_scale_manager
+        self.max_grad_norm = max_grad_norm
+
+    def __call__(self, *inputs: Any) -> Any:
+        self.optimizer.zero_grad(set_to_none=True)
+        outputs = self.forward_fn(*inputs)
+        loss = outputs[0] if isinstance(outputs, (tuple, list)) else outputs
+        if not (torch.is_tensor(loss) and loss.numel() == 1):
+            raise ValueError(
+                "TrainStep: forward_fn must return a scalar loss tensor (or (loss, ...)). "
+                f"Received {type(loss).__name__} {getattr(loss, 'shape', '')}"
+            )
+        manager = self.loss_scale_manager
+        (manager.scale(loss) if manager is not None else loss).backward()
+        params = _trainable(self.optimizer)
+        found_inf = manager.unscale_([p.grad for p in params]) if manager is not None else None
+        if self.max_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm, foreach=True)
+        if found_inf is None or not manager.drop_overflow_update:
+            self.optimizer.step()
+        else:
+            _step_unless(self.optimizer, found_inf)
+        if manager is not None:
+            manager.update_(found_inf)
+        if isinstance(outputs, (tuple, list)):
+            return type(outputs)(o.detach() if torch.is_tensor(o) else o for o in outputs)
+        return outputs.detach()
+
+    def state_dict(self) -> dict[str, Any]:
+        """Optimizer and loss-scale state."""
+        state = {"optimizer": self.optimizer.state_dict()}
+        if self.loss_scale_manager is not None:
+            state["loss_scale_manager"] = self.loss_scale_manager.state_dict()
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.optimizer.load_state_dict(state["optimizer"])
+        if self.loss_scale_manager is not None and "loss_scale_manager" in state:
+            self.loss_scale_manager.load_state_dict(state["loss_scale_manager"])
+
+
+def make_train_step(
+    forward_fn: Callable[..., Any],
+    optimizer: torch.optim.Optimizer,
+    loss_scale_manager: LossScaleManager | None = None,
+    max_grad_norm: float | None = None,
+) -> TrainStep:
+    """The functional helper for custom loops: ``step = make_train_step(forward_fn, opt,
+    manager)``, then ``loss, logits = step(data, label)`` does forward, scaled backward,
+    unscale, clipping and the applied-or-skipped update in one call (see :class:`TrainStep`)."""
+    return TrainStep(forward_fn, optimizer, loss_scale_manager, max_grad_norm)
+
+
+def build_train_network(
+    network: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    loss_fn: Callable[..., torch.Tensor] | None = None,
+    level: str = "O0",
+    loss_scale_manager: LossScaleManager | None = None,
+    keep_batchnorm_fp32: bool | None = None,
+    cast_model_type: torch.dtype | None = None,
+    max_grad_norm: float | None = None,
+) -> TrainStep:
+    """A :class:`TrainStep` for ``network`` at ``level`` with MindSpore's per-level defaults.
+
+    ``step(*data, label)`` computes ``loss_fn(network(*data), label)`` (or, without
+    ``loss_fn``, ``network(*inputs)`` is the loss). Defaults: ``cast_model_type`` fp32 at
+    O0/O1 and the low dtype at O2/O3 (fp16 on CUDA, bf16 on CPU); ``keep_batchnorm_fp32``
+    True at O2, False at O3; ``loss_scale_manager`` a DynamicLossScaleManager at O2 when the
+    dtype is fp16 (bf16 has fp32's range and needs none), otherwise none. The converted
+    network is ``step.network``.
+    """
+    if level not in LEVELS:
+        raise ValueError(f"build_train_network: level must be one of {LEVELS}. Received {level!r}")
+    if cast_model_type not in (None, torch.float32, *LOW_DTYPES):
+        raise ValueError(
+            "build_train_network: cast_model_type must be torch.float32, torch.float16 or "
+            f"torch.bfloat16. Received {cast_model_type}"
+        )
+    if cast_model_type == torch.float32 and level in ("O2", "O3"):
+        level = "O0"  # MindSpore: an fp32 model type means no cast
+    dtype = cast_model_type if cast_model_type in LOW_DTYPES else None
+    net = auto_mixed_precision(network, level, dtype, keep_batchnorm_fp32)
+    fp16 = (dtype or default_low_dtype(network)) == torch.float16
+    if loss_scale_manager is None and level == "O2" and fp16:
+        loss_scale_manager = DynamicLossScaleManager()
+
+    if loss_fn is None:
+        forward_fn = net
+    else:
+
+        def forward_fn(*inputs: Any) -> torch.Tensor:
+            *data, label = inputs
+            return loss_fn(net(*data), label)
+
+    step = TrainStep(forward_fn, optimizer, loss_scale_manager, max_grad_norm)
+    step.network = net
+    return step

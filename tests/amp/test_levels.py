@@ -1,0 +1,149 @@
+"""What each AMP level runs in which dtype, checked with forward-hook probes."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import jisu.amp as amp
+
+LOW = torch.bfloat16
+
+
+class Probe(nn.Module):
+    """conv, BatchNorm, linear, LayerNorm, softmax: the layer kinds the levels treat apart."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3)
+        self.bn = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4 * 6 * 6, 10)
+        self.ln = nn.LayerNorm(10)
+        self.softmax = nn.Softmax(dim=-1)
+
+    def forward(self, x):
+        x = torch.relu(self.bn(self.conv(x)))
+        return self.softmax(self.ln(self.fc(x.flatten(1))))
+
+
+def probe(level: str, **kwargs):
+    """(dtypes seen per layer: input, output, weight used), network output, stored weights."""
+    torch.manual_seed(0)
+    net = Probe()
+    seen = {}
+    for name, module in net.named_children():
+
+        def hook(module, inputs, output, name=name):
+            weight = getattr(module, "weight", None)
+            seen[name] = (inputs[0].dtype, output.dtype, None if weight is None else weight.dtype)
+
+        module.register_forward_hook(hook)
+    converted = amp.auto_mixed_precision(net, level, **kwargs)
+    out = converted(torch.randn(2, 1, 8, 8))
+    loss = nn.functional.nll_loss(out.log(), torch.tensor([1, 2]))
+    stored = {n: p.dtype for n, p in net.named_parameters()}
+    return seen, out, loss, stored
+
+
+F32 = torch.float32
+
+
+def test_o0_changes_nothing():
+    seen, out, loss, stored = probe("O0")
+    assert all(
+        dtypes == (F32, F32, F32 if w else None)
+        for dtypes, w in zip(seen.values(), [1, 1, 1, 1, 0])
+    )
+    assert out.dtype == loss.dtype == F32 and set(stored.values()) == {F32}
+
+
+def test_o1_runs_matmul_and_conv_low_and_norms_softmax_loss_in_fp32():
+    seen, out, loss, stored = probe("O1")
+    assert seen["conv"][1] == LOW and seen["fc"][1] == LOW  # autocast's low-precision ops
+    assert seen["bn"][1] == F32 and seen["ln"][1] == F32  # norms computed in fp32
+    assert seen["softmax"][1] == F32
+    assert out.dtype == loss.dtype == F32
+    assert set(stored.values()) == {F32}  # weights stay fp32
+
+
+def test_o2_runs_everything_low_but_the_norms_with_fp32_master_weights():
+    seen, out, loss, stored = probe("O2")
+    assert seen["conv"] == (LOW, LOW, LOW) and seen["fc"] == (LOW, LOW, LOW)
+    assert seen["bn"][0] == F32 and seen["bn"][2] == F32  # fp32 in, fp32 weights
+    assert seen["ln"][0] == F32 and seen["ln"][2] == F32
+    assert seen["bn"][1] == F32 and seen["ln"][1] == F32  # computed in fp32 ...
+    assert seen["fc"][0] == LOW and seen["softmax"][0] == LOW  # ... handed on in low precision
+    assert seen["softmax"][1] == LOW
+    assert out.dtype == loss.dtype == F32
+    assert set(stored.values()) == {F32}  # masters
+
+
+def test_o2_without_keep_batchnorm_fp32_runs_norms_low_too():
+    seen, *_ = probe("O2", keep_batchnorm_fp32=False)
+    assert seen["bn"][0] == LOW and seen["ln"][0] == LOW
+
+
+def test_o3_is_pure_low_precision():
+    seen, out, loss, stored = probe("O3")
+    assert all(dtypes[0] == LOW and dtypes[1] == LOW for dtypes in seen.values())
+    assert set(stored.values()) == {LOW}
+    assert out.dtype == loss.dtype == F32
+
+
+def test_custom_white_and_black_lists():
+    torch.manual_seed(0)
+    net = Probe()
+    seen = {}
+    for name, module in net.named_children():
+        module.register_forward_hook(
+            lambda m, i, o, name=name: seen.__setitem__(name, (i[0].dtype, o.dtype))
+        )
+    out = amp.custom_mixed_precision(net, white_list=[nn.Linear])(torch.randn(2, 1, 8, 8))
+    assert seen["fc"][0] == LOW and seen["conv"] == (F32, F32) and seen["ln"] == (F32, F32)
+    assert out.dtype == F32
+    net2 = Probe()
+    seen.clear()
+    for name, module in net2.named_children():
+        module.register_forward_hook(
+            lambda m, i, o, name=name: seen.__setitem__(name, (i[0].dtype, o.dtype))
+        )
+    amp.custom_mixed_precision(net2, black_list=[nn.Conv2d])(torch.randn(2, 1, 8, 8))
+    assert seen["conv"][0] == F32 and seen["fc"][0] == LOW and seen["bn"][0] == LOW
+    with pytest.raises(ValueError, match="exactly one of white_list and black_list"):
+        amp.custom_mixed_precision(Probe())
+    assert nn.Linear in amp.get_white_list() and nn.LayerNorm in amp.get_black_list()
+
+
+def test_original_network_stays_usable_and_checkpoints_keep_their_keys():
+    net = Probe()
+    converted = amp.auto_mixed_precision(net, "O2")
+    x = torch.randn(2, 1, 8, 8)
+    assert net(x).dtype == F32  # the casts act only inside the converted network
+    assert converted.state_dict().keys() == net.state_dict().keys()
+    plain = Probe()
+    plain.load_state_dict(converted.state_dict())
+    torch.testing.assert_close(plain.eval()(x), net.eval()(x))
+
+
+def test_converting_twice_is_refused_and_bad_arguments_fail_clearly():
+    net = Probe()
+    converted = amp.auto_mixed_precision(net, "O2")
+    for target in (net, converted):
+        with pytest.raises(ValueError, match="already converted"):
+            amp.auto_mixed_precision(target, "O1")
+    with pytest.raises(ValueError, match="amp_level must be one of"):
+        amp.auto_mixed_precision(Probe(), "O4")
+    with pytest.raises(ValueError, match=r"dtype must be torch\.float16 or torch\.bfloat16"):
+        amp.auto_mixed_precision(Probe(), "O2", dtype=torch.float64)
+    with pytest.warns(UserWarning, match="float16 on CPU is very slow"):
+        amp.auto_mixed_precision(Probe(), "O2", dtype=torch.float16)
+
+
+def test_describe_names_each_layer_and_its_dtype():
+    text = amp.describe(amp.auto_mixed_precision(Probe(), "O2"))
+    lines = {line.split()[0]: line for line in text.splitlines()[2:] if line.strip()}
+    assert "bf16" in lines["conv"] and "fp32 (masters)" in lines["conv"]
+    assert lines["bn"].split()[2] == "fp32"
+    assert "network output: fp32" in text
+    assert "not converted" in amp.describe(Probe())
