@@ -75,14 +75,14 @@ class LossScaleManager:
         return loss.float() * self.scale_tensor(loss.device)
 
     def unscale_(self, grads: list[torch.Tensor]) -> torch.Tensor:
-        """Divide ``grads`` by the scale in place; return the found-inf flag (a 1-element
-        float tensor, 1.0 when any gradient is inf/NaN), all on the device."""
+        """Divide ``grads`` by the scale in place; return the found-inf flag (a 0-d float
+        tensor, 1.0 when any gradient is inf/NaN, as fused optimizers take it), on device."""
         if not grads:
             raise ValueError("loss scaling: no gradients to unscale (did backward() run?)")
         device = grads[0].device
         self._on(device)
-        found_inf = torch.zeros(1, dtype=torch.float32, device=device)
-        inv_scale = self._scale.double().reciprocal().float().reshape(1)
+        found_inf = torch.zeros((), dtype=torch.float32, device=device)
+        inv_scale = self._scale.double().reciprocal().float()
         by_device: dict[tuple, list[torch.Tensor]] = {}
         for g in grads:
             by_device.setdefault((g.device, g.dtype), []).append(g)

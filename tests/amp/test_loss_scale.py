@@ -11,9 +11,11 @@ from torch import nn
 import jisu.amp as amp
 
 
-def regression(fused: bool = False, momentum: float = 0.9):
+def regression(fused: bool = False, momentum: float = 0.9, adam: bool = False):
     torch.manual_seed(0)
     net = nn.Linear(4, 1)
+    if adam:
+        return net, torch.optim.Adam(net.parameters(), lr=0.1, fused=fused or None)
     opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=momentum, fused=fused or None)
     return net, opt
 
@@ -37,9 +39,10 @@ def snapshot(net, opt):
     return params, state
 
 
+@pytest.mark.parametrize("adam", [False, True])
 @pytest.mark.parametrize("fused", [False, True])  # masked restore / the fused kernel's own skip
-def test_overflow_skips_the_step_halves_the_scale_and_clean_window_doubles_it(fused):
-    net, opt = regression(fused)
+def test_overflow_skips_the_step_halves_the_scale_and_clean_window_doubles_it(fused, adam):
+    net, opt = regression(fused, adam=adam)
     manager = amp.DynamicLossScaleManager(init_loss_scale=2.0**10, scale_factor=2, scale_window=3)
     poison = [False]
     step = amp.make_train_step(forward_with_poison(net, poison), opt, manager)
