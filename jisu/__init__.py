@@ -1,11 +1,13 @@
 """jisu (极速, "full speed"): deep-learning training at the speed of the hardware, on PyTorch.
 
 ``jisu.dataset`` is a parallel, prefetching, deterministic input pipeline with MindSpore's API;
-``jisu.amp`` is mixed precision (levels O0-O3, fp16/bf16, loss scaling without host syncs).
+``jisu.amp`` is mixed precision (levels O0-O3, fp16/bf16, loss scaling without host syncs);
+``jisu.Model`` trains with callbacks, sink mode and graph mode (``jisu.train``).
 """
 
-from . import amp, dataset
+from . import amp, context, dataset, train
 from ._version import __version__
+from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
 from .dtypes import (
     bfloat16,
     bool_,
@@ -18,19 +20,29 @@ from .dtypes import (
     int64,
     uint8,
 )
+from .train import Model, load_checkpoint, save_checkpoint
 
 __all__ = [
+    "GRAPH_MODE",
+    "PYNATIVE_MODE",
+    "Model",
     "__version__",
     "amp",
     "bfloat16",
     "bool_",
+    "context",
     "dataset",
     "float16",
     "float32",
     "float64",
+    "get_context",
     "int8",
     "int16",
     "int32",
     "int64",
+    "load_checkpoint",
+    "save_checkpoint",
+    "set_context",
+    "train",
     "uint8",
 ]

@@ -1,0 +1,98 @@
+"""Execution context: graph or eager mode, and the device (MindSpore's ``set_context``).
+
+``set_context(mode=GRAPH_MODE)`` makes :class:`jisu.Model` compile its train step with
+``torch.compile``; ``PYNATIVE_MODE`` (the default) runs eagerly. ``device_target`` is "CPU",
+"GPU" (CUDA) or "Ascend" (needs ``torch_npu``); asking for a device that is not there is an
+error here, not at the first step.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import torch
+
+GRAPH_MODE = 0
+PYNATIVE_MODE = 1
+
+_TARGETS = ("CPU", "GPU", "Ascend")
+_context: dict[str, Any] = {
+    "mode": PYNATIVE_MODE,
+    "device_target": None,  # None: wherever the network's parameters are
+    "device_id": 0,
+    "enable_graph_kernel": False,
+}
+
+
+def set_context(**kwargs: Any) -> None:
+    """Set ``mode`` (GRAPH_MODE or PYNATIVE_MODE), ``device_target`` ("CPU", "GPU",
+    "Ascend"), ``device_id`` and ``enable_graph_kernel`` (GRAPH_MODE compiles with
+    ``mode="max-autotune"`` when True)."""
+    unknown = set(kwargs) - set(_context)
+    if unknown:
+        raise ValueError(
+            f"set_context: unknown argument(s) {sorted(unknown)}; known: {sorted(_context)}"
+        )
+    update = dict(_context, **kwargs)
+    if update["mode"] not in (GRAPH_MODE, PYNATIVE_MODE):
+        raise ValueError(
+            f"set_context: mode must be GRAPH_MODE (0) or PYNATIVE_MODE (1). "
+            f"Received mode={update['mode']!r}"
+        )
+    device_id = update["device_id"]
+    if isinstance(device_id, bool) or not isinstance(device_id, int) or device_id < 0:
+        raise ValueError(f"set_context: device_id must be an int >= 0. Received {device_id!r}")
+    target = update["device_target"]
+    if target is not None:
+        if target not in _TARGETS:
+            raise ValueError(
+                f"set_context: device_target must be one of {_TARGETS}. Received {target!r}"
+            )
+        _check_device(target, device_id)
+    _context.update(update)
+
+
+def get_context(key: str) -> Any:
+    """One setting of :func:`set_context`."""
+    if key not in _context:
+        raise ValueError(f"get_context: unknown key {key!r}; known: {sorted(_context)}")
+    return _context[key]
+
+
+def _check_device(target: str, device_id: int) -> None:
+    if target == "GPU":
+        if not torch.cuda.is_available():
+            raise RuntimeError(
+                "set_context: device_target='GPU' but no CUDA device is available to this "
+                "torch (CPU build, or no driver); use device_target='CPU'"
+            )
+        if device_id >= torch.cuda.device_count():
+            raise RuntimeError(
+                f"set_context: device_id={device_id} but only {torch.cuda.device_count()} "
+                "CUDA device(s) are visible"
+            )
+    if target == "Ascend":
+        if importlib.util.find_spec("torch_npu") is None:
+            raise RuntimeError(
+                "set_context: device_target='Ascend' needs the torch_npu package "
+                "(pip install torch-npu matching your torch and CANN versions)"
+            )
+        import torch_npu  # noqa: F401  (registers the "npu" device)
+
+        if not torch.npu.is_available():  # type: ignore[attr-defined]
+            raise RuntimeError("set_context: device_target='Ascend' but no NPU is available")
+
+
+def context_device() -> torch.device | None:
+    """The device set by ``device_target``, or None when none was set."""
+    target, device_id = _context["device_target"], _context["device_id"]
+    if target is None:
+        return None
+    return torch.device(
+        {"CPU": "cpu", "GPU": f"cuda:{device_id}", "Ascend": f"npu:{device_id}"}[target]
+    )
+
+
+def graph_mode() -> bool:
+    return _context["mode"] == GRAPH_MODE

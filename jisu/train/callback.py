@@ -1,0 +1,495 @@
+"""Callbacks with MindSpore's hooks, ``RunContext`` and ``cb_params``.
+
+Hooks run in this order: ``on_train_begin``; per epoch ``on_train_epoch_begin``, per step
+``on_train_step_begin`` / ``on_train_step_end``, ``on_train_epoch_end``; ``on_train_end``.
+Evaluation has the same set with ``on_eval_``. Each ``on_train_*`` hook calls MindSpore's
+older name (``begin``, ``epoch_begin``, ``step_begin``, ``step_end``, ``epoch_end``, ``end``)
+unless overridden, so callbacks written either way work.
+
+In sink mode the step hooks of a sink are replayed, in order, when the sink ends: every step
+is seen, with its own loss, but after the fact (``cb_params.net_outputs`` then holds that
+step's loss as a 0-d CPU tensor).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+
+class CallbackParams(dict):
+    """``cb_params``: a dict whose keys are also attributes (as MindSpore's)."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self[name] = value
+
+
+class RunContext:
+    """What callbacks receive: ``original_args()`` is ``cb_params``; ``request_stop()`` ends
+    training after the current step."""
+
+    def __init__(self, params: CallbackParams) -> None:
+        self._params = params
+        self._stop = False
+
+    def original_args(self) -> CallbackParams:
+        return self._params
+
+    def request_stop(self) -> None:
+        self._stop = True
+
+    def get_stop_requested(self) -> bool:
+        return self._stop
+
+
+class Callback:
+    """Base class: override the ``on_*`` hooks (or MindSpore's older names)."""
+
+    def begin(self, run_context: RunContext) -> None:
+        """Called once before training (``on_train_begin``)."""
+
+    def epoch_begin(self, run_context: RunContext) -> None:
+        """Called before each epoch (``on_train_epoch_begin``)."""
+
+    def epoch_end(self, run_context: RunContext) -> None:
+        """Called after each epoch (``on_train_epoch_end``)."""
+
+    def step_begin(self, run_context: RunContext) -> None:
+        """Called before each step (``on_train_step_begin``)."""
+
+    def step_end(self, run_context: RunContext) -> None:
+        """Called after each step (``on_train_step_end``)."""
+
+    def end(self, run_context: RunContext) -> None:
+        """Called once after training (``on_train_end``)."""
+
+    def on_train_begin(self, run_context: RunContext) -> None:
+        self.begin(run_context)
+
+    def on_train_epoch_begin(self, run_context: RunContext) -> None:
+        self.epoch_begin(run_context)
+
+    def on_train_epoch_end(self, run_context: RunContext) -> None:
+        self.epoch_end(run_context)
+
+    def on_train_step_begin(self, run_context: RunContext) -> None:
+        self.step_begin(run_context)
+
+    def on_train_step_end(self, run_context: RunContext) -> None:
+        self.step_end(run_context)
+
+    def on_train_end(self, run_context: RunContext) -> None:
+        self.end(run_context)
+
+    def on_eval_begin(self, run_context: RunContext) -> None:
+        """Called once before evaluation."""
+
+    def on_eval_epoch_begin(self, run_context: RunContext) -> None:
+        """Called before the evaluation pass."""
+
+    def on_eval_epoch_end(self, run_context: RunContext) -> None:
+        """Called after the evaluation pass."""
+
+    def on_eval_step_begin(self, run_context: RunContext) -> None:
+        """Called before each evaluation step."""
+
+    def on_eval_step_end(self, run_context: RunContext) -> None:
+        """Called after each evaluation step."""
+
+    def on_eval_end(self, run_context: RunContext) -> None:
+        """Called once after evaluation."""
+
+
+HOOKS = (
+    "on_train_begin",
+    "on_train_epoch_begin",
+    "on_train_step_begin",
+    "on_train_step_end",
+    "on_train_epoch_end",
+    "on_train_end",
+    "on_eval_begin",
+    "on_eval_epoch_begin",
+    "on_eval_step_begin",
+    "on_eval_step_end",
+    "on_eval_epoch_end",
+    "on_eval_end",
+)
+
+
+class CallbackList:
+    """Calls a hook on every callback in order."""
+
+    def __init__(self, callbacks: Any) -> None:
+        if callbacks is None:
+            callbacks = []
+        elif isinstance(callbacks, Callback):
+            callbacks = [callbacks]
+        callbacks = list(callbacks)
+        for cb in callbacks:
+            if not isinstance(cb, Callback):
+                raise TypeError(f"callbacks must be jisu.train.Callback instances. Received {cb!r}")
+        self.callbacks = callbacks
+
+    def __getattr__(self, hook: str) -> Callable[[RunContext], None]:
+        if hook not in HOOKS:
+            raise AttributeError(hook)
+
+        def call(run_context: RunContext) -> None:
+            for cb in self.callbacks:
+                getattr(cb, hook)(run_context)
+
+        return call
+
+
+def loss_value(outputs: Any) -> float:
+    """The loss among a step's outputs, as a float (MindSpore's ``_handle_loss``)."""
+    if isinstance(outputs, (tuple, list)) and outputs:
+        outputs = outputs[0]
+    if isinstance(outputs, torch.Tensor):
+        return float(outputs.detach().float().mean().item())
+    return float(outputs)
+
+
+def _step_in_epoch(params: CallbackParams) -> int:
+    return (
+        (params.cur_step_num - 1) % params.batch_num + 1
+        if params.batch_num
+        else params.cur_step_num
+    )
+
+
+class LossMonitor(Callback):
+    """Prints ``epoch: E step: S, loss is L`` every ``per_print_times`` steps (0: never) and
+    raises on a NaN/inf loss, as MindSpore does. Under sink mode it still prints every step
+    (the steps are replayed at each sink's end)."""
+
+    def __init__(self, per_print_times: int = 1) -> None:
+        if (
+            isinstance(per_print_times, bool)
+            or not isinstance(per_print_times, int)
+            or per_print_times < 0
+        ):
+            raise ValueError(
+                f"LossMonitor: per_print_times must be an int >= 0. Received {per_print_times!r}"
+            )
+        self._per_print_times = per_print_times
+
+    def on_train_step_end(self, run_context: RunContext) -> None:
+        params = run_context.original_args()
+        loss = loss_value(params.net_outputs)
+        step = _step_in_epoch(params)
+        if math.isnan(loss) or math.isinf(loss):
+            raise ValueError(
+                f"In epoch: {params.cur_epoch_num} step: {step}, loss is NAN or INF, training "
+                "process cannot continue, terminating training."
+            )
+        if self._per_print_times and params.cur_step_num % self._per_print_times == 0:
+            print(f"epoch: {params.cur_epoch_num} step: {step}, loss is {loss}", flush=True)
+
+    def on_train_epoch_end(self, run_context: RunContext) -> None:
+        metrics = run_context.original_args().get("metrics")
+        if metrics:
+            print(
+                f"Eval result: epoch {run_context.original_args().cur_epoch_num}, "
+                f"metrics: {metrics}",
+                flush=True,
+            )
+
+
+class TimeMonitor(Callback):
+    """Prints ``Train epoch time: T ms, per step time: S ms`` after each epoch (and the time
+    spent waiting for data per step with ``data_time=True``)."""
+
+    def __init__(self, data_size: int | None = None, data_time: bool = False) -> None:
+        if data_size is not None and (not isinstance(data_size, int) or data_size <= 0):
+            raise ValueError(
+                f"TimeMonitor: data_size must be a positive int. Received {data_size!r}"
+            )
+        self.data_size = data_size
+        self.data_time = data_time
+        self._start = 0.0
+        self._wait = 0.0
+
+    def on_train_epoch_begin(self, run_context: RunContext) -> None:
+        self._start = time.perf_counter()
+        self._wait = run_context.original_args().get("data_wait_seconds", 0.0)
+
+    def on_train_epoch_end(self, run_context: RunContext) -> None:
+        params = run_context.original_args()
+        ms = (time.perf_counter() - self._start) * 1000
+        steps = params.get("steps_in_epoch") or params.batch_num or self.data_size or 1
+        line = f"Train epoch time: {ms:5.3f} ms, per step time: {ms / steps:5.3f} ms"
+        if self.data_time:
+            wait = (params.get("data_wait_seconds", 0.0) - self._wait) * 1000
+            line += f" (data time: {wait / steps:5.3f} ms)"
+        print(line, flush=True)
+
+
+class ThroughputMonitor(Callback):
+    """Samples/s per epoch and the share of the epoch spent waiting for data (the data-stall
+    share: near 0 when the input pipeline keeps up, near 1 when the model waits on it).
+    Results accumulate in ``self.epochs`` (dicts); ``verbose`` prints a line per epoch."""
+
+    def __init__(self, verbose: bool = True) -> None:
+        self.verbose = verbose
+        self.epochs: list[dict[str, float]] = []
+        self._start = self._wait = 0.0
+        self._samples = 0
+
+    def on_train_epoch_begin(self, run_context: RunContext) -> None:
+        params = run_context.original_args()
+        self._start = time.perf_counter()
+        self._wait = params.get("data_wait_seconds", 0.0)
+        self._samples = params.get("samples_seen", 0)
+
+    def on_train_epoch_end(self, run_context: RunContext) -> None:
+        params = run_context.original_args()
+        seconds = max(time.perf_counter() - self._start, 1e-9)
+        samples = params.get("samples_seen", 0) - self._samples
+        wait = params.get("data_wait_seconds", 0.0) - self._wait
+        record = {
+            "epoch": params.cur_epoch_num,
+            "samples_per_second": samples / seconds,
+            "data_wait_share": min(1.0, wait / seconds),
+            "seconds": seconds,
+        }
+        self.epochs.append(record)
+        if self.verbose:
+            print(
+                f"epoch {record['epoch']}: {record['samples_per_second']:.0f} samples/s, "
+                f"waiting for data {record['data_wait_share']:.0%} of the time",
+                flush=True,
+            )
+
+
+class History(Callback):
+    """Records each epoch's last loss (``history["loss"]``) and any evaluation metrics."""
+
+    def __init__(self) -> None:
+        self.epoch: list[int] = []
+        self.history: dict[str, list[float]] = {}
+
+    def on_train_epoch_end(self, run_context: RunContext) -> None:
+        params = run_context.original_args()
+        self.epoch.append(params.cur_epoch_num)
+        self.history.setdefault("loss", []).append(loss_value(params.net_outputs))
+        for name, value in (params.get("metrics") or {}).items():
+            self.history.setdefault(name, []).append(value)
+
+
+class LambdaCallback(Callback):
+    """A callback from functions: ``LambdaCallback(on_train_step_end=fn, ...)``; each takes
+    the ``RunContext``."""
+
+    def __init__(self, **hooks: Callable[[RunContext], None]) -> None:
+        unknown = set(hooks) - set(HOOKS)
+        if unknown:
+            raise ValueError(f"LambdaCallback: unknown hook(s) {sorted(unknown)}; known: {HOOKS}")
+        self._hooks = hooks
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in HOOKS:
+            hook = object.__getattribute__(self, "_hooks").get(name)
+            if hook is not None:
+                return hook
+            return lambda run_context: None
+        return object.__getattribute__(self, name)
+
+
+class LearningRateScheduler(Callback):
+    """Sets the learning rate after every step: ``learning_rate_function(lr, cur_step_num)``
+    returns the new rate (MindSpore's signature), applied to every parameter group."""
+
+    def __init__(self, learning_rate_function: Callable[[float, int], float]) -> None:
+        if not callable(learning_rate_function):
+            raise TypeError("LearningRateScheduler: learning_rate_function must be callable")
+        self.learning_rate_function = learning_rate_function
+
+    def on_train_step_end(self, run_context: RunContext) -> None:
+        params = run_context.original_args()
+        optimizer = params.optimizer
+        lr = optimizer.param_groups[0]["lr"]
+        new = float(self.learning_rate_function(float(lr), params.cur_step_num))
+        for group in optimizer.param_groups:
+            group["lr"] = new
+
+
+def _monitored(params: CallbackParams, monitor: str) -> float | None:
+    metrics = params.get("metrics") or {}
+    if monitor in metrics:
+        return float(metrics[monitor])
+    name = monitor[5:] if monitor.startswith("eval_") else None
+    if name and name in metrics:
+        return float(metrics[name])
+    if monitor == "loss":
+        return loss_value(params.net_outputs)
+    return None
+
+
+class _Plateau(Callback):
+    """Shared bookkeeping of EarlyStopping and ReduceLROnPlateau."""
+
+    def __init__(self, monitor: str, min_delta: float, patience: int, mode: str) -> None:
+        if mode not in ("auto", "min", "max"):
+            raise ValueError(
+                f"{type(self).__name__}: mode must be 'auto', 'min' or 'max'. Received {mode!r}"
+            )
+        if mode == "auto":
+            mode = "max" if "acc" in monitor else "min"
+        self.monitor, self.min_delta, self.patience, self.mode = (
+            monitor,
+            abs(min_delta),
+            patience,
+            mode,
+        )
+        self.best: float | None = None
+        self.wait = 0
+
+    def _improved(self, value: float) -> bool:
+        if self.best is None:
+            return True
+        if self.mode == "min":
+            return value < self.best - self.min_delta
+        return value > self.best + self.min_delta
+
+    def _value(self, run_context: RunContext) -> float | None:
+        value = _monitored(run_context.original_args(), self.monitor)
+        if value is None:
+            print(
+                f"{type(self).__name__}: '{self.monitor}' is not available (run Model.fit with "
+                "a valid_dataset and metrics, or monitor 'loss'); nothing done",
+                file=sys.stderr,
+            )
+        return value
+
+
+class EarlyStopping(Callback):
+    """Stops training when ``monitor`` (an eval metric, ``eval_<metric>``, or ``loss``) has not
+    improved by ``min_delta`` for ``patience`` epochs; optionally restores the best weights."""
+
+    def __init__(
+        self,
+        monitor: str = "eval_loss",
+        min_delta: float = 0.0,
+        patience: int = 0,
+        verbose: bool = False,
+        mode: str = "auto",
+        baseline: float | None = None,
+        restore_best_weights: bool = False,
+    ) -> None:
+        self._plateau = _Plateau(monitor, min_delta, patience, mode)
+        self.verbose, self.baseline, self.restore_best_weights = (
+            verbose,
+            baseline,
+            restore_best_weights,
+        )
+        self.stopped_epoch = 0
+        self._best_weights: dict | None = None
+
+    def on_train_epoch_end(self, run_context: RunContext) -> None:
+        p = self._plateau
+        value = p._value(run_context)
+        if value is None:
+            return
+        params = run_context.original_args()
+        if p.best is None and self.baseline is not None:  # the first value must beat it
+            improved = value < self.baseline if p.mode == "min" else value > self.baseline
+        else:
+            improved = p._improved(value)
+        if improved:
+            p.best, p.wait = value, 0
+            if self.restore_best_weights:
+                self._best_weights = {
+                    k: v.detach().clone() for k, v in params.network.state_dict().items()
+                }
+            return
+        p.wait += 1
+        if p.wait > p.patience:
+            self.stopped_epoch = params.cur_epoch_num
+            run_context.request_stop()
+            if self.verbose:
+                print(f"EarlyStopping: epoch {self.stopped_epoch}: {p.monitor} stopped improving")
+            if self.restore_best_weights and self._best_weights is not None:
+                params.network.load_state_dict(self._best_weights)
+
+
+class ReduceLROnPlateau(Callback):
+    """Multiplies the learning rate by ``factor`` when ``monitor`` has not improved for
+    ``patience`` epochs (not below ``min_lr``; then waits ``cooldown`` epochs)."""
+
+    def __init__(
+        self,
+        monitor: str = "eval_loss",
+        factor: float = 0.1,
+        patience: int = 10,
+        verbose: bool = False,
+        mode: str = "auto",
+        min_delta: float = 1e-4,
+        cooldown: int = 0,
+        min_lr: float = 0.0,
+    ) -> None:
+        if not 0 < factor < 1:
+            raise ValueError(f"ReduceLROnPlateau: factor must be in (0, 1). Received {factor}")
+        self._plateau = _Plateau(monitor, min_delta, patience, mode)
+        self.factor, self.verbose, self.cooldown, self.min_lr = factor, verbose, cooldown, min_lr
+        self._cooling = 0
+
+    def on_train_epoch_end(self, run_context: RunContext) -> None:
+        p = self._plateau
+        value = p._value(run_context)
+        if value is None:
+            return
+        if self._cooling > 0:
+            self._cooling -= 1
+            p.wait = 0
+        if p._improved(value):
+            p.best, p.wait = value, 0
+            return
+        p.wait += 1
+        if p.wait > p.patience - 1 and self._cooling == 0:
+            optimizer = run_context.original_args().optimizer
+            for group in optimizer.param_groups:
+                group["lr"] = max(group["lr"] * self.factor, self.min_lr)
+            if self.verbose:
+                print(f"ReduceLROnPlateau: learning rate now {optimizer.param_groups[0]['lr']:g}")
+            self._cooling, p.wait = self.cooldown, 0
+
+
+class ProgressBar(Callback):
+    """A tqdm progress bar over each epoch's steps (added by Model.train when stderr is a
+    terminal); shows the loss every ``refresh`` steps."""
+
+    def __init__(self, refresh: int = 10) -> None:
+        self.refresh = refresh
+        self._bar = None
+
+    def on_train_epoch_begin(self, run_context: RunContext) -> None:
+        from tqdm import tqdm
+
+        params = run_context.original_args()
+        self._bar = tqdm(
+            total=params.batch_num or None, desc=f"epoch {params.cur_epoch_num}", leave=False
+        )
+
+    def on_train_step_end(self, run_context: RunContext) -> None:
+        if self._bar is not None:
+            self._bar.update(1)
+            params = run_context.original_args()
+            if params.cur_step_num % self.refresh == 0:
+                self._bar.set_postfix(loss=f"{loss_value(params.net_outputs):.4f}")
+
+    def on_train_epoch_end(self, run_context: RunContext) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

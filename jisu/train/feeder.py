@@ -1,0 +1,186 @@
+"""Batches for training: from a jisu Dataset or any iterable, onto the device.
+
+:class:`BatchSource` reads batches (one pass per epoch, or endlessly for sink_size > 0) and
+knows the iterator state after each batch, so a checkpoint resumes on exactly the next one.
+:class:`DeviceFeeder` is sink mode's feeder: a thread that fetches batches ahead and copies
+them to the device — pinned host memory, a separate CUDA stream and an event per batch, so
+the copy overlaps the compute stream's work instead of sitting on its critical path. On CPU
+it is a plain prefetch queue with the same semantics.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import torch
+
+
+def as_tensors(batch: Any) -> list[torch.Tensor]:
+    """A batch (tuple/list/dict of tensors or arrays) as a list of tensors."""
+    if isinstance(batch, dict):
+        batch = list(batch.values())
+    elif torch.is_tensor(batch) or isinstance(batch, np.ndarray):
+        batch = [batch]
+    out = []
+    for value in batch:
+        if isinstance(value, np.ndarray):
+            value = torch.from_numpy(np.ascontiguousarray(value))
+        elif not torch.is_tensor(value):
+            value = torch.as_tensor(value)
+        out.append(value)
+    return out
+
+
+def to_device(batch: list[torch.Tensor], device: torch.device) -> list[torch.Tensor]:
+    return [t.to(device, non_blocking=False) for t in batch]
+
+
+class BatchSource:
+    """Training batches from ``dataset`` (a jisu Dataset, or any iterable of batches)."""
+
+    def __init__(self, dataset: Any, state: dict | None = None) -> None:
+        from ..dataset.datasets import Dataset
+
+        self.dataset = dataset
+        self._iterator = None
+        if isinstance(dataset, Dataset):
+            self._iterator = dataset.create_tuple_iterator(num_epochs=-1)
+            self.size: int | None = dataset.get_dataset_size()
+            if state is not None:
+                if state["position"] >= self.size:  # saved after an epoch's last batch
+                    state = dict(state, epoch=state["epoch"] + 1, position=0)
+                self._iterator.set_state(state)
+        else:
+            if not hasattr(dataset, "__iter__"):
+                raise TypeError(
+                    "train_dataset must be a jisu Dataset or an iterable of batches (e.g. a "
+                    f"DataLoader). Received {type(dataset).__name__}"
+                )
+            if state is not None:
+                raise ValueError(
+                    "resuming mid-epoch needs a jisu Dataset (its iterator state); this "
+                    f"{type(dataset).__name__} has none"
+                )
+            self.size = len(dataset) if hasattr(dataset, "__len__") else None
+
+    def one_pass(self) -> Iterator[Any]:
+        """One epoch of batches."""
+        return iter(self._iterator) if self._iterator is not None else iter(self.dataset)
+
+    def endless(self) -> Iterator[Any]:
+        """Batches across epochs without end (sink_size > 0: an "epoch" is sink_size steps)."""
+        while True:
+            empty = True
+            for batch in self.one_pass():
+                empty = False
+                yield batch
+            if empty:
+                raise ValueError("train: the dataset yielded no batch")
+
+    def state(self) -> dict | None:
+        """The iterator state after the last batch read (None for plain iterables)."""
+        return self._iterator.get_state() if self._iterator is not None else None
+
+    def close(self) -> None:
+        if self._iterator is not None:
+            self._iterator.close()
+
+
+_END = object()
+
+
+class _Failure:
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+class DeviceFeeder:
+    """Fetches batches from ``batches`` on a thread and moves them to ``device`` ahead of use
+    (at most ``limit`` of them).
+
+    ``get()`` returns ``(tensors on device, source state after the batch, samples)`` and
+    raises StopIteration at the end; the seconds it spends waiting accumulate in ``waited``.
+    """
+
+    def __init__(
+        self,
+        batches: Iterator[Any],
+        source: BatchSource,
+        device: torch.device,
+        depth: int = 2,
+        limit: int | None = None,
+    ) -> None:
+        self.device = device
+        self.waited = 0.0
+        self._queue: queue.Queue = queue.Queue(maxsize=depth)
+        self._stop = threading.Event()
+        self._cuda = device.type == "cuda"
+        self._stream = torch.cuda.Stream(device) if self._cuda else None
+        self._thread = threading.Thread(
+            target=self._run, args=(batches, source, limit), name="jisu-feeder", daemon=True
+        )
+        self._thread.start()
+
+    def _put(self, item: Any) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _run(self, batches: Iterator[Any], source: BatchSource, limit: int | None) -> None:
+        try:
+            for count, batch in enumerate(batches, 1):
+                state = source.state()
+                tensors = as_tensors(batch)
+                samples = int(tensors[0].shape[0]) if tensors and tensors[0].dim() else 1
+                event = None
+                if self._cuda:
+                    with torch.cuda.stream(self._stream):
+                        tensors = [
+                            t.pin_memory().to(self.device, non_blocking=True) for t in tensors
+                        ]
+                        event = torch.cuda.Event()
+                        event.record(self._stream)
+                else:
+                    tensors = to_device(tensors, self.device)
+                if not self._put((tensors, event, state, samples)):
+                    return
+                if count == limit:  # never read ahead of the sink: the rest is the next one's
+                    break
+            self._put(_END)
+        except BaseException as exc:  # handed to the training loop, which raises it
+            self._put(_Failure(exc))
+
+    def get(self) -> tuple[list[torch.Tensor], dict | None, int]:
+        begin = time.perf_counter()
+        item = self._queue.get()
+        self.waited += time.perf_counter() - begin
+        if item is _END:
+            self._queue.put(_END)  # stay at the end
+            raise StopIteration
+        if isinstance(item, _Failure):
+            raise item.exc
+        tensors, event, state, samples = item
+        if event is not None:
+            stream = torch.cuda.current_stream(self.device)
+            stream.wait_event(event)
+            for t in tensors:
+                t.record_stream(stream)  # the allocator must not reuse it before the step
+        return tensors, state, samples
+
+    def close(self) -> None:
+        self._stop.set()
+        while True:  # unblock the thread
+            try:
+                self._queue.get_nowait()
+            except queue.Empty:
+                break
+        self._thread.join(timeout=5)

@@ -1,0 +1,419 @@
+"""``Model``: MindSpore's high-level training API on PyTorch modules.
+
+``Model(network, loss_fn, optimizer, metrics, amp_level=...)`` then ``train``, ``eval``,
+``predict``, ``fit``. The train step comes from :func:`jisu.amp.build_train_network` (mixed
+precision, device-side loss scaling); GRAPH_MODE compiles its forward and backward with
+``torch.compile``. Sink mode (``dataset_sink_mode=True``) feeds batches from a device-side
+queue and runs a whole sink (an epoch, or ``sink_size`` steps) without any host
+synchronisation; the step losses are read once per sink and the step callbacks are replayed
+then, so every step is still seen.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+from torch import nn
+
+from .. import amp
+from ..context import context_device, get_context, graph_mode
+from .callback import CallbackList, CallbackParams, ProgressBar, RunContext
+from .feeder import BatchSource, DeviceFeeder, as_tensors, to_device
+from .metrics import Loss, get_metrics
+
+
+class _CompiledOrEager:
+    """``torch.compile(fn)``, falling back to ``fn`` with a warning if compilation fails."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        mode = "max-autotune" if get_context("enable_graph_kernel") else None
+        self.fn = fn
+        self.compiled = torch.compile(fn, mode=mode)
+        self.failed = False
+
+    def __call__(self, *args: Any) -> Any:
+        if not self.failed:
+            try:
+                return self.compiled(*args)
+            except Exception as exc:  # a graph break torch cannot handle, a missing compiler
+                self.failed = True
+                warnings.warn(
+                    f"GRAPH_MODE: torch.compile failed ({type(exc).__name__}: "
+                    f"{str(exc).splitlines()[0] if str(exc) else ''}); running eagerly",
+                    stacklevel=2,
+                )
+        return self.fn(*args)
+
+
+def _check_count(op: str, name: str, value: Any, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"Model.{op}: {name} must be an int >= {low}. Received {name}={value!r}")
+    return value
+
+
+class Model:
+    """Train, evaluate and predict with a PyTorch network (MindSpore's ``Model``).
+
+    Args:
+        network: the ``nn.Module``; with ``loss_fn`` None it must return the loss itself.
+        loss_fn: ``loss_fn(network_output, label)``.
+        optimizer: a torch optimizer over the network's parameters (None: eval/predict only).
+        metrics: names (``{"acc", "loss"}``), or a dict of name -> metric, for ``eval``.
+        eval_network: the module used by ``eval`` (default: the network).
+        amp_level: "O0", "O1", "O2", "O3" (see :mod:`jisu.amp`).
+        loss_scale_manager, keep_batchnorm_fp32: passed to ``build_train_network``.
+
+    Batches are tuples whose last element is the label: ``network(*batch[:-1])``.
+    """
+
+    def __init__(
+        self,
+        network: nn.Module,
+        loss_fn: Callable[..., torch.Tensor] | None = None,
+        optimizer: torch.optim.Optimizer | None = None,
+        metrics: Any = None,
+        eval_network: nn.Module | None = None,
+        amp_level: str = "O0",
+        loss_scale_manager: amp.LossScaleManager | None = None,
+        keep_batchnorm_fp32: bool | None = None,
+        max_grad_norm: float | None = None,
+    ) -> None:
+        if not isinstance(network, nn.Module):
+            raise TypeError(f"Model: network must be a torch.nn.Module. Received {network!r}")
+        device = context_device()
+        if device is not None:
+            network.to(device)
+        self.device = device or next((p.device for p in network.parameters()), torch.device("cpu"))
+        self.network = network
+        self.loss_fn = loss_fn
+        self.optimizer = optimizer
+        self.amp_level = amp_level
+        self._metrics = metrics
+        get_metrics(metrics)  # bad names fail here, not at the first eval
+        self._train_step = None
+        self._predict_network = network
+        if optimizer is not None:
+            step = amp.build_train_network(
+                network,
+                optimizer,
+                loss_fn,
+                level=amp_level,
+                loss_scale_manager=loss_scale_manager,
+                keep_batchnorm_fp32=keep_batchnorm_fp32,
+                max_grad_norm=max_grad_norm,
+            )
+            if graph_mode():
+                step.forward_fn = _CompiledOrEager(step.forward_fn)
+            self._train_step = step
+            self._predict_network = step.network
+        elif amp_level != "O0":
+            self._predict_network = amp.auto_mixed_precision(network, amp_level)
+        self.eval_network = eval_network or self._predict_network
+        self.loss_scale_manager = (
+            self._train_step.loss_scale_manager if self._train_step is not None else None
+        )
+        self._resume: dict[str, Any] | None = None
+
+    @property
+    def train_network(self) -> Any:
+        """The train step (a callable: ``train_network(*batch)`` -> loss)."""
+        return self._train_step
+
+    # ------------------------------------------------------------------ training
+    def train(
+        self,
+        epoch: int,
+        train_dataset: Any,
+        callbacks: Any = None,
+        dataset_sink_mode: bool = False,
+        sink_size: int = -1,
+        initial_epoch: int = 0,
+    ) -> None:
+        """Train for epochs ``initial_epoch`` .. ``epoch - 1``.
+
+        With ``sink_size > 0`` (sink mode) an epoch is ``sink_size`` steps and the dataset is
+        traversed endlessly (MindSpore's rule); with -1 an epoch is one pass over the data.
+        """
+        self._fit(epoch, train_dataset, callbacks, dataset_sink_mode, sink_size, initial_epoch)
+
+    def fit(
+        self,
+        epoch: int,
+        train_dataset: Any,
+        valid_dataset: Any = None,
+        valid_frequency: int = 1,
+        callbacks: Any = None,
+        dataset_sink_mode: bool = False,
+        valid_dataset_sink_mode: bool = False,
+        sink_size: int = -1,
+        initial_epoch: int = 0,
+    ) -> None:
+        """``train`` with an evaluation on ``valid_dataset`` every ``valid_frequency`` epochs;
+        the results are in ``cb_params.metrics`` for the epoch-end callbacks (LossMonitor
+        prints them; EarlyStopping/ReduceLROnPlateau monitor them)."""
+        _check_count("fit", "valid_frequency", valid_frequency, 1)
+        self._fit(
+            epoch,
+            train_dataset,
+            callbacks,
+            dataset_sink_mode,
+            sink_size,
+            initial_epoch,
+            valid=(valid_dataset, valid_frequency) if valid_dataset is not None else None,
+        )
+
+    def _check_train(self, epoch: int, sink_mode: bool, sink_size: int, initial_epoch: int) -> None:
+        if self._train_step is None:
+            raise ValueError("Model.train: the Model has no optimizer; pass optimizer=...")
+        _check_count("train", "epoch", epoch, 1)
+        _check_count("train", "initial_epoch", initial_epoch, 0)
+        if initial_epoch >= epoch:
+            raise ValueError(
+                f"Model.train: initial_epoch ({initial_epoch}) must be less than epoch ({epoch})"
+            )
+        if (
+            isinstance(sink_size, bool)
+            or not isinstance(sink_size, int)
+            or not (sink_size == -1 or sink_size > 0)
+        ):
+            raise ValueError(f"Model.train: sink_size must be -1 or > 0. Received {sink_size!r}")
+        if sink_size != -1 and not sink_mode:
+            raise ValueError(
+                "Model.train: sink_size applies to sink mode only; pass dataset_sink_mode=True "
+                "or leave sink_size at -1"
+            )
+
+    def _fit(
+        self,
+        epoch: int,
+        train_dataset: Any,
+        callbacks: Any,
+        sink_mode: bool,
+        sink_size: int,
+        initial_epoch: int,
+        valid: tuple[Any, int] | None = None,
+    ) -> None:
+        self._check_train(epoch, sink_mode, sink_size, initial_epoch)
+        resume = self._resume
+        self._resume = None
+        if resume is not None and resume["epoch"] != initial_epoch:
+            raise ValueError(
+                f"Model.train: the loaded checkpoint resumes at epoch {resume['epoch']} "
+                f"(0-based), but initial_epoch={initial_epoch}; pass "
+                f"initial_epoch={resume['epoch']}"
+            )
+        source = BatchSource(train_dataset, resume["dataset_state"] if resume else None)
+        steps = sink_size if sink_mode and sink_size > 0 else source.size
+        if steps == 0:
+            raise ValueError("Model.train: the dataset has no batch per epoch")
+        callbacks = list(CallbackList(callbacks).callbacks)
+        if sys.stderr.isatty() and not any(isinstance(c, ProgressBar) for c in callbacks):
+            callbacks.append(ProgressBar())
+        cbs = CallbackList(callbacks)
+        done_in_epoch = resume["step_in_epoch"] if resume else 0
+        params = CallbackParams(
+            network=self.network,
+            train_network=self._train_step,
+            optimizer=self.optimizer,
+            loss_fn=self.loss_fn,
+            loss_scale_manager=self.loss_scale_manager,
+            train_dataset=train_dataset,
+            epoch_num=epoch,
+            batch_num=steps,
+            cur_epoch_num=initial_epoch,
+            cur_step_num=resume["cur_step_num"] if resume else initial_epoch * (steps or 0),
+            step_in_epoch=0,
+            dataset_sink_mode=sink_mode,
+            sink_size=sink_size,
+            net_outputs=None,
+            metrics=None,
+            mode="train",
+            data_wait_seconds=0.0,
+            samples_seen=0,
+            dataset_state=source.state(),
+            device=self.device,
+        )
+        run = RunContext(params)
+        endless = source.endless() if sink_mode and sink_size > 0 else None
+        self.network.train()
+        try:
+            cbs.on_train_begin(run)
+            for e in range(initial_epoch, epoch):
+                params.cur_epoch_num = e + 1
+                params.step_in_epoch = done_in_epoch
+                params.metrics = None
+                # one pass ends with the data's epoch; an endless source stops after `steps`
+                limit = steps - done_in_epoch if endless is not None else None
+                done_in_epoch = 0
+                cbs.on_train_epoch_begin(run)
+                batches = endless if endless is not None else source.one_pass()
+                if sink_mode:
+                    self._sink(batches, source, limit, params, run, cbs)
+                else:
+                    self._steps(batches, source, limit, params, run, cbs)
+                if valid is not None and (e + 1) % valid[1] == 0:
+                    params.metrics = self.eval(valid[0])
+                    self.network.train()
+                cbs.on_train_epoch_end(run)
+                if run.get_stop_requested():
+                    break
+            cbs.on_train_end(run)
+        finally:
+            source.close()
+
+    def _steps(
+        self,
+        batches: Iterator[Any],
+        source: BatchSource,
+        limit: int | None,
+        params: CallbackParams,
+        run: RunContext,
+        cbs: CallbackList,
+    ) -> None:
+        """Eager steps: fetch, copy, step, callbacks, one at a time."""
+        taken = 0
+        while limit is None or taken < limit:
+            begin = time.perf_counter()
+            try:
+                batch = next(batches)
+            except StopIteration:
+                break
+            tensors = to_device(as_tensors(batch), self.device)
+            params.data_wait_seconds += time.perf_counter() - begin
+            params.cur_step_num += 1
+            params.step_in_epoch += 1
+            cbs.on_train_step_begin(run)
+            params.net_outputs = self._train_step(*tensors)
+            params.samples_seen += int(tensors[0].shape[0]) if tensors[0].dim() else 1
+            params.dataset_state = source.state()
+            taken += 1
+            cbs.on_train_step_end(run)
+            if run.get_stop_requested():
+                break
+
+    def _sink(
+        self,
+        batches: Iterator[Any],
+        source: BatchSource,
+        limit: int | None,
+        params: CallbackParams,
+        run: RunContext,
+        cbs: CallbackList,
+    ) -> None:
+        """One sink: ``limit`` steps fed from the device queue with no host sync, then one
+        read of all their losses and the step callbacks replayed in order."""
+        feeder = DeviceFeeder(batches, source, self.device, limit=limit)
+        losses, records = [], []
+        try:
+            while limit is None or len(losses) < limit:
+                try:
+                    tensors, state, samples = feeder.get()
+                except StopIteration:
+                    break
+                outputs = self._train_step(*tensors)
+                losses.append(outputs[0] if isinstance(outputs, (tuple, list)) else outputs)
+                records.append((state, samples))
+        finally:
+            params.data_wait_seconds += feeder.waited
+            feeder.close()
+        if not losses:
+            return
+        values = torch.stack([loss.detach().float().reshape(()) for loss in losses]).cpu()
+        bad = [i for i, v in enumerate(values.tolist()) if not math.isfinite(v)]
+        last = len(losses) - 1
+        for i, (value, (state, samples)) in enumerate(zip(values, records)):
+            params.cur_step_num += 1
+            params.step_in_epoch += 1
+            params.net_outputs = value
+            params.samples_seen += samples
+            params.dataset_state = state
+            params.weights_current = i == last  # the weights are those after the last step
+            cbs.on_train_step_begin(run)
+            cbs.on_train_step_end(run)
+            if bad and i == bad[0]:
+                raise ValueError(
+                    f"In epoch: {params.cur_epoch_num} step: {params.step_in_epoch}, loss is "
+                    f"{value.item()}: training cannot continue (sink mode checks every loss "
+                    "at the sink's end)"
+                )
+        params.weights_current = True
+
+    # ------------------------------------------------------------------ evaluation
+    def eval(
+        self, valid_dataset: Any, callbacks: Any = None, dataset_sink_mode: bool = False
+    ) -> dict:
+        """Metrics over one pass of ``valid_dataset``: ``{name: value}``."""
+        metrics = get_metrics(self._metrics)
+        if not metrics:
+            raise ValueError(
+                "Model.eval: the Model has no metrics; pass metrics={'acc'} or similar"
+            )
+        if any(isinstance(m, Loss) for m in metrics.values()) and self.loss_fn is None:
+            raise ValueError("Model.eval: the 'loss' metric needs loss_fn")
+        for metric in metrics.values():
+            metric.clear()
+        cbs = CallbackList(callbacks)
+        params = CallbackParams(
+            network=self.network, eval_network=self.eval_network, valid_dataset=valid_dataset,
+            cur_step_num=0, mode="eval", net_outputs=None, metrics=None,
+        )  # fmt: skip
+        run = RunContext(params)
+        source = BatchSource(valid_dataset)
+        was_training = self.network.training
+        self.network.eval()
+        try:
+            cbs.on_eval_begin(run)
+            cbs.on_eval_epoch_begin(run)
+            with torch.no_grad():
+                for batch in source.one_pass():
+                    *data, label = to_device(as_tensors(batch), self.device)
+                    params.cur_step_num += 1
+                    cbs.on_eval_step_begin(run)
+                    output = self.eval_network(*data)
+                    params.net_outputs = output
+                    for metric in metrics.values():
+                        if isinstance(metric, Loss):
+                            metric.update(self.loss_fn(output, label), int(label.shape[0]))
+                        else:
+                            metric.update(output, label)
+                    cbs.on_eval_step_end(run)
+            params.metrics = {name: metric.eval() for name, metric in metrics.items()}
+            cbs.on_eval_epoch_end(run)
+            cbs.on_eval_end(run)
+        finally:
+            source.close()
+            self.network.train(was_training)
+        return params.metrics
+
+    def predict(self, *predict_data: Any) -> Any:
+        """The network's output for ``predict_data`` (eval mode, no gradients)."""
+        inputs = to_device(as_tensors(predict_data), self.device)
+        was_training = self.network.training
+        self.network.eval()
+        try:
+            with torch.no_grad():
+                return self._predict_network(*inputs)
+        finally:
+            self.network.train(was_training)
+
+    # ------------------------------------------------------------------ checkpoints
+    def _load_state(self, state: dict[str, Any]) -> None:
+        """Load a checkpoint written by ModelCheckpoint; the next ``train`` resumes after it."""
+        self.network.load_state_dict(state["network"])
+        if self.optimizer is not None and "optimizer" in state:
+            self.optimizer.load_state_dict(state["optimizer"])
+        if self.loss_scale_manager is not None and "loss_scale_manager" in state:
+            self.loss_scale_manager.load_state_dict(state["loss_scale_manager"])
+        if "epoch" in state:
+            self._resume = {
+                "epoch": int(state["epoch"]),
+                "step_in_epoch": int(state.get("step_in_epoch", 0)),
+                "cur_step_num": int(state.get("cur_step_num", 0)),
+                "dataset_state": state.get("dataset_state"),
+            }
