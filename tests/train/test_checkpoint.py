@@ -1,0 +1,122 @@
+"""Checkpoints: atomic files, and kill -> resume giving the uninterrupted run's losses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+
+import jisu
+from jisu.train import CheckpointConfig, LambdaCallback, ModelCheckpoint
+from tests.train.test_model import data, model
+
+
+def run_losses(m, epochs, sink=False, callbacks=(), initial_epoch=0):
+    losses = []
+    record = LambdaCallback(
+        on_train_step_end=lambda rc: losses.append(float(rc.original_args().net_outputs))
+    )
+    m.train(
+        epochs, data()[0], callbacks=[*callbacks, record], dataset_sink_mode=sink,
+        initial_epoch=initial_epoch,
+    )  # fmt: skip
+    return losses
+
+
+KILLED_RUN = textwrap.dedent(
+    """
+    import os, signal, sys
+    sys.path.insert(0, {root!r})
+    from jisu.train import CheckpointConfig, LambdaCallback, ModelCheckpoint
+    from tests.train.test_model import data, model
+
+    def kill_at_7(rc):
+        if rc.original_args().cur_step_num == 7:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    checkpoints = ModelCheckpoint("run", {folder!r}, CheckpointConfig(save_checkpoint_steps=4))
+    killer = LambdaCallback(on_train_step_end=kill_at_7)
+    model().train(3, data()[0], callbacks=[checkpoints, killer], dataset_sink_mode={sink})
+    """
+)
+
+
+@pytest.mark.parametrize("sink", [False, True])
+def test_killed_run_resumes_with_the_uninterrupted_losses(tmp_path, sink):
+    reference = run_losses(model(), 3, sink)
+    assert len(reference) == 15
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    script = KILLED_RUN.format(root=root, folder=str(tmp_path), sink=sink)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
+    assert done.returncode == -9, done.stderr.decode()[-2000:]  # killed, not finished
+    files = sorted(f for f in os.listdir(tmp_path) if f.endswith(".ckpt"))
+    # eager: saved after step 4; sink: the save due at step 4 waits for the sink's end (step 5)
+    assert files == (["run-1_5.ckpt"] if sink else ["run-1_4.ckpt"])
+    resumed = model()
+    torch.manual_seed(123)
+    for p in resumed.network.parameters():  # different weights: the checkpoint must restore
+        torch.nn.init.normal_(p)
+    state = jisu.load_checkpoint(str(tmp_path / files[0]), model=resumed)
+    done_steps = 5 if sink else 4
+    assert state["cur_step_num"] == done_steps
+    losses = run_losses(resumed, 3, sink, initial_epoch=state["epoch"])
+    np.testing.assert_allclose(losses, reference[done_steps:], rtol=1e-5, atol=1e-7)
+
+
+def test_checkpoint_files_are_kept_to_the_maximum_and_hold_everything(tmp_path):
+    saver = ModelCheckpoint(
+        "net", str(tmp_path), CheckpointConfig(save_checkpoint_steps=2, keep_checkpoint_max=2)
+    )
+    m = model()
+    m.train(2, data()[0], callbacks=[saver])
+    files = sorted(os.listdir(tmp_path))
+    # saved after global steps 2, 4, 6, 8, 10 (epoch 2 steps 1, 3, 5); the newest 2 kept
+    assert files == ["net-2_3.ckpt", "net-2_5.ckpt"]
+    state = torch.load(tmp_path / "net-2_5.ckpt", weights_only=False)
+    assert {"network", "optimizer", "epoch", "step_in_epoch", "dataset_state"} <= set(state)
+    assert state["epoch"] == 2 and state["step_in_epoch"] == 0  # a complete epoch
+    fresh = model()
+    jisu.load_checkpoint(str(tmp_path / "net-2_5.ckpt"), net=fresh.network)
+    for a, b in zip(fresh.network.parameters(), m.network.parameters()):
+        torch.testing.assert_close(a, b)
+
+
+def test_save_is_atomic(tmp_path, monkeypatch):
+    path = tmp_path / "a.ckpt"
+    jisu.save_checkpoint({"network": {"w": torch.ones(2)}}, str(path))
+
+    def broken(obj, f):
+        f.write(b"partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(torch, "save", broken)
+    with pytest.raises(OSError, match="disk full"):
+        jisu.save_checkpoint({"network": {"w": torch.zeros(2)}}, str(path))
+    monkeypatch.undo()
+    assert os.listdir(tmp_path) == ["a.ckpt"]  # no temporary file left
+    assert torch.load(path, weights_only=False)["network"]["w"].tolist() == [1.0, 1.0]
+
+
+def test_resuming_with_the_wrong_initial_epoch_is_refused(tmp_path):
+    m = model()
+    m.train(1, data()[0], callbacks=[ModelCheckpoint("c", str(tmp_path))])
+    m2 = model()
+    state = jisu.load_checkpoint(str(tmp_path / "c-1_5.ckpt"), model=m2)
+    assert state["epoch"] == 1
+    with pytest.raises(ValueError, match="pass initial_epoch=1"):
+        m2.train(2, data()[0], initial_epoch=0)
+
+
+def test_graph_mode_gives_the_same_losses_as_pynative():
+    eager = run_losses(model(), 1)
+    jisu.set_context(mode=jisu.GRAPH_MODE)
+    try:
+        compiled = run_losses(model(), 1)
+    finally:
+        jisu.set_context(mode=jisu.PYNATIVE_MODE)
+    np.testing.assert_allclose(compiled, eager, rtol=1e-4, atol=1e-5)
