@@ -197,15 +197,18 @@ class BatchDataset(Dataset):
         columns = child._fetch_columns(ctx, epoch, np.arange(begin, end))
         if columns is not None:
             return self.make_batch(epoch, index, None, columns)
-        if isinstance(child, MapDataset):
-            defer = self.deferrable([child])[0]
-            source = child.children[0]
-            rows = [
-                child.apply_row(ctx, epoch, i, source._fetch(ctx, epoch, i), defer)
-                for i in range(begin, end)
-            ]
-        else:
-            rows = [child._fetch(ctx, epoch, i) for i in range(begin, end)]
+        chain, source = [], child
+        while isinstance(source, MapDataset):  # the maps right below: applied here, per row
+            chain.append(source)
+            source = source.children[0]
+        chain.reverse()
+        steps = list(zip(chain, self.deferrable(chain)))
+        rows = []
+        for i in range(begin, end):
+            row = source._fetch(ctx, epoch, i)
+            for node, defer in steps:
+                row = node.apply_row(ctx, epoch, i, row, defer)
+            rows.append(row)
         return self.make_batch(epoch, index, rows, None, ctx.buffers.empty)
 
     def batch_rows(self, ctx: ExecContext, epoch: int, item: tuple[int, list]) -> tuple:
