@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+
+import pytest
 
 import jisu
 from jisu.cli import main
@@ -20,8 +23,17 @@ def test_version_and_help():
     assert "train" in helptext
 
 
-def test_train_runs_the_pipeline_demo(capsys):
-    assert main(["train", "--samples", "64", "--batch-size", "16", "--size", "32"]) == 0
+def test_train_main_job_learns_digits_and_reports(capsys):
+    """The README's main job at its defaults (10 epochs, O2, sink and graph mode)."""
+    assert main(["train"]) == 0
     out = capsys.readouterr().out
-    assert "batches: 4 of image (16, 3, 32, 32) torch.float32" in out
-    assert "rows/s through" in out and "first batch after" in out
+    accuracy = float(re.search(r"test accuracy: ([0-9.]+)%", out).group(1))
+    assert accuracy >= 95.0
+    assert re.search(r"training speed: \d+ samples/s .* waiting for data \d+% of the time", out)
+    assert re.search(r"plain PyTorch loop .*: \d+ samples/s -> jisu is [0-9.]+x", out)
+    assert out.count("Train epoch time:") == 10 and out.count("loss is") == 10
+
+
+def test_train_rejects_bad_options():
+    with pytest.raises(SystemExit):
+        main(["train", "--amp-level", "O7"])

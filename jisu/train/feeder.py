@@ -37,7 +37,7 @@ def as_tensors(batch: Any) -> list[torch.Tensor]:
 
 
 def to_device(batch: list[torch.Tensor], device: torch.device) -> list[torch.Tensor]:
-    return [t.to(device, non_blocking=False) for t in batch]
+    return [t if t.device == device else t.to(device) for t in batch]
 
 
 class BatchSource:
@@ -82,6 +82,11 @@ class BatchSource:
             if empty:
                 raise ValueError("train: the dataset yielded no batch")
 
+    @property
+    def prefetches(self) -> bool:
+        """Whether reading ahead already happens elsewhere (a jisu pipeline's own threads)."""
+        return self._iterator is not None
+
     def state(self) -> dict | None:
         """The iterator state after the last batch read (None for plain iterables)."""
         return self._iterator.get_state() if self._iterator is not None else None
@@ -97,6 +102,32 @@ _END = object()
 class _Failure:
     def __init__(self, exc: BaseException) -> None:
         self.exc = exc
+
+
+class InlineFeeder:
+    """:class:`DeviceFeeder`'s interface without a thread, for CPU training from a jisu
+    pipeline, which already reads ahead on its own threads (one more hand-off per batch
+    would only cost time)."""
+
+    def __init__(
+        self, batches: Iterator[Any], source: BatchSource, device: torch.device, limit: int | None
+    ) -> None:
+        self._batches, self._source, self.device, self._left = batches, source, device, limit
+        self.waited = 0.0
+
+    def get(self) -> tuple[list[torch.Tensor], dict | None, int]:
+        if self._left == 0:
+            raise StopIteration
+        begin = time.perf_counter()
+        tensors = to_device(as_tensors(next(self._batches)), self.device)
+        self.waited += time.perf_counter() - begin
+        if self._left is not None:
+            self._left -= 1
+        samples = int(tensors[0].shape[0]) if tensors and tensors[0].dim() else 1
+        return tensors, self._source.state(), samples
+
+    def close(self) -> None:
+        """Nothing runs in the background."""
 
 
 class DeviceFeeder:

@@ -24,7 +24,7 @@ from torch import nn
 from .. import amp
 from ..context import context_device, get_context, graph_mode
 from .callback import CallbackList, CallbackParams, ProgressBar, RunContext
-from .feeder import BatchSource, DeviceFeeder, as_tensors, to_device
+from .feeder import BatchSource, DeviceFeeder, InlineFeeder, as_tensors, to_device
 from .metrics import Loss, get_metrics
 
 
@@ -308,7 +308,10 @@ class Model:
     ) -> None:
         """One sink: ``limit`` steps fed from the device queue with no host sync, then one
         read of all their losses and the step callbacks replayed in order."""
-        feeder = DeviceFeeder(batches, source, self.device, limit=limit)
+        if self.device.type == "cpu" and source.prefetches:
+            feeder: Any = InlineFeeder(batches, source, self.device, limit)
+        else:
+            feeder = DeviceFeeder(batches, source, self.device, limit=limit)
         losses, records = [], []
         try:
             while limit is None or len(losses) < limit:

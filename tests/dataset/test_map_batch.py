@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import jisu
 import jisu.dataset as ds
 from jisu.dataset import transforms, vision
 from tests.conftest import rows_of
@@ -182,11 +183,12 @@ def test_outputs_are_contiguous_torch_tensors_sharing_memory():
     assert out.shape == (3, 4, 5) and out.is_contiguous()
 
 
+@pytest.mark.parametrize("shape", [(5, 6), (100, 140)])  # the NumPy and the OpenCV path
 @pytest.mark.parametrize("random_access", [True, False])
 @pytest.mark.parametrize("layout", ["normalize-then-chw", "chw-then-normalize"])
-def test_fused_normalize_equals_the_formula(random_access, layout):
+def test_fused_normalize_equals_the_formula(random_access, layout, shape):
     rng = np.random.default_rng(4)
-    images = rng.integers(0, 256, (7, 5, 6, 3)).astype(np.uint8)
+    images = rng.integers(0, 256, (7, *shape, 3)).astype(np.uint8)
     mean, std = np.array([120.0, 110.0, 100.0]), np.array([50.0, 60.0, 70.0])
     if layout == "normalize-then-chw":
         ops = [vision.Normalize(mean, std), vision.HWC2CHW()]
@@ -207,3 +209,19 @@ def test_fused_normalize_equals_the_formula(random_access, layout):
     expected = ((images - mean.astype(np.float32)) / std.astype(np.float32)).transpose(0, 3, 1, 2)
     np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-6)
     assert out.dtype == np.float32
+
+
+def test_maps_chained_below_a_batch_are_all_applied_with_the_tail_deferred():
+    rng = np.random.default_rng(5)
+    images = rng.integers(0, 256, (6, 4, 5, 3)).astype(np.uint8)
+    labels = np.arange(6, dtype=np.int32)
+    mean, std = np.array([10.0, 20.0, 30.0]), np.array([2.0, 3.0, 4.0])
+    data = ds.NumpySlicesDataset({"image": images, "label": labels}, shuffle=False)
+    data = data.map([vision.Normalize(mean, std), vision.HWC2CHW()], "image")
+    data = data.map(transforms.TypeCast(jisu.int64), "label").map(lambda x: x * 2, "label")
+    out = list(data.batch(4).create_tuple_iterator(num_epochs=1, output_numpy=True))
+    image = np.concatenate([b[0] for b in out])
+    expected = ((images - mean.astype(np.float32)) / std.astype(np.float32)).transpose(0, 3, 1, 2)
+    np.testing.assert_allclose(image, expected, rtol=1e-6, atol=1e-6)
+    label = np.concatenate([b[1] for b in out])
+    assert label.dtype == np.int64 and label.tolist() == [0, 2, 4, 6, 8, 10]

@@ -25,9 +25,10 @@ def test_rescale_formula_and_dtype():
     np.testing.assert_allclose(out, x.astype(np.float64) / 255 - 0.5, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("size", [(7, 9), (150, 130)])  # the NumPy and the OpenCV path
 @pytest.mark.parametrize("is_hwc", [True, False])
-def test_normalize_per_channel(is_hwc):
-    x = image().astype(np.float32)
+def test_normalize_per_channel(is_hwc, size):
+    x = image(*size).astype(np.float32)
     if not is_hwc:
         x = x.transpose(2, 0, 1)
     mean, std = [10.0, 20.0, 30.0], [2.0, 4.0, 8.0]
