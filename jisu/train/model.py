@@ -51,6 +51,16 @@ class _CompiledOrEager:
         return self.fn(*args)
 
 
+def with_index_labels(batch: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The label (the batch's last tensor) widened to int64 when it is a narrower integer:
+    PyTorch's losses take class indices as int64, and MindSpore-style pipelines commonly
+    cast labels to int32 (the article does)."""
+    label = batch[-1]
+    if label.dtype in (torch.int32, torch.int16, torch.int8, torch.uint8):
+        batch = [*batch[:-1], label.long()]
+    return batch
+
+
 def _check_count(op: str, name: str, value: Any, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise ValueError(f"Model.{op}: {name} must be an int >= {low}. Received {name}={value!r}")
@@ -284,7 +294,7 @@ class Model:
                 batch = next(batches)
             except StopIteration:
                 break
-            tensors = to_device(as_tensors(batch), self.device)
+            tensors = with_index_labels(to_device(as_tensors(batch), self.device))
             params.data_wait_seconds += time.perf_counter() - begin
             params.cur_step_num += 1
             params.step_in_epoch += 1
@@ -317,6 +327,7 @@ class Model:
             while limit is None or len(losses) < limit:
                 try:
                     tensors, state, samples = feeder.get()
+                    tensors = with_index_labels(tensors)
                 except StopIteration:
                     break
                 outputs = self._train_step(*tensors)
@@ -375,7 +386,7 @@ class Model:
             cbs.on_eval_epoch_begin(run)
             with torch.no_grad():
                 for batch in source.one_pass():
-                    *data, label = to_device(as_tensors(batch), self.device)
+                    *data, label = with_index_labels(to_device(as_tensors(batch), self.device))
                     params.cur_step_num += 1
                     cbs.on_eval_step_begin(run)
                     output = self.eval_network(*data)
