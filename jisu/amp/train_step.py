@@ -150,6 +150,21 @@ def make_train_step(
     return TrainStep(forward_fn, optimizer, loss_scale_manager, max_grad_norm)
 
 
+def loss_forward(
+    net: Callable[..., Any], loss_fn: Callable[..., torch.Tensor] | None
+) -> Callable[..., Any]:
+    """``forward_fn(*data, label) = loss_fn(net(*data), label)``; ``net`` itself without a
+    loss function (the network then returns its loss)."""
+    if loss_fn is None:
+        return net
+
+    def forward_fn(*inputs: Any) -> torch.Tensor:
+        *data, label = inputs
+        return loss_fn(net(*data), label)
+
+    return forward_fn
+
+
 def build_train_network(
     network: nn.Module,
     optimizer: torch.optim.Optimizer,
@@ -184,14 +199,6 @@ def build_train_network(
     if loss_scale_manager is None and level == "O2" and fp16:
         loss_scale_manager = DynamicLossScaleManager()
 
-    if loss_fn is None:
-        forward_fn = net
-    else:
-
-        def forward_fn(*inputs: Any) -> torch.Tensor:
-            *data, label = inputs
-            return loss_fn(net(*data), label)
-
-    step = TrainStep(forward_fn, optimizer, loss_scale_manager, max_grad_norm)
+    step = TrainStep(loss_forward(net, loss_fn), optimizer, loss_scale_manager, max_grad_norm)
     step.network = net
     return step

@@ -21,6 +21,14 @@ from typing import Any
 
 import torch
 
+from ..distributed import is_main_process
+
+
+def report(*args: Any, **kwargs: Any) -> None:
+    """``print`` on rank 0 only (every rank runs the callbacks under torchrun)."""
+    if is_main_process():
+        print(*args, **kwargs)
+
 
 class CallbackParams(dict):
     """``cb_params``: a dict whose keys are also attributes (as MindSpore's)."""
@@ -195,12 +203,12 @@ class LossMonitor(Callback):
                 "process cannot continue, terminating training."
             )
         if self._per_print_times and params.cur_step_num % self._per_print_times == 0:
-            print(f"epoch: {params.cur_epoch_num} step: {step}, loss is {loss}", flush=True)
+            report(f"epoch: {params.cur_epoch_num} step: {step}, loss is {loss}", flush=True)
 
     def on_train_epoch_end(self, run_context: RunContext) -> None:
         metrics = run_context.original_args().get("metrics")
         if metrics:
-            print(
+            report(
                 f"Eval result: epoch {run_context.original_args().cur_epoch_num}, "
                 f"metrics: {metrics}",
                 flush=True,
@@ -233,7 +241,7 @@ class TimeMonitor(Callback):
         if self.data_time:
             wait = (params.get("data_wait_seconds", 0.0) - self._wait) * 1000
             line += f" (data time: {wait / steps:5.3f} ms)"
-        print(line, flush=True)
+        report(line, flush=True)
 
 
 class ThroughputMonitor(Callback):
@@ -266,7 +274,7 @@ class ThroughputMonitor(Callback):
         }
         self.epochs.append(record)
         if self.verbose:
-            print(
+            report(
                 f"epoch {record['epoch']}: {record['samples_per_second']:.0f} samples/s, "
                 f"waiting for data {record['data_wait_share']:.0%} of the time",
                 flush=True,
@@ -342,14 +350,13 @@ def _monitored(params: CallbackParams, monitor: str) -> float | None:
     return None
 
 
-class _Plateau(Callback):
+class _Plateau:
     """Shared bookkeeping of EarlyStopping and ReduceLROnPlateau."""
 
-    def __init__(self, monitor: str, min_delta: float, patience: int, mode: str) -> None:
+    def __init__(self, owner: str, monitor: str, min_delta: float, patience: int, mode: str):
         if mode not in ("auto", "min", "max"):
-            raise ValueError(
-                f"{type(self).__name__}: mode must be 'auto', 'min' or 'max'. Received {mode!r}"
-            )
+            raise ValueError(f"{owner}: mode must be 'auto', 'min' or 'max'. Received {mode!r}")
+        self.owner = owner
         if mode == "auto":
             mode = "max" if "acc" in monitor else "min"
         self.monitor, self.min_delta, self.patience, self.mode = (
@@ -371,8 +378,8 @@ class _Plateau(Callback):
     def _value(self, run_context: RunContext) -> float | None:
         value = _monitored(run_context.original_args(), self.monitor)
         if value is None:
-            print(
-                f"{type(self).__name__}: '{self.monitor}' is not available (run Model.fit with "
+            report(
+                f"{self.owner}: '{self.monitor}' is not available (run Model.fit with "
                 "a valid_dataset and metrics, or monitor 'loss'); nothing done",
                 file=sys.stderr,
             )
@@ -393,7 +400,7 @@ class EarlyStopping(Callback):
         baseline: float | None = None,
         restore_best_weights: bool = False,
     ) -> None:
-        self._plateau = _Plateau(monitor, min_delta, patience, mode)
+        self._plateau = _Plateau("EarlyStopping", monitor, min_delta, patience, mode)
         self.verbose, self.baseline, self.restore_best_weights = (
             verbose,
             baseline,
@@ -424,7 +431,7 @@ class EarlyStopping(Callback):
             self.stopped_epoch = params.cur_epoch_num
             run_context.request_stop()
             if self.verbose:
-                print(f"EarlyStopping: epoch {self.stopped_epoch}: {p.monitor} stopped improving")
+                report(f"EarlyStopping: epoch {self.stopped_epoch}: {p.monitor} stopped improving")
             if self.restore_best_weights and self._best_weights is not None:
                 params.network.load_state_dict(self._best_weights)
 
@@ -446,7 +453,7 @@ class ReduceLROnPlateau(Callback):
     ) -> None:
         if not 0 < factor < 1:
             raise ValueError(f"ReduceLROnPlateau: factor must be in (0, 1). Received {factor}")
-        self._plateau = _Plateau(monitor, min_delta, patience, mode)
+        self._plateau = _Plateau("ReduceLROnPlateau", monitor, min_delta, patience, mode)
         self.factor, self.verbose, self.cooldown, self.min_lr = factor, verbose, cooldown, min_lr
         self._cooling = 0
 
@@ -467,7 +474,7 @@ class ReduceLROnPlateau(Callback):
             for group in optimizer.param_groups:
                 group["lr"] = max(group["lr"] * self.factor, self.min_lr)
             if self.verbose:
-                print(f"ReduceLROnPlateau: learning rate now {optimizer.param_groups[0]['lr']:g}")
+                report(f"ReduceLROnPlateau: learning rate now {optimizer.param_groups[0]['lr']:g}")
             self._cooling, p.wait = self.cooldown, 0
 
 
@@ -482,6 +489,8 @@ class ProgressBar(Callback):
     def on_train_epoch_begin(self, run_context: RunContext) -> None:
         from tqdm import tqdm
 
+        if not is_main_process():
+            return
         params = run_context.original_args()
         self._bar = tqdm(
             total=params.batch_num or None, desc=f"epoch {params.cur_epoch_num}", leave=False

@@ -11,14 +11,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from ..distributed import is_main_process
 from .callback import Callback, RunContext
-
-
-def is_main_process() -> bool:
-    """Rank 0 of a torch.distributed job, or a single process."""
-    return not (torch.distributed.is_available() and torch.distributed.is_initialized()) or (
-        torch.distributed.get_rank() == 0
-    )
 
 
 def save_checkpoint(save_obj: Any, ckpt_file_name: str) -> None:

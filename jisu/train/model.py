@@ -20,8 +20,10 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.nn.parallel import DistributedDataParallel
 
-from .. import amp
+from .. import amp, distributed
+from ..amp.train_step import loss_forward
 from ..context import context_device, get_context, graph_mode
 from .callback import CallbackList, CallbackParams, ProgressBar, RunContext
 from .feeder import BatchSource, DeviceFeeder, InlineFeeder, as_tensors, to_device
@@ -49,6 +51,25 @@ class _CompiledOrEager:
                     stacklevel=2,
                 )
         return self.fn(*args)
+
+
+def shard_by_rank(dataset: Any) -> Any:
+    """Under ``torchrun``, each rank's part of a jisu dataset: every world_size-th batch,
+    equal counts (short parts wrap around). A dataset that shards itself anywhere (a source's
+    ``num_shards``, a ``shard`` op), or a plain iterable, is left to the user."""
+    from ..dataset.datasets import Dataset
+    from ..dataset.ops.shard import ShardDataset
+
+    world = distributed.get_group_size()
+    if world <= 1 or not isinstance(dataset, Dataset):
+        return dataset
+    stack = [dataset]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ShardDataset) or getattr(node, "shards", None) is not None:
+            return dataset
+        stack.extend(node.children)
+    return dataset.shard(world, distributed.get_rank())
 
 
 def with_index_labels(batch: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -96,7 +117,9 @@ class Model:
     ) -> None:
         if not isinstance(network, nn.Module):
             raise TypeError(f"Model: network must be a torch.nn.Module. Received {network!r}")
-        device = context_device()
+        if distributed.world_size_from_env() > 1:
+            distributed.init()
+        device = distributed.local_device() or context_device()
         if device is not None:
             network.to(device)
         self.device = device or next((p.device for p in network.parameters()), torch.device("cpu"))
@@ -118,6 +141,10 @@ class Model:
                 keep_batchnorm_fp32=keep_batchnorm_fp32,
                 max_grad_norm=max_grad_norm,
             )
+            if distributed.get_group_size() > 1:  # gradients averaged across the ranks
+                ids = [self.device] if self.device.type == "cuda" else None
+                self.ddp_network = DistributedDataParallel(step.network, device_ids=ids)
+                step.forward_fn = loss_forward(self.ddp_network, loss_fn)
             if graph_mode():
                 step.forward_fn = _CompiledOrEager(step.forward_fn)
             self._train_step = step
@@ -218,6 +245,7 @@ class Model:
                 f"(0-based), but initial_epoch={initial_epoch}; pass "
                 f"initial_epoch={resume['epoch']}"
             )
+        train_dataset = shard_by_rank(train_dataset)
         source = BatchSource(train_dataset, resume["dataset_state"] if resume else None)
         steps = sink_size if sink_mode and sink_size > 0 else source.size
         if steps == 0:

@@ -1,0 +1,37 @@
+"""Data parallel under torchrun: two CPU processes (gloo)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+@pytest.mark.timeout(180)
+def test_two_processes_train_disjoint_equal_shards_in_sync_and_write_one_checkpoint(tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
+    command = [
+        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+        os.path.join(HERE, "torchrun_job.py"), str(tmp_path),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=170)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
+    assert [r["world"] for r in ranks] == [2, 2]
+    for epoch in range(2):  # 8 batches of 32 rows: 4 per rank per epoch
+        parts = [r["batches"][epoch * 4 : epoch * 4 + 4] for r in ranks]
+        rows = [sorted(int(v) for batch in part for v in batch) for part in parts]
+        assert len(rows[0]) == len(rows[1]) == 128
+        assert not set(rows[0]) & set(rows[1])
+        assert sorted(rows[0] + rows[1]) == list(range(256))
+    assert ranks[0]["weights"] == pytest.approx(ranks[1]["weights"], rel=1e-6)  # in sync
+    assert len(ranks[0]["saved"]) == 1 and ranks[1]["saved"] == []
+    assert os.listdir(tmp_path / "ckpt") == [os.path.basename(ranks[0]["saved"][0])]
+    steps = [line for line in done.stdout.splitlines() if line.startswith("epoch:")]
+    assert len(steps) == 8  # LossMonitor on rank 0 only: 2 epochs x 4 steps
