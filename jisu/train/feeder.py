@@ -36,6 +36,16 @@ def as_tensors(batch: Any) -> list[torch.Tensor]:
     return out
 
 
+def with_index_labels(batch: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The label (the batch's last tensor) widened to int64 when it is a narrower integer:
+    PyTorch's losses take class indices as int64, and MindSpore-style pipelines commonly
+    cast labels to int32 (the article does)."""
+    label = batch[-1]
+    if label.dtype in (torch.int32, torch.int16, torch.int8, torch.uint8):
+        batch = [*batch[:-1], label.long()]
+    return batch
+
+
 def to_device(batch: list[torch.Tensor], device: torch.device) -> list[torch.Tensor]:
     return [t if t.device == device else t.to(device) for t in batch]
 
@@ -105,8 +115,9 @@ class _Failure:
 
 
 class InlineFeeder:
-    """:class:`DeviceFeeder`'s interface without a thread, for CPU training from a jisu
-    pipeline, which already reads ahead on its own threads (one more hand-off per batch
+    """:class:`DeviceFeeder`'s interface without a thread: batches are fetched and copied on
+    the calling thread. Used by the eager loop, and by sink mode on CPU when the data is a
+    jisu pipeline, which already reads ahead on its own threads (one more hand-off per batch
     would only cost time)."""
 
     def __init__(
@@ -119,7 +130,7 @@ class InlineFeeder:
         if self._left == 0:
             raise StopIteration
         begin = time.perf_counter()
-        tensors = to_device(as_tensors(next(self._batches)), self.device)
+        tensors = with_index_labels(to_device(as_tensors(next(self._batches)), self.device))
         self.waited += time.perf_counter() - begin
         if self._left is not None:
             self._left -= 1
@@ -170,7 +181,7 @@ class DeviceFeeder:
         try:
             for count, batch in enumerate(batches, 1):
                 state = source.state()
-                tensors = as_tensors(batch)
+                tensors = with_index_labels(as_tensors(batch))
                 samples = int(tensors[0].shape[0]) if tensors and tensors[0].dim() else 1
                 event = None
                 if self._cuda:

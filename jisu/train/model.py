@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -26,7 +25,14 @@ from .. import amp, distributed
 from ..amp.train_step import loss_forward
 from ..context import context_device, get_context, graph_mode
 from .callback import CallbackList, CallbackParams, ProgressBar, RunContext
-from .feeder import BatchSource, DeviceFeeder, InlineFeeder, as_tensors, to_device
+from .feeder import (
+    BatchSource,
+    DeviceFeeder,
+    InlineFeeder,
+    as_tensors,
+    to_device,
+    with_index_labels,
+)
 from .metrics import Loss, get_metrics
 
 
@@ -70,16 +76,6 @@ def shard_by_rank(dataset: Any) -> Any:
             return dataset
         stack.extend(node.children)
     return dataset.shard(world, distributed.get_rank())
-
-
-def with_index_labels(batch: list[torch.Tensor]) -> list[torch.Tensor]:
-    """The label (the batch's last tensor) widened to int64 when it is a narrower integer:
-    PyTorch's losses take class indices as int64, and MindSpore-style pipelines commonly
-    cast labels to int32 (the article does)."""
-    label = batch[-1]
-    if label.dtype in (torch.int32, torch.int16, torch.int8, torch.uint8):
-        batch = [*batch[:-1], label.long()]
-    return batch
 
 
 def _check_count(op: str, name: str, value: Any, low: int) -> int:
@@ -315,25 +311,24 @@ class Model:
         cbs: CallbackList,
     ) -> None:
         """Eager steps: fetch, copy, step, callbacks, one at a time."""
-        taken = 0
-        while limit is None or taken < limit:
-            begin = time.perf_counter()
-            try:
-                batch = next(batches)
-            except StopIteration:
-                break
-            tensors = with_index_labels(to_device(as_tensors(batch), self.device))
-            params.data_wait_seconds += time.perf_counter() - begin
-            params.cur_step_num += 1
-            params.step_in_epoch += 1
-            cbs.on_train_step_begin(run)
-            params.net_outputs = self._train_step(*tensors)
-            params.samples_seen += int(tensors[0].shape[0]) if tensors[0].dim() else 1
-            params.dataset_state = source.state()
-            taken += 1
-            cbs.on_train_step_end(run)
-            if run.get_stop_requested():
-                break
+        feeder = InlineFeeder(batches, source, self.device, limit)
+        try:
+            while True:
+                try:
+                    tensors, state, samples = feeder.get()
+                except StopIteration:
+                    break
+                params.cur_step_num += 1
+                params.step_in_epoch += 1
+                cbs.on_train_step_begin(run)
+                params.net_outputs = self._train_step(*tensors)
+                params.samples_seen += samples
+                params.dataset_state = state
+                cbs.on_train_step_end(run)
+                if run.get_stop_requested():
+                    break
+        finally:
+            params.data_wait_seconds += feeder.waited
 
     def _sink(
         self,
@@ -355,7 +350,6 @@ class Model:
             while limit is None or len(losses) < limit:
                 try:
                     tensors, state, samples = feeder.get()
-                    tensors = with_index_labels(tensors)
                 except StopIteration:
                     break
                 outputs = self._train_step(*tensors)
