@@ -189,7 +189,8 @@ class Model:
     ) -> None:
         """``train`` with an evaluation on ``valid_dataset`` every ``valid_frequency`` epochs;
         the results are in ``cb_params.metrics`` for the epoch-end callbacks (LossMonitor
-        prints them; EarlyStopping/ReduceLROnPlateau monitor them)."""
+        prints them; EarlyStopping/ReduceLROnPlateau monitor them). Evaluation runs without
+        sink mode (``valid_dataset_sink_mode`` is accepted for compatibility)."""
         _check_count("fit", "valid_frequency", valid_frequency, 1)
         self._fit(
             epoch,
@@ -384,7 +385,9 @@ class Model:
     def eval(
         self, valid_dataset: Any, callbacks: Any = None, dataset_sink_mode: bool = False
     ) -> dict:
-        """Metrics over one pass of ``valid_dataset``: ``{name: value}``."""
+        """Metrics over one pass of ``valid_dataset``: ``{name: value}``. Evaluation runs
+        without sink mode (``dataset_sink_mode`` is accepted for MindSpore compatibility):
+        metrics need every batch's output on the host anyway."""
         metrics = get_metrics(self._metrics)
         if not metrics:
             raise ValueError(
