@@ -44,6 +44,7 @@ def _train(args: argparse.Namespace) -> int:
             f"plain PyTorch loop (DataLoader, fp32, loss.item() per step): {plain:.0f} "
             f"samples/s -> jisu is {figures['samples_per_second'] / plain:.2f}x"
         )
+    print(figures["where_the_time_went"])
     print(f"total time: {figures['seconds']:.1f} s")
     return 0
 

@@ -34,6 +34,7 @@ from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
 from .dataset import transforms, vision
 from .dataset.engine.cpus import available_cpus
 from .dataset.record.writer import FileWriter
+from .profiler import TrainingProfiler
 from .train import LearningRateScheduler, LossMonitor, Model, ThroughputMonitor, TimeMonitor
 
 SIZE = 32
@@ -202,7 +203,12 @@ def _run(cfg: JobConfig) -> dict[str, Any]:
         opt = torch.optim.SGD(net.parameters(), lr=cfg.lr, momentum=0.9, nesterov=True)
         model = Model(net, nn.CrossEntropyLoss(), opt, metrics={"acc"}, amp_level=cfg.amp_level)
         throughput = ThroughputMonitor(verbose=False)
-        callbacks = [throughput, LearningRateScheduler(cosine_lr(cfg.lr, cfg.epochs * steps))]
+        profiler = TrainingProfiler(verbose=False)
+        callbacks = [
+            throughput,
+            profiler,
+            LearningRateScheduler(cosine_lr(cfg.lr, cfg.epochs * steps)),
+        ]
         if cfg.verbose:
             callbacks += [TimeMonitor(), LossMonitor(per_print_times=steps)]
         model.train(cfg.epochs, train, callbacks=callbacks, dataset_sink_mode=cfg.sink)
@@ -216,6 +222,7 @@ def _run(cfg: JobConfig) -> dict[str, Any]:
         "samples_per_second": rate,
         "data_wait_share": wait,
         "plain_samples_per_second": plain,
+        "where_the_time_went": profiler.report(),
         "seconds": time.perf_counter() - begin,
         "workers": workers,
         "steps_per_epoch": steps,

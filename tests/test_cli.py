@@ -32,6 +32,7 @@ def test_train_main_job_learns_digits_and_reports(capsys):
     assert re.search(r"training speed: \d+ samples/s .* waiting for data \d+% of the time", out)
     assert re.search(r"plain PyTorch loop .*: \d+ samples/s -> jisu is [0-9.]+x", out)
     assert out.count("Train epoch time:") == 10 and out.count("loss is") == 10
+    assert "where the time went" in out and re.search(r"verdict: \w+-bound", out)
 
 
 def test_train_rejects_bad_options():

@@ -124,14 +124,20 @@ class InlineFeeder:
         self, batches: Iterator[Any], source: BatchSource, device: torch.device, limit: int | None
     ) -> None:
         self._batches, self._source, self.device, self._left = batches, source, device, limit
-        self.waited = 0.0
+        self.waited = 0.0  # seconds waiting for the next batch
+        self.copied = 0.0  # seconds copying batches to the device
 
     def get(self) -> tuple[list[torch.Tensor], dict | None, int]:
         if self._left == 0:
             raise StopIteration
         begin = time.perf_counter()
-        tensors = with_index_labels(to_device(as_tensors(next(self._batches)), self.device))
-        self.waited += time.perf_counter() - begin
+        try:
+            batch = as_tensors(next(self._batches))
+        finally:  # the wait for the end of the data counts too
+            fetched = time.perf_counter()
+            self.waited += fetched - begin
+        tensors = with_index_labels(to_device(batch, self.device))
+        self.copied += time.perf_counter() - fetched
         if self._left is not None:
             self._left -= 1
         samples = int(tensors[0].shape[0]) if tensors and tensors[0].dim() else 1
@@ -159,6 +165,7 @@ class DeviceFeeder:
     ) -> None:
         self.device = device
         self.waited = 0.0
+        self.copied = 0.0  # copies overlap the steps on the feeder thread: not on the clock
         self._queue: queue.Queue = queue.Queue(maxsize=depth)
         self._stop = threading.Event()
         self._cuda = device.type == "cuda"

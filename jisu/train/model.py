@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -269,7 +270,9 @@ class Model:
             net_outputs=None,
             metrics=None,
             mode="train",
-            data_wait_seconds=0.0,
+            data_wait_seconds=0.0,  # the clock of the training loop, cumulative:
+            copy_seconds=0.0,  # waiting for batches, copying them to the device,
+            step_seconds=0.0,  # in the train step (forward, backward, update)
             samples_seen=0,
             dataset_state=source.state(),
             device=self.device,
@@ -313,23 +316,26 @@ class Model:
     ) -> None:
         """Eager steps: fetch, copy, step, callbacks, one at a time."""
         feeder = InlineFeeder(batches, source, self.device, limit)
-        try:
-            while True:
-                try:
-                    tensors, state, samples = feeder.get()
-                except StopIteration:
-                    break
-                params.cur_step_num += 1
-                params.step_in_epoch += 1
-                cbs.on_train_step_begin(run)
-                params.net_outputs = self._train_step(*tensors)
-                params.samples_seen += samples
-                params.dataset_state = state
-                cbs.on_train_step_end(run)
-                if run.get_stop_requested():
-                    break
-        finally:
-            params.data_wait_seconds += feeder.waited
+        waited, copied = params.data_wait_seconds, params.copy_seconds
+        while True:
+            try:
+                tensors, state, samples = feeder.get()
+            except StopIteration:
+                break
+            finally:
+                params.data_wait_seconds = waited + feeder.waited
+                params.copy_seconds = copied + feeder.copied
+            params.cur_step_num += 1
+            params.step_in_epoch += 1
+            cbs.on_train_step_begin(run)
+            begin = time.perf_counter()
+            params.net_outputs = self._train_step(*tensors)
+            params.step_seconds += time.perf_counter() - begin
+            params.samples_seen += samples
+            params.dataset_state = state
+            cbs.on_train_step_end(run)
+            if run.get_stop_requested():
+                break
 
     def _sink(
         self,
@@ -347,6 +353,7 @@ class Model:
         else:
             feeder = DeviceFeeder(batches, source, self.device, limit=limit)
         losses, records = [], []
+        begin = time.perf_counter()
         try:
             while limit is None or len(losses) < limit:
                 try:
@@ -356,12 +363,18 @@ class Model:
                 outputs = self._train_step(*tensors)
                 losses.append(outputs[0] if isinstance(outputs, (tuple, list)) else outputs)
                 records.append((state, samples))
+            values = (
+                torch.stack([loss.detach().float().reshape(()) for loss in losses]).cpu()
+                if losses
+                else None
+            )  # the sink's one host synchronisation
         finally:
             params.data_wait_seconds += feeder.waited
+            params.copy_seconds += feeder.copied
+            params.step_seconds += time.perf_counter() - begin - feeder.waited - feeder.copied
             feeder.close()
-        if not losses:
+        if values is None:
             return
-        values = torch.stack([loss.detach().float().reshape(()) for loss in losses]).cpu()
         bad = [i for i, v in enumerate(values.tolist()) if not math.isfinite(v)]
         last = len(losses) - 1
         for i, (value, (state, samples)) in enumerate(zip(values, records)):

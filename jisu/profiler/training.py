@@ -1,0 +1,218 @@
+"""Where a training run's time goes: waiting for data, copying to the device, the train step
+itself, and everything else on the host (callbacks, logging, the loop) — and which of jisu's
+three levers to pull first.
+
+:class:`TrainingProfiler` is a callback: it reads the clocks the training loop keeps in
+``cb_params`` (``data_wait_seconds``, ``copy_seconds``, ``step_seconds``) at epoch boundaries,
+so it works the same with and without sink mode and costs nothing per step. On an
+accelerator it also counts the reads of tensor values back to the host (``.item()``,
+``bool()``, ``float()``, ``.tolist()``, ``.cpu()``, ``.numpy()``) made during training: each
+is a synchronisation that stalls the queue of device work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from ..distributed import is_main_process
+from ..train.callback import Callback, RunContext
+
+_HOST_READS = ("item", "__bool__", "__float__", "__int__", "tolist", "numpy", "cpu")
+
+#: a share of the wall time at or above which a part is the bottleneck
+BOUND_SHARE = 0.25
+
+
+@contextlib.contextmanager
+def counting_device_syncs() -> Iterator[list[int]]:
+    """Counts reads of tensor values on an accelerator back to the host (``.item()``,
+    ``bool()``, ...: each waits for the device) while the block runs; the count is a
+    one-element list, updated in place. Reads of CPU tensors are not syncs and not counted."""
+    count = [0]
+    originals = {name: getattr(torch.Tensor, name) for name in _HOST_READS}
+
+    def counted(original):
+        def method(self, *args, **kwargs):
+            if self.device.type != "cpu":
+                count[0] += 1
+            return original(self, *args, **kwargs)
+
+        return method
+
+    for name, original in originals.items():
+        setattr(torch.Tensor, name, counted(original))
+    try:
+        yield count
+    finally:
+        for name, original in originals.items():
+            setattr(torch.Tensor, name, original)
+
+
+@dataclass
+class TimeBreakdown:
+    """Seconds of a stretch of training, by where they went."""
+
+    steps: int = 0
+    samples: int = 0
+    wall: float = 0.0
+    data_wait: float = 0.0
+    copy: float = 0.0
+    step: float = 0.0
+    device_syncs: int = 0
+    epochs: list[dict[str, float]] = field(default_factory=list)
+
+    @property
+    def host(self) -> float:
+        """Wall time outside the data wait, the copies and the train step."""
+        return max(0.0, self.wall - self.data_wait - self.copy - self.step)
+
+    def shares(self) -> dict[str, float]:
+        wall = max(self.wall, 1e-12)
+        return {
+            "data_wait": self.data_wait / wall,
+            "copy": self.copy / wall,
+            "step": self.step / wall,
+            "host": self.host / wall,
+        }
+
+
+class TrainingProfiler(Callback):
+    """Breaks the training time down per epoch and gives a verdict at the end.
+
+    ``summary()`` returns the figures over the epochs after the first (the first holds
+    compilation and warm-up) when there are several; ``verdict`` is "input-bound",
+    "compute-bound" or "host-bound", and ``advice`` says what to change. With ``verbose`` the
+    report is printed when training ends (rank 0 only).
+    """
+
+    def __init__(self, verbose: bool = True, count_device_syncs: bool = True) -> None:
+        self.verbose = verbose
+        self.count_device_syncs = count_device_syncs
+        self.epochs: list[TimeBreakdown] = []
+        self._counter: contextlib.AbstractContextManager | None = None
+        self._reads: list[int] = [0]
+        self._start: dict[str, float] = {}
+        self._params: Any = None
+
+    # ------------------------------------------------------------------ hooks
+    def on_train_begin(self, run_context: RunContext) -> None:
+        self.epochs = []
+        self._params = run_context.original_args()
+        if self.count_device_syncs:
+            self._counter = counting_device_syncs()
+            self._reads = self._counter.__enter__()
+
+    def _clocks(self) -> dict[str, float]:
+        p = self._params
+        return {
+            "wall": time.perf_counter(),
+            "data_wait": p.get("data_wait_seconds", 0.0),
+            "copy": p.get("copy_seconds", 0.0),
+            "step": p.get("step_seconds", 0.0),
+            "steps": p.get("cur_step_num", 0),
+            "samples": p.get("samples_seen", 0),
+            "reads": self._reads[0],
+        }
+
+    def on_train_epoch_begin(self, run_context: RunContext) -> None:
+        self._sync()
+        self._start = self._clocks()
+
+    def on_train_epoch_end(self, run_context: RunContext) -> None:
+        self._sync()
+        now, start = self._clocks(), self._start
+        self.epochs.append(
+            TimeBreakdown(
+                steps=int(now["steps"] - start["steps"]),
+                samples=int(now["samples"] - start["samples"]),
+                wall=now["wall"] - start["wall"],
+                data_wait=now["data_wait"] - start["data_wait"],
+                copy=now["copy"] - start["copy"],
+                step=now["step"] - start["step"],
+                device_syncs=int(now["reads"] - start["reads"]),
+            )
+        )
+
+    def on_train_end(self, run_context: RunContext) -> None:
+        if self._counter is not None:
+            self._counter.__exit__(None, None, None)
+            self._counter = None
+        if self.verbose and self.epochs and is_main_process():
+            print(self.report(), flush=True)
+
+    def _sync(self) -> None:
+        device = self._params.get("device") if self._params is not None else None
+        if device is not None and torch.device(device).type == "cuda":
+            torch.cuda.synchronize(device)  # the device's queued work belongs to this epoch
+
+    # ------------------------------------------------------------------ results
+    def summary(self) -> TimeBreakdown:
+        """The epochs after the first summed (all epochs when there is one)."""
+        epochs = self.epochs[1:] or self.epochs
+        total = TimeBreakdown()
+        for e in epochs:
+            total.steps += e.steps
+            total.samples += e.samples
+            total.wall += e.wall
+            total.data_wait += e.data_wait
+            total.copy += e.copy
+            total.step += e.step
+            total.device_syncs += e.device_syncs
+        return total
+
+    @property
+    def verdict(self) -> str:
+        shares = self.summary().shares()
+        if shares["data_wait"] + shares["copy"] >= BOUND_SHARE and (
+            shares["data_wait"] + shares["copy"] >= shares["host"]
+        ):
+            return "input-bound"
+        if shares["host"] >= BOUND_SHARE:
+            return "host-bound"
+        return "compute-bound"
+
+    @property
+    def advice(self) -> str:
+        s = self.summary()
+        shares = s.shares()
+        reads = s.device_syncs / max(s.steps, 1)
+        params = self._params or {}
+        if self.verdict == "input-bound":
+            return (
+                f"the model waited for data {shares['data_wait']:.0%} of the time: give the "
+                "slowest map more num_parallel_workers (python_multiprocessing=True for Python "
+                "code that holds the GIL), move elementwise ops after batch or offload them "
+                "(map(..., offload=True)), and pack many small files into record shards "
+                "(jisu convert)"
+            )
+        if self.verdict == "host-bound":
+            sink = "" if params.get("dataset_sink_mode") else "dataset_sink_mode=True, "
+            return (
+                f"{shares['host']:.0%} of the time went to the host outside the train step "
+                f"(callbacks, logging, the loop; {reads:.1f} device syncs per step): use "
+                f"{sink}print less often (LossMonitor(per_print_times=...)), avoid "
+                ".item()/bool() on tensors in callbacks, or use bigger batches"
+            )
+        return (
+            f"the train step takes {shares['step']:.0%} of the time: use a lower precision "
+            "(amp_level='O2': fp16 with loss scaling on GPUs, bf16 where fast) and "
+            "jisu.set_context(mode=jisu.GRAPH_MODE) to compile the step"
+        )
+
+    def report(self) -> str:
+        s = self.summary()
+        shares = s.shares()
+        rate = s.samples / max(s.wall, 1e-12)
+        return (
+            f"where the time went ({s.steps} steps, {rate:.0f} samples/s): waiting for data "
+            f"{shares['data_wait']:.0%}, copying to the device {shares['copy']:.0%}, train step "
+            f"{shares['step']:.0%}, other host work {shares['host']:.0%}; "
+            f"{s.device_syncs / max(s.steps, 1):.1f} device syncs per step\n"
+            f"verdict: {self.verdict} — {self.advice}"
+        )
