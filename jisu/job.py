@@ -80,20 +80,29 @@ def write_digits_records(folder: str) -> tuple[str, str]:
     return paths[0], paths[1]
 
 
-def _source(path: str, shuffle: bool, workers: int) -> tuple[ds.Dataset, int]:
-    """A dataset of (encoded image, label) and its number of classes."""
-    if os.path.isdir(path) and not any(f.endswith(".json") for f in os.listdir(path)):
-        folder = ds.ImageFolderDataset(path, shuffle=shuffle, num_parallel_workers=workers)
-        return folder, len(folder.get_class_indexing())
-    records = ds.RecordDataset(path, shuffle=shuffle, num_parallel_workers=workers)
-    labels = records.project("label").batch(4096)
+def _is_image_folder(path: str) -> bool:
+    return os.path.isdir(path) and not any(f.endswith(".json") for f in os.listdir(path))
+
+
+def _source(path: str, shuffle: bool, workers: int) -> ds.Dataset:
+    """(encoded image, label) rows of an image folder or of record files."""
+    if _is_image_folder(path):
+        return ds.ImageFolderDataset(path, shuffle=shuffle, num_parallel_workers=workers)
+    return ds.RecordDataset(path, shuffle=shuffle, num_parallel_workers=workers)
+
+
+def num_classes(path: str) -> int:
+    """The folder's classes, or the largest record label + 1."""
+    if _is_image_folder(path):
+        return len(ds.ImageFolderDataset(path).get_class_indexing())
+    labels = ds.RecordDataset(path, columns_list=["label"]).batch(4096)
     batches = labels.create_tuple_iterator(num_epochs=1, output_numpy=True)
-    return records, max(int(batch[0].max()) for batch in batches) + 1
+    return max(int(batch[0].max()) for batch in batches) + 1
 
 
 def pipeline(path: str, train: bool, batch_size: int, workers: int, resize: bool) -> ds.Dataset:
     """Record/folder -> Decode (-> Resize) (-> RandomCrop with padding) -> Normalize -> CHW."""
-    data, _ = _source(path, shuffle=train, workers=workers)
+    data = _source(path, shuffle=train, workers=workers)
     ops: list[Any] = [vision.Decode()]
     if resize:
         ops.append(vision.Resize((SIZE, SIZE)))
@@ -105,7 +114,7 @@ def pipeline(path: str, train: bool, batch_size: int, workers: int, resize: bool
     return data.batch(batch_size if train else 256, drop_remainder=train)
 
 
-def small_cnn(num_classes: int) -> nn.Module:
+def small_cnn(classes: int) -> nn.Module:
     """Three conv-BN-ReLU blocks and a linear head (~25k parameters)."""
 
     def block(cin: int, cout: int) -> list[nn.Module]:
@@ -113,7 +122,7 @@ def small_cnn(num_classes: int) -> nn.Module:
 
     return nn.Sequential(
         *block(3, 16), nn.MaxPool2d(2), *block(16, 32), nn.MaxPool2d(2), *block(32, 64),
-        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, num_classes),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, classes),
     )  # fmt: skip
 
 
@@ -144,10 +153,10 @@ class _PlainImages(torch.utils.data.Dataset):
         return (tensor - 127.5) / 127.5, int(label)
 
 
-def plain_pytorch_rate(path: str, cfg: JobConfig, num_classes: int, device: torch.device) -> float:
+def plain_pytorch_rate(path: str, cfg: JobConfig, classes: int, device: torch.device) -> float:
     """Samples/s of a plain eager fp32 PyTorch loop on the same data (its second epoch: the
     first warms it up, as jisu's rate leaves out its first epoch)."""
-    data, _ = _source(path, shuffle=False, workers=1)
+    data = _source(path, shuffle=False, workers=1)
     rows = [
         (img, int(lbl)) for img, lbl in data.create_tuple_iterator(num_epochs=1, output_numpy=True)
     ]
@@ -155,7 +164,7 @@ def plain_pytorch_rate(path: str, cfg: JobConfig, num_classes: int, device: torc
         _PlainImages(rows), batch_size=cfg.batch_size, shuffle=True, drop_last=True
     )
     torch.manual_seed(0)
-    net = small_cnn(num_classes).to(device)
+    net = small_cnn(classes).to(device)
     opt = torch.optim.SGD(net.parameters(), lr=cfg.lr * 0.1, momentum=0.9, nesterov=True)
     loss_fn = nn.CrossEntropyLoss()
     for _ in range(2):
@@ -194,12 +203,12 @@ def _run(cfg: JobConfig) -> dict[str, Any]:
             resize = True
         train = pipeline(train_path, True, cfg.batch_size, workers, resize)
         test = pipeline(test_path, False, cfg.batch_size, workers, resize)
-        num_classes = _source(train_path, False, 1)[1]
+        classes = num_classes(train_path)
         steps = train.get_dataset_size()
         if steps == 0:
             raise ValueError(f"jisu train: fewer samples than one batch of {cfg.batch_size}")
         torch.manual_seed(0)
-        net = small_cnn(num_classes)
+        net = small_cnn(classes)
         opt = torch.optim.SGD(net.parameters(), lr=cfg.lr, momentum=0.9, nesterov=True)
         model = Model(net, nn.CrossEntropyLoss(), opt, metrics={"acc"}, amp_level=cfg.amp_level)
         throughput = ThroughputMonitor(verbose=False)
@@ -216,7 +225,7 @@ def _run(cfg: JobConfig) -> dict[str, Any]:
         steady = throughput.epochs[1:] or throughput.epochs
         rate = float(np.mean([e["samples_per_second"] for e in steady]))
         wait = float(np.mean([e["data_wait_share"] for e in steady]))
-        plain = plain_pytorch_rate(train_path, cfg, num_classes, device) if cfg.baseline else None
+        plain = plain_pytorch_rate(train_path, cfg, classes, device) if cfg.baseline else None
     return {
         "accuracy": accuracy,
         "samples_per_second": rate,

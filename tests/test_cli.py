@@ -38,3 +38,23 @@ def test_train_main_job_learns_digits_and_reports(capsys):
 def test_train_rejects_bad_options():
     with pytest.raises(SystemExit):
         main(["train", "--amp-level", "O7"])
+
+
+def test_train_on_a_user_image_folder(tmp_path, capsys):
+    import cv2
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    for c in range(2):
+        (tmp_path / f"class{c}").mkdir()
+        for i in range(40):
+            image = np.full((36, 44, 3), 200 * c, np.uint8) + rng.integers(
+                0, 40, (36, 44, 3), np.uint8
+            )
+            cv2.imwrite(str(tmp_path / f"class{c}" / f"{i}.png"), image)
+    args = ["train", "--data", str(tmp_path), "--epochs", "4", "--batch-size", "16"]
+    assert main([*args, "--no-graph", "--no-baseline"]) == 0
+    out = capsys.readouterr().out
+    accuracy = float(re.search(r"training accuracy: ([0-9.]+)%", out).group(1))
+    assert accuracy > 90.0  # two flat colours: learnt in a few steps
+    assert "plain PyTorch loop" not in out
