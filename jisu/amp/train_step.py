@@ -10,7 +10,9 @@ Skipping an overflowing step without a host sync: optimizers that take the found
 themselves (PyTorch's fused SGD/Adam/AdamW: ``fused=True``) skip inside their kernel; for any
 other optimizer the parameters and optimizer state are saved before the step and restored with
 ``torch.where(found_inf, saved, new)`` after it (state created by a skipped first step is
-zeroed, which is what SGD/Adam start from). Either way nothing is read back to the host.
+zeroed, which is what SGD/Adam start from; a host-side step counter beside device parameters,
+such as non-capturable Adam's on CUDA, keeps the skipped step's increment). Either way nothing
+is read back to the host.
 """
 
 from __future__ import annotations
@@ -57,7 +59,9 @@ def _step_unless(optimizer: torch.optim.Optimizer, found_inf: torch.Tensor) -> N
         p.copy_(torch.where(skip, old, p))
     for p, old_state in zip(params, saved_state):
         for key, value in optimizer.state.get(p, {}).items():
-            if torch.is_tensor(value):
+            # a host-side counter beside device parameters (Adam's non-capturable "step")
+            # cannot be masked without a sync: it keeps the skipped step's increment
+            if torch.is_tensor(value) and value.device == skip.device:
                 before = old_state.get(key)
                 before = torch.zeros_like(value) if before is None else before
                 value.copy_(torch.where(skip, before, value))
