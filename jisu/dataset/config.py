@@ -18,6 +18,7 @@ _num_parallel_workers = _DEFAULT_WORKERS
 
 
 _worker_restart = False
+_profiler = False
 _error_samples_mode = "raise"
 
 
@@ -36,6 +37,18 @@ def set_error_samples_mode(mode: str) -> None:
 
 def get_error_samples_mode() -> str:
     return _error_samples_mode
+
+
+def set_enable_profiler(enabled: bool) -> None:
+    """Collect per-stage statistics in iterators created afterwards (default off; the cost
+    is a few additions per task): ``iterator.profile()`` then reports rows/s, busy shares,
+    queue occupancy and the bottleneck stage."""
+    global _profiler
+    _profiler = bool(enabled)
+
+
+def get_enable_profiler() -> bool:
+    return _profiler
 
 
 def set_worker_restart(enabled: bool) -> None:

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from .tasks import StageTask
 
 from .buffers import BufferPool
+from .stats import StageStats
 
 logger = logging.getLogger("jisu.dataset")
 
@@ -96,8 +97,11 @@ class ExecContext:
             that the same pipeline built twice draws the same numbers.
     """
 
-    def __init__(self, seed: int, prefetch_size: int, node_ids: dict[int, int]) -> None:
+    def __init__(
+        self, seed: int, prefetch_size: int, node_ids: dict[int, int], profile: bool = False
+    ) -> None:
         self.seed = seed
+        self.stats: dict[Any, StageStats] | None = {} if profile else None
         self.prefetch_size = prefetch_size
         self.stop = threading.Event()
         self._node_ids = node_ids
@@ -129,6 +133,16 @@ class ExecContext:
                     pool = ThreadPool(name, workers, self, task)
                 self._pools[(key, workers, processes)] = pool
             return pool
+
+    def stage_stats(self, key: Any, name: str, workers: int) -> StageStats | None:
+        """The statistics of one stage (kept across epochs), or None when not profiling."""
+        if self.stats is None:
+            return None
+        with self._lock:
+            stats = self.stats.get(key)
+            if stats is None:
+                stats = self.stats[key] = StageStats(name, workers)
+            return stats
 
     def worker_pids(self) -> list[int]:
         with self._lock:

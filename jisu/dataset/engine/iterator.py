@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import queue
 import threading
+import time
 import weakref
 from collections import deque
 from collections.abc import Sequence
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import config
 from .context import ExecContext, Stopped, logger
+from .cpus import available_cpus
 from .rows import to_output
 from .stage import EPOCH_END
 
@@ -63,6 +65,9 @@ class RowQueue:
             self._items.append((item, size))
             self._bytes += size
             self._cond.notify_all()
+
+    def qsize(self) -> int:
+        return len(self._items)
 
     def get(self, timeout: float | None = None) -> Any:
         with self._cond:
@@ -171,12 +176,19 @@ class DatasetIterator:
         self._epoch = 0
         self._position = 0
         self._ctx: ExecContext | None = None
+        self._stats: dict | None = None  # a closed iterator's stage statistics
+        self._stopped = 0.0
         self._finalizer: weakref.finalize | None = None
         self._start()
 
     # ------------------------------------------------------------- lifecycle
     def _start(self) -> None:
-        ctx = ExecContext(self._seed, config.get_prefetch_size(), _node_ids(self._root))
+        ctx = ExecContext(
+            self._seed,
+            config.get_prefetch_size(),
+            _node_ids(self._root),
+            profile=config.get_enable_profiler(),
+        )
         self._out = RowQueue(max(2, ctx.prefetch_size), OUTPUT_QUEUE_BYTES)
         root, out, epoch, position, num_epochs = (
             self._root,
@@ -188,6 +200,8 @@ class DatasetIterator:
         # The driver must not reference ``self``, so the iterator can be garbage-collected.
         ctx.spawn(lambda: _drive(root, ctx, out, epoch, position, num_epochs), "driver")
         self._ctx = ctx
+        self._started = time.perf_counter()
+        self._waits: list[tuple[float, bool]] = []  # per item, when profiling: wait, was ready
         _live_contexts.add(ctx)
         self._finalizer = weakref.finalize(self, ctx.shutdown)
 
@@ -196,6 +210,8 @@ class DatasetIterator:
         if self._finalizer is not None:
             self._finalizer()
             self._finalizer = None
+        if self._ctx is not None and self._ctx.stats is not None:  # kept for profile()
+            self._stats, self._stopped = self._ctx.stats, time.perf_counter()
         self._ctx = None
 
     def __enter__(self) -> DatasetIterator:
@@ -212,11 +228,16 @@ class DatasetIterator:
         ctx = self._ctx
         if ctx is None:
             raise StopIteration
+        profiling = ctx.stats is not None
+        if profiling:
+            begin, ready = time.perf_counter(), self._out.qsize() > 0
         try:
             item = ctx.get(self._out)
         except BaseException:  # KeyboardInterrupt while waiting: leave nothing running
             self.close()
             raise
+        if profiling:
+            self._waits.append((time.perf_counter() - begin, ready))
         if item is EPOCH_END:
             self._epoch += 1
             self._position = 0
@@ -244,6 +265,29 @@ class DatasetIterator:
         """PIDs of the worker processes of this iterator's ``python_multiprocessing`` stages."""
         return [] if self._ctx is None else self._ctx.worker_pids()
 
+    # ------------------------------------------------------------- profile
+    def profile(self) -> dict[str, Any]:
+        """Per-stage statistics since this iterator started (``config.set_enable_profiler``
+        must have been on when it was created) and the bottleneck, with a suggestion."""
+        running = self._ctx is not None
+        stats = self._ctx.stats if running else self._stats
+        if stats is None:
+            raise RuntimeError(
+                "profile: this iterator was created without the profiler; call "
+                "jisu.dataset.config.set_enable_profiler(True) before creating it"
+            )
+        now = time.perf_counter() if running else self._stopped
+        stages = [stage.summary(now) for stage in list(stats.values())]
+        wall = max(now - self._started, 1e-9)
+        waited = sum(w for w, _ in self._waits)
+        empty = sum(1 for _, ready in self._waits if not ready)
+        output = {
+            "batches": len(self._waits),
+            "consumer_wait_share": min(1.0, waited / wall),
+            "queue_empty_share": empty / max(len(self._waits), 1),
+        }
+        return {"stages": stages, "output": output, **bottleneck(stages, output)}
+
     # ------------------------------------------------------------- state
     def get_state(self) -> dict[str, int]:
         """Where this iterator stands: ``{"seed", "epoch", "position"}`` (rows consumed)."""
@@ -268,6 +312,55 @@ class DatasetIterator:
         self._seed, self._epoch, self._position = seed, epoch, position
         if self._num_epochs < 0 or epoch < self._num_epochs:
             self._start()
+
+
+def bottleneck(stages: list[dict[str, Any]], output: dict[str, Any]) -> dict[str, Any]:
+    """The stage that limits the pipeline, and what to change."""
+    if output["consumer_wait_share"] < 0.05:
+        return {
+            "bottleneck": "consumer",
+            "suggestion": (
+                f"the pipeline keeps up: its consumer waited only "
+                f"{output['consumer_wait_share']:.0%} of the time for data; speed up the "
+                "consumer (the training step) instead"
+            ),
+        }
+    if not stages:
+        return {
+            "bottleneck": "source",
+            "suggestion": "the pipeline runs on one thread (no parallel stage); "
+            "set num_parallel_workers on its map or batch",
+        }
+    top = max(stages, key=lambda s: s["busy_share"])
+    cpus = available_cpus()
+    if top["busy_share"] >= 0.7:
+        if top["workers"] < cpus:
+            change = (
+                f"raise num_parallel_workers of the ops in it (up to {cpus} CPUs); use "
+                "python_multiprocessing=True for Python code that holds the GIL"
+            )
+        else:
+            change = (
+                "it already has a worker per CPU: make its ops cheaper (elementwise ops after "
+                "batch, map(..., offload=True) for the normalize tail, record shards instead "
+                "of many small files)"
+            )
+        return {
+            "bottleneck": top["stage"],
+            "suggestion": (
+                f"stage '{top['stage']}' is busy {top['busy_share']:.0%} of the time with "
+                f"{top['workers']} worker(s) ({top['ms_per_row']:.2f} ms per row): {change}"
+            ),
+        }
+    return {
+        "bottleneck": "source",
+        "suggestion": (
+            f"no stage is busy (the busiest, '{top['stage']}', {top['busy_share']:.0%}) but the "
+            "consumer waits: the rows come too slowly from the source; a Python generator runs "
+            "on one thread — give it __getitem__ (random access) so that workers can read in "
+            "parallel, or pack the data into record files"
+        ),
+    }
 
 
 @atexit.register

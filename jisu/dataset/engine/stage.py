@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,7 @@ def ordered_map(
     with its original traceback. ``chunker`` learns the time each item took.
     """
     pool = ctx.pool(key, name, workers, task)
+    stats = ctx.stage_stats(key, name, workers)  # None unless the profiler is on
     slots = threading.Semaphore(max(1, inflight))
     futures: queue.SimpleQueue = queue.SimpleQueue()
     closed = threading.Event()
@@ -56,10 +58,16 @@ def ordered_map(
         iterator = iter(items)
         try:
             for epoch, item in iterator:
-                while not slots.acquire(timeout=0.05):
-                    if closed.is_set():
-                        return
-                    ctx.check()
+                acquired = slots.acquire(blocking=False)
+                if stats is not None:
+                    stats.submits += 1
+                    stats.full += not acquired  # every slot taken: the consumer is behind
+                while not acquired:
+                    acquired = slots.acquire(timeout=0.05)
+                    if not acquired:
+                        if closed.is_set():
+                            return
+                        ctx.check()
                 if closed.is_set():
                     return
                 futures.put((pool.submit(epoch, item), len(item) if chunker else 0))
@@ -85,6 +93,7 @@ def ordered_map(
             if isinstance(entry, _Failure):
                 raise entry.exc
             future, size = entry
+            ready, begin = future.done(), time.perf_counter()
             while True:
                 try:
                     result = future.result(timeout=0.05)
@@ -92,6 +101,9 @@ def ordered_map(
                 except FutureTimeout:  # a distinct class before Python 3.11
                     ctx.check()
             slots.release()
+            if stats is not None:
+                waited = time.perf_counter() - begin
+                stats.finished(result, getattr(future, "compute_s", 0.0), waited, ready)
             if chunker is not None:
                 chunker.observe(getattr(future, "compute_s", 0.0), size)
             yield result
