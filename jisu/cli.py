@@ -49,6 +49,23 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _doctor(args: argparse.Namespace) -> int:
+    from .profiler import doctor
+
+    if (args.pipeline is None) == (args.train is None):
+        print("jisu doctor: give exactly one of --pipeline and --train", file=sys.stderr)
+        return 2
+    if args.pipeline is not None:
+        dataset = doctor.load_callable(args.pipeline)()
+        report = doctor.diagnose_pipeline(dataset, args.batches, args.seconds)
+        print(doctor.pipeline_text(report))
+        return 0
+    model, dataset = doctor.load_callable(args.train)()
+    profiler = doctor.diagnose_training(model, dataset, args.steps, args.sink)
+    print(profiler.report())
+    return 0
+
+
 def _convert(args: argparse.Namespace) -> int:
     from .dataset.record.convert import convert
 
@@ -106,6 +123,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-baseline", action="store_true", help="skip the plain PyTorch comparison"
     )
     train.set_defaults(run=_train)
+    doctor = commands.add_parser(
+        "doctor",
+        help="measure a pipeline or a training run and say which lever to pull first",
+        description="Run your pipeline (--pipeline module:function returning a jisu dataset) "
+        "or training (--train module:function returning (model, dataset)) for a short, "
+        "bounded time and print where the time goes, the bottleneck and the change to make. "
+        "module may be a path to a .py file.",
+    )
+    doctor.add_argument("--pipeline", default=None, metavar="MODULE:FUNCTION")
+    doctor.add_argument("--train", default=None, metavar="MODULE:FUNCTION")
+    doctor.add_argument("--batches", type=int, default=50, help="pipeline: batches to read")
+    doctor.add_argument("--seconds", type=float, default=30.0, help="pipeline: time limit")
+    doctor.add_argument("--steps", type=int, default=20, help="training: steps per epoch (x3)")
+    doctor.add_argument("--sink", action="store_true", help="training: in sink mode")
+    doctor.set_defaults(run=_doctor)
     convert = commands.add_parser(
         "convert",
         help="pack an image folder, MindRecord files or NumPy arrays into record shards",
