@@ -55,14 +55,21 @@ def _doctor(args: argparse.Namespace) -> int:
     if (args.pipeline is None) == (args.train is None):
         print("jisu doctor: give exactly one of --pipeline and --train", file=sys.stderr)
         return 2
+    from .dataset.datasets import Dataset
+    from .profiler.report import write_report
+
+    pipeline = profiler = None
     if args.pipeline is not None:
         dataset = doctor.load_callable(args.pipeline)()
-        report = doctor.diagnose_pipeline(dataset, args.batches, args.seconds)
-        print(doctor.pipeline_text(report))
-        return 0
-    model, dataset = doctor.load_callable(args.train)()
-    profiler = doctor.diagnose_training(model, dataset, args.steps, args.sink)
-    print(profiler.report())
+    else:
+        model, dataset = doctor.load_callable(args.train)()
+    if isinstance(dataset, Dataset):
+        pipeline = doctor.diagnose_pipeline(dataset, args.batches, args.seconds)
+        print(doctor.pipeline_text(pipeline))
+    if args.train is not None:
+        profiler = doctor.diagnose_training(model, dataset, args.steps, args.sink)
+        print(profiler.report())
+    print(f"report: {write_report(args.report, pipeline, profiler)}")
     return 0
 
 
@@ -137,6 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--seconds", type=float, default=30.0, help="pipeline: time limit")
     doctor.add_argument("--steps", type=int, default=20, help="training: steps per epoch (x3)")
     doctor.add_argument("--sink", action="store_true", help="training: in sink mode")
+    doctor.add_argument(
+        "--report", default="jisu-doctor-report.html", help="where to write the HTML report"
+    )
     doctor.set_defaults(run=_doctor)
     convert = commands.add_parser(
         "convert",

@@ -95,8 +95,8 @@ def pipeline_text(report: dict[str, Any]) -> str:
         lines.append(
             f"  stage {s['stage']:<10} workers {s['workers']:>2}  {s['rows_per_s']:8.1f} rows/s  "
             f"{s['ms_per_row']:7.2f} ms/row  busy {s['busy_share']:4.0%}  queue empty "
-            f"{s['queue_empty_share']:4.0%} full {s['queue_full_share']:4.0%}  "
-            f"{s['bytes_per_row'] / 1024:8.1f} KiB/row"
+            f"{s['queue_empty_share']:4.0%}  slots full {s['queue_full_share']:4.0%}  "
+            f"{s['bytes_per_row']:10,.0f} bytes/row"
         )
     out = report["output"]
     lines.append(

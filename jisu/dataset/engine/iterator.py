@@ -201,7 +201,8 @@ class DatasetIterator:
         ctx.spawn(lambda: _drive(root, ctx, out, epoch, position, num_epochs), "driver")
         self._ctx = ctx
         self._started = time.perf_counter()
-        self._waits: list[tuple[float, bool]] = []  # per item, when profiling: wait, was ready
+        # per item, when profiling: (wait, was ready, time, output queue length after)
+        self._waits: list[tuple[float, bool, float, int]] = []
         _live_contexts.add(ctx)
         self._finalizer = weakref.finalize(self, ctx.shutdown)
 
@@ -237,7 +238,8 @@ class DatasetIterator:
             self.close()
             raise
         if profiling:
-            self._waits.append((time.perf_counter() - begin, ready))
+            now = time.perf_counter()
+            self._waits.append((now - begin, ready, now - self._started, self._out.qsize()))
         if item is EPOCH_END:
             self._epoch += 1
             self._position = 0
@@ -279,12 +281,15 @@ class DatasetIterator:
         now = time.perf_counter() if running else self._stopped
         stages = [stage.summary(now) for stage in list(stats.values())]
         wall = max(now - self._started, 1e-9)
-        waited = sum(w for w, _ in self._waits)
-        empty = sum(1 for _, ready in self._waits if not ready)
+        waited = sum(w[0] for w in self._waits)
+        empty = sum(1 for w in self._waits if not w[1])
+        every = max(1, len(self._waits) // 500)  # at most ~500 points over time
         output = {
             "batches": len(self._waits),
             "consumer_wait_share": min(1.0, waited / wall),
             "queue_empty_share": empty / max(len(self._waits), 1),
+            "queue_capacity": self._out.max_items,
+            "occupancy": [(w[2], w[3]) for w in self._waits[::every]],
         }
         return {"stages": stages, "output": output, **bottleneck(stages, output)}
 

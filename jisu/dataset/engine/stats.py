@@ -3,8 +3,8 @@
 Each parallel stage counts, with plain additions on the threads that already handle its
 items (no extra locks, no per-row work): tasks and rows done, the time its workers spent on
 them, how often the consumer found the next result not ready (the stage's output queue was
-empty) and how long it waited, how often the feeder found every slot taken (the queue was
-full: the stage is ahead of its consumer), and the bytes of a sample of its results.
+empty) and how long it waited, how often the feeder found every in-flight slot taken (the
+stage, or its consumer, is saturated), and the bytes of a sample of its results.
 """
 
 from __future__ import annotations
