@@ -69,6 +69,9 @@ def _doctor(args: argparse.Namespace) -> int:
     if args.train is not None:
         profiler = doctor.diagnose_training(model, dataset, args.steps, args.sink)
         print(profiler.report())
+        if pipeline is not None:
+            doctor.relate(pipeline, profiler, dataset.get_batch_size())
+            print(f"pipeline: {pipeline['suggestion']}")
     print(f"report: {write_report(args.report, pipeline, profiler)}")
     return 0
 

@@ -89,6 +89,22 @@ def diagnose_training(
     return profiler
 
 
+def relate(pipeline: dict[str, Any], training: TrainingProfiler, batch_size: int) -> None:
+    """Judge the pipeline against what the training consumes (in place): a pipeline that
+    alone delivers well over the training's rate is not the thing to change."""
+    supply = pipeline["items_per_s"] * batch_size
+    summary = training.summary()
+    demand = summary.samples / max(summary.wall, 1e-9)
+    pipeline["samples_per_s"], pipeline["training_samples_per_s"] = supply, demand
+    if supply >= 1.2 * demand and training.verdict != "input-bound":
+        pipeline["bottleneck"] = "none"
+        pipeline["suggestion"] = (
+            f"alone it delivers {supply:.0f} samples/s, {supply / max(demand, 1e-9):.1f}x "
+            f"the {demand:.0f} samples/s the training uses: no change needed here "
+            f"(its busiest stage: {pipeline['suggestion']})"
+        )
+
+
 def pipeline_text(report: dict[str, Any]) -> str:
     lines = [f"pipeline: {report['items']} batches, {report['items_per_s']:.1f} batches/s"]
     for s in report["stages"]:
