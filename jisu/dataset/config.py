@@ -5,6 +5,8 @@ Mirrors ``mindspore.dataset.config``. Settings are read when an iterator is crea
 
 from __future__ import annotations
 
+import json
+import os
 import secrets
 
 from .engine.cpus import available_cpus
@@ -19,6 +21,9 @@ _num_parallel_workers = _DEFAULT_WORKERS
 
 _worker_restart = False
 _profiler = False
+_autotune = False
+_autotune_file: str | None = None
+_tuned: dict | None = None
 _error_samples_mode = "raise"
 
 
@@ -49,6 +54,45 @@ def set_enable_profiler(enabled: bool) -> None:
 
 def get_enable_profiler() -> bool:
     return _profiler
+
+
+def set_enable_autotune(enable: bool, filepath: str | None = None) -> None:
+    """Tune pipelines created afterwards during their first epoch (default off): the stage
+    holding the pipeline back gets more workers, within the CPUs the process may use and a
+    memory budget; every change is logged (logger ``jisu.dataset.autotune``). With
+    ``filepath`` the tuned settings are written there as JSON at the end of the first epoch;
+    :func:`load_autotune_config` applies them to a later run."""
+    if filepath is not None and not isinstance(filepath, (str, os.PathLike)):
+        raise TypeError(f"set_enable_autotune: filepath must be a path. Received {filepath!r}")
+    global _autotune, _autotune_file
+    _autotune, _autotune_file = bool(enable), None if filepath is None else os.fspath(filepath)
+
+
+def get_enable_autotune() -> bool:
+    return _autotune
+
+
+def get_autotune_filepath() -> str | None:
+    return _autotune_file
+
+
+def load_autotune_config(filepath: str | None) -> None:
+    """Start pipelines created afterwards with the settings AutoTune saved (None: stop)."""
+    global _tuned
+    if filepath is None:
+        _tuned = None
+        return
+    with open(filepath) as f:
+        settings = json.load(f)
+    stages = settings.get("stages") if isinstance(settings, dict) else None
+    if settings.get("version") != 1 or not isinstance(stages, dict):
+        raise ValueError(f"load_autotune_config: {filepath} is not a jisu AutoTune file")
+    _tuned = stages
+
+
+def get_autotune_config() -> dict | None:
+    """The loaded AutoTune settings (stage id -> workers, in-flight slots), or None."""
+    return _tuned
 
 
 def set_worker_restart(enabled: bool) -> None:

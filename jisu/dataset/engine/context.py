@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .tasks import StageTask
 
+from .autotune import AutoTuner
 from .buffers import BufferPool
 from .stats import StageStats
 
@@ -71,6 +72,18 @@ class ThreadPool:
                 future.set_result(result)
             self.busy_s += future.compute_s
 
+    def resize(self, workers: int) -> None:
+        """Run ``workers`` threads from now on (AutoTune): new threads start at once; a
+        surplus thread exits after the task it is running."""
+        workers = max(1, workers)
+        for i in range(self.workers, workers):
+            thread = threading.Thread(target=self._run, name=f"jisu-{self.name}-{i}", daemon=True)
+            self._threads.append(thread)
+            thread.start()
+        for _ in range(workers, self.workers):
+            self._tasks.put(None)
+        self.workers = workers
+
     def shutdown(self, timeout: float) -> None:
         while True:  # cancel what has not started
             try:
@@ -98,10 +111,19 @@ class ExecContext:
     """
 
     def __init__(
-        self, seed: int, prefetch_size: int, node_ids: dict[int, int], profile: bool = False
+        self,
+        seed: int,
+        prefetch_size: int,
+        node_ids: dict[int, int],
+        profile: bool = False,
+        tuner: AutoTuner | None = None,
+        tuned: dict[str, dict[str, int]] | None = None,
     ) -> None:
         self.seed = seed
-        self.stats: dict[Any, StageStats] | None = {} if profile else None
+        # statistics are kept when profiling, and for AutoTune, which decides on them
+        self.stats: dict[Any, StageStats] | None = {} if profile or tuner else None
+        self.tuner = tuner
+        self.tuned = tuned or {}  # stage id -> {"workers", "inflight"} from a saved tuning
         self.prefetch_size = prefetch_size
         self.stop = threading.Event()
         self._node_ids = node_ids

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import os
 import queue
 import threading
 import time
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import config
+from .autotune import AutoTuner
 from .context import ExecContext, Stopped, logger
 from .cpus import available_cpus
 from .rows import to_output
@@ -183,11 +185,16 @@ class DatasetIterator:
 
     # ------------------------------------------------------------- lifecycle
     def _start(self) -> None:
+        tuner = None
+        if config.get_enable_autotune() and self._epoch == 0:  # tuning is a first-epoch job
+            tuner = AutoTuner(available_cpus(), _autotune_budget(), config.get_autotune_filepath())
         ctx = ExecContext(
             self._seed,
             config.get_prefetch_size(),
             _node_ids(self._root),
             profile=config.get_enable_profiler(),
+            tuner=tuner,
+            tuned=config.get_autotune_config(),
         )
         self._out = RowQueue(max(2, ctx.prefetch_size), OUTPUT_QUEUE_BYTES)
         root, out, epoch, position, num_epochs = (
@@ -199,6 +206,8 @@ class DatasetIterator:
         )
         # The driver must not reference ``self``, so the iterator can be garbage-collected.
         ctx.spawn(lambda: _drive(root, ctx, out, epoch, position, num_epochs), "driver")
+        if tuner is not None:
+            ctx.spawn(lambda: tuner.run(ctx.stop), "autotune")
         self._ctx = ctx
         self._started = time.perf_counter()
         # per item, when profiling: (wait, was ready, time, output queue length after)
@@ -241,6 +250,8 @@ class DatasetIterator:
             now = time.perf_counter()
             self._waits.append((now - begin, ready, now - self._started, self._out.qsize()))
         if item is EPOCH_END:
+            if ctx.tuner is not None:
+                ctx.tuner.finish()
             self._epoch += 1
             self._position = 0
             if self._num_epochs > 0 and self._epoch >= self._num_epochs:
@@ -317,6 +328,15 @@ class DatasetIterator:
         self._seed, self._epoch, self._position = seed, epoch, position
         if self._num_epochs < 0 or epoch < self._num_epochs:
             self._start()
+
+
+def _autotune_budget() -> int:
+    """Bytes AutoTune may keep in flight: a quarter of the physical memory (1 GiB if
+    unknown)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4
+    except (ValueError, OSError, AttributeError):
+        return 1 << 30
 
 
 def bottleneck(stages: list[dict[str, Any]], output: dict[str, Any]) -> dict[str, Any]:

@@ -48,9 +48,15 @@ def ordered_map(
     An exception raised by the task or by ``items`` is raised here, at its place in the order,
     with its original traceback. ``chunker`` learns the time each item took.
     """
+    stage_id = f"{name}#{ctx.node_id(task.node)}"  # the same in every run of this pipeline
+    tuned = ctx.tuned.get(stage_id)
+    if tuned is not None:  # a saved AutoTune result
+        workers, inflight = int(tuned["workers"]), int(tuned["inflight"])
     pool = ctx.pool(key, name, workers, task)
-    stats = ctx.stage_stats(key, name, workers)  # None unless the profiler is on
+    stats = ctx.stage_stats(key, stage_id, workers)  # None unless profiling or tuning
     slots = threading.Semaphore(max(1, inflight))
+    if ctx.tuner is not None:
+        ctx.tuner.register(stage_id, pool, slots, stats, max(1, inflight))
     futures: queue.SimpleQueue = queue.SimpleQueue()
     closed = threading.Event()
 
