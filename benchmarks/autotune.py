@@ -4,8 +4,9 @@ hand-picked configuration's throughput within the first epoch.
 The pipeline and data are benchmarks/image_pipeline.py's (ImageFolderDataset ->
 RandomCropDecodeResize(224) -> flip -> Normalize -> HWC2CHW -> batch 64). Measured in one run:
 each hand-picked worker count 1..cores for one epoch (the best is the reference), then the
-poor start with AutoTune on; its rate over the last third of the first epoch is compared with
-the best. Needs scikit-learn and Pillow (for the photos), like image_pipeline.py.
+poor start with AutoTune on; rates are over the last third of an epoch (steady state), the
+tuned one of its first epoch. Needs scikit-learn and Pillow (for the photos), like
+image_pipeline.py.
 Usage: python benchmarks/autotune.py [--images 2000] [--dir PATH]
 """
 
@@ -65,7 +66,8 @@ def main() -> None:
         if not os.path.isdir(root):
             make_folder(root, args.images)
         epoch_times(root, cores)  # warm the page cache and the code paths
-        hand = {w: rate(epoch_times(root, w)) for w in range(1, cores + 1)}
+        # steady state against steady state: every rate is over the last third of an epoch
+        hand = {w: rate(epoch_times(root, w), 2 / 3) for w in range(1, cores + 1)}
         best = max(hand, key=hand.get)
         logging.basicConfig(level=logging.INFO, format="  %(message)s")
         ds.config.set_prefetch_size(1)
