@@ -18,28 +18,15 @@ import os
 import tempfile
 import time
 
-from image_pipeline import MEAN, STD, make_folder
+from image_pipeline import jisu_pipeline, make_folder
 
 import jisu.dataset as ds
-from jisu.dataset import vision
 from jisu.dataset.engine.cpus import available_cpus
-
-
-def pipeline(root: str, workers: int) -> ds.Dataset:
-    data = ds.ImageFolderDataset(root, shuffle=True, num_parallel_workers=workers)
-    ops = [
-        vision.RandomCropDecodeResize(224),
-        vision.RandomHorizontalFlip(),
-        vision.Normalize(MEAN, STD),
-        vision.HWC2CHW(),
-    ]
-    data = data.map(ops, "image", num_parallel_workers=workers)
-    return data.batch(64, num_parallel_workers=workers)
 
 
 def epoch_times(root: str, workers: int) -> list[tuple[float, int]]:
     """(seconds since start, images) after each batch of one epoch."""
-    iterator = pipeline(root, workers).create_tuple_iterator(num_epochs=1)
+    iterator = jisu_pipeline(root, workers).create_tuple_iterator(num_epochs=1)
     begin, seen, marks = time.perf_counter(), 0, []
     for image, _ in iterator:
         seen += image.shape[0]

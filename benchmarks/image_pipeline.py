@@ -77,7 +77,8 @@ def ceiling(paths: list[str]) -> float:
     return len(paths) / (time.perf_counter() - begin)
 
 
-def jisu_rate(root: str, workers: int, offload: bool) -> float:
+def jisu_pipeline(root: str, workers: int, offload: bool = False) -> ds.Dataset:
+    """(2): ImageFolderDataset -> RandomCropDecodeResize -> flip -> Normalize -> HWC2CHW."""
     data = ds.ImageFolderDataset(root, shuffle=True, num_parallel_workers=workers)
     ops = [
         vision.RandomCropDecodeResize(224),
@@ -86,7 +87,11 @@ def jisu_rate(root: str, workers: int, offload: bool) -> float:
         vision.HWC2CHW(),
     ]
     data = data.map(ops, "image", num_parallel_workers=workers, offload=offload)
-    data = data.batch(BATCH, num_parallel_workers=workers)
+    return data.batch(BATCH, num_parallel_workers=workers)
+
+
+def jisu_rate(root: str, workers: int, offload: bool) -> float:
+    data = jisu_pipeline(root, workers, offload)
     begin = time.perf_counter()
     rows = sum(image.shape[0] for image, _ in data.create_tuple_iterator(num_epochs=1))
     return rows / (time.perf_counter() - begin)
