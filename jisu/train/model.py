@@ -37,27 +37,41 @@ from .feeder import (
 from .metrics import Loss, get_metrics
 
 
-class _CompiledOrEager:
-    """``torch.compile(fn)``, falling back to ``fn`` with a warning if compilation fails."""
+class _CompiledStep:
+    """A train step whose forward (and so its backward) runs through ``torch.compile``.
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    Compilation happens during the first step, forward and backward (the backward graph is
+    compiled when it first runs), and can fail there: no C++ compiler, an unsupported
+    construct. Then the step warns and is redone eagerly, and stays eager (BatchNorm running
+    statistics will have seen that first batch twice). Errors after a first successful step
+    are the user's and propagate. Other attributes are the step's.
+    """
+
+    def __init__(self, step: amp.TrainStep) -> None:
         mode = "max-autotune" if get_context("enable_graph_kernel") else None
-        self.fn = fn
-        self.compiled = torch.compile(fn, mode=mode)
-        self.failed = False
+        self.step = step
+        self.eager = step.forward_fn
+        step.forward_fn = torch.compile(self.eager, mode=mode)
+        self.proven = False
 
-    def __call__(self, *args: Any) -> Any:
-        if not self.failed:
-            try:
-                return self.compiled(*args)
-            except Exception as exc:  # a graph break torch cannot handle, a missing compiler
-                self.failed = True
-                warnings.warn(
-                    f"GRAPH_MODE: torch.compile failed ({type(exc).__name__}: "
-                    f"{str(exc).splitlines()[0] if str(exc) else ''}); running eagerly",
-                    stacklevel=2,
-                )
-        return self.fn(*args)
+    def __call__(self, *inputs: Any) -> Any:
+        if self.proven:
+            return self.step(*inputs)
+        try:
+            outputs = self.step(*inputs)
+        except Exception as exc:  # compilation failed, in the forward or the backward
+            warnings.warn(
+                f"GRAPH_MODE: torch.compile failed ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else ''}); running eagerly",
+                stacklevel=2,
+            )
+            self.step.forward_fn = self.eager
+            outputs = self.step(*inputs)
+        self.proven = True
+        return outputs
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.step, name)
 
 
 def shard_by_rank(dataset: Any) -> Any:
@@ -142,9 +156,7 @@ class Model:
                 ids = [self.device] if self.device.type == "cuda" else None
                 self.ddp_network = DistributedDataParallel(step.network, device_ids=ids)
                 step.forward_fn = loss_forward(self.ddp_network, loss_fn)
-            if graph_mode():
-                step.forward_fn = _CompiledOrEager(step.forward_fn)
-            self._train_step = step
+            self._train_step = _CompiledStep(step) if graph_mode() else step
             self._predict_network = step.network
         elif amp_level != "O0":
             self._predict_network = amp.auto_mixed_precision(network, amp_level)

@@ -235,3 +235,28 @@ def test_set_context_checks_the_device_and_mode():
         with pytest.raises(RuntimeError, match="no CUDA device"):
             jisu.set_context(device_target="GPU")
     assert jisu.get_context("mode") == jisu.PYNATIVE_MODE
+
+
+class _BrokenBackward(torch.autograd.Function):
+    """Stands in for a compiled graph whose backward fails to compile."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("C++ compiler not found")
+
+
+def test_graph_mode_falls_back_to_eager_when_compilation_fails_in_backward(monkeypatch):
+    train = data()[0]
+    eager = losses_of(lambda **k: model().train(2, train, **k))
+    monkeypatch.setattr(torch, "compile", lambda fn, **_: lambda *a: _BrokenBackward.apply(fn(*a)))
+    jisu.set_context(mode=jisu.GRAPH_MODE)
+    try:
+        with pytest.warns(UserWarning, match="torch.compile failed .*C\\+\\+ compiler not found"):
+            fallback = losses_of(lambda **k: model().train(2, train, **k))
+    finally:
+        jisu.set_context(mode=jisu.PYNATIVE_MODE)
+    np.testing.assert_allclose(fallback, eager, rtol=1e-6)  # the failed step was redone
