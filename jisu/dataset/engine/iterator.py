@@ -45,7 +45,9 @@ class RowQueue:
         self.max_items, self.max_bytes = max_items, max_bytes
         self._items: deque = deque()
         self._bytes = 0
-        self._cond = threading.Condition()
+        lock = threading.Lock()
+        self._not_empty = threading.Condition(lock)
+        self._not_full = threading.Condition(lock)
 
     @staticmethod
     def _size(item: Any) -> int:
@@ -61,23 +63,28 @@ class RowQueue:
                 len(self._items) < self.max_items and self._bytes + size <= self.max_bytes
             )
 
-        with self._cond:
-            if not self._cond.wait_for(has_room, timeout):
+        with self._not_full:
+            if not self._not_full.wait_for(has_room, timeout):
                 raise queue.Full
             self._items.append((item, size))
             self._bytes += size
-            self._cond.notify_all()
+            self._not_empty.notify()
 
     def qsize(self) -> int:
         return len(self._items)
 
     def get(self, timeout: float | None = None) -> Any:
-        with self._cond:
-            if not self._items and not self._cond.wait_for(lambda: self._items, timeout):
+        with self._not_empty:
+            if not self._items and not self._not_empty.wait_for(lambda: self._items, timeout):
                 raise queue.Empty
             item, size = self._items.popleft()
             self._bytes -= size
-            self._cond.notify_all()
+            # Wake the producer at half-empty, not at every item: it then refills in a burst
+            # instead of handing the GIL back and forth once per item.
+            if not self._items or (
+                len(self._items) <= self.max_items // 2 and self._bytes <= self.max_bytes // 2
+            ):
+                self._not_full.notify()
             return item
 
 
