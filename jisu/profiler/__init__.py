@@ -2,12 +2,12 @@
 first (``jisu doctor``)."""
 
 from .doctor import diagnose_pipeline, diagnose_training, load_callable
-from .training import TimeBreakdown, TrainingProfiler, counting_device_syncs
+from .training import TimeBreakdown, TrainingProfiler, counting_host_reads
 
 __all__ = [
     "TimeBreakdown",
     "TrainingProfiler",
-    "counting_device_syncs",
+    "counting_host_reads",
     "diagnose_pipeline",
     "diagnose_training",
     "load_callable",

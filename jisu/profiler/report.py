@@ -11,7 +11,6 @@ import html
 import io
 import os
 import platform
-import tempfile
 import time
 from typing import Any
 
@@ -20,6 +19,7 @@ import torch
 
 from .._version import __version__
 from ..dataset.engine.cpus import available_cpus
+from ..files import atomic_write
 
 
 def _svg(figure: Any) -> str:
@@ -41,7 +41,7 @@ def _figure(width: float = 7.0, height: float = 2.8):
 
 
 def stage_chart(stages: list[dict[str, Any]]) -> str:
-    plt, figure, (left) = _figure()
+    plt, figure, left = _figure()
     right = left.twinx()
     names = [s["stage"] for s in stages]
     x = np.arange(len(stages))
@@ -198,16 +198,6 @@ def render(pipeline: dict[str, Any] | None = None, training: Any = None) -> str:
 def write_report(path: str, pipeline: dict[str, Any] | None = None, training: Any = None) -> str:
     """Render and write the report atomically; returns the absolute path."""
     page = render(pipeline, training)
-    path = os.path.abspath(path)
-    folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".html", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(page)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    with atomic_write(path, "w") as f:
+        f.write(page)
+    return os.path.abspath(path)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -30,16 +30,17 @@ BOUND_SHARE = 0.25
 
 
 @contextlib.contextmanager
-def counting_device_syncs() -> Iterator[list[int]]:
-    """Counts reads of tensor values on an accelerator back to the host (``.item()``,
-    ``bool()``, ...: each waits for the device) while the block runs; the count is a
-    one-element list, updated in place. Reads of CPU tensors are not syncs and not counted."""
+def counting_host_reads(accelerator_only: bool = True) -> Iterator[list[int]]:
+    """Counts reads of tensor values back to the host (``.item()``, ``bool()``, ``float()``,
+    ``int()``, ``.tolist()``, ``.numpy()``, ``.cpu()``) while the block runs, in a
+    one-element list updated in place. With ``accelerator_only`` (the default) only reads of
+    tensors on an accelerator count: each waits for the device (a sync); CPU reads do not."""
     count = [0]
     originals = {name: getattr(torch.Tensor, name) for name in _HOST_READS}
 
     def counted(original):
         def method(self, *args, **kwargs):
-            if self.device.type != "cpu":
+            if not accelerator_only or self.device.type != "cpu":
                 count[0] += 1
             return original(self, *args, **kwargs)
 
@@ -65,7 +66,6 @@ class TimeBreakdown:
     copy: float = 0.0
     step: float = 0.0
     device_syncs: int = 0
-    epochs: list[dict[str, float]] = field(default_factory=list)
 
     @property
     def host(self) -> float:
@@ -105,7 +105,7 @@ class TrainingProfiler(Callback):
         self.epochs = []
         self._params = run_context.original_args()
         if self.count_device_syncs:
-            self._counter = counting_device_syncs()
+            self._counter = counting_host_reads()
             self._reads = self._counter.__enter__()
 
     def _clocks(self) -> dict[str, float]:

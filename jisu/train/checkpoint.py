@@ -4,7 +4,6 @@ written atomically (a temporary file in the same folder, fsync, rename)."""
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from typing import Any
 
@@ -12,6 +11,7 @@ import torch
 from torch import nn
 
 from ..distributed import is_main_process
+from ..files import atomic_write
 from .callback import Callback, RunContext
 
 
@@ -20,19 +20,8 @@ def save_checkpoint(save_obj: Any, ckpt_file_name: str) -> None:
     atomically: readers see the old file or the whole new one, never a partial one."""
     if isinstance(save_obj, nn.Module):
         save_obj = {"network": save_obj.state_dict()}
-    folder = os.path.dirname(os.path.abspath(ckpt_file_name))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".ckpt", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(save_obj, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, ckpt_file_name)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_write(ckpt_file_name) as f:
+        torch.save(save_obj, f)
 
 
 def load_checkpoint(

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 import torch
 from torch import nn
 
 import jisu.amp as amp
+from jisu.profiler import counting_host_reads
+
+
+def count_host_reads():
+    """Every read of a tensor value to the host, CPU tensors included."""
+    return counting_host_reads(accelerator_only=False)
 
 
 def regression(fused: bool = False, momentum: float = 0.9, adam: bool = False):
@@ -160,29 +164,14 @@ def test_scale_state_round_trips():
     assert restored.state_dict() == manager.state_dict()
 
 
-_SYNCS = ("item", "__bool__", "__float__", "__int__", "tolist", "numpy", "cpu")
-
-
-@contextlib.contextmanager
-def count_host_reads():
-    """Counts calls of the Tensor methods that read a value back to the host."""
-    calls = []
-    originals = {name: getattr(torch.Tensor, name) for name in _SYNCS}
-
-    def counting(name):
-        def method(self, *args, **kwargs):
-            calls.append(name)
-            return originals[name](self, *args, **kwargs)
-
-        return method
-
-    for name in _SYNCS:
-        setattr(torch.Tensor, name, counting(name))
-    try:
-        yield calls
-    finally:
-        for name, original in originals.items():
-            setattr(torch.Tensor, name, original)
+def test_the_host_read_counter_counts_reads_and_only_accelerator_ones_by_default():
+    t = torch.tensor([1.0, 2.0])
+    with count_host_reads() as calls:
+        t.sum().item(), bool(t[0] > 0), float(t[1]), t.tolist(), t.numpy()
+    assert calls == [5]
+    with counting_host_reads() as syncs:  # accelerator_only: CPU tensors never sync
+        t.sum().item()
+    assert syncs == [0]
 
 
 @pytest.mark.parametrize("fused", [False, True])
@@ -201,7 +190,7 @@ def test_no_host_read_inside_the_step(fused):
         for overflow in pattern:
             poison[0] = bool(overflow)
             step(x, y)
-    assert calls == []
+    assert calls == [0]
     # the overflows were seen and acted on, on the device
     assert manager.get_loss_scale() == mindspore_scales(pattern, 2.0**24, 2, 2)[-1]
 

@@ -156,8 +156,7 @@ def test_keyboard_interrupt_while_waiting_closes_the_iterator():
     timer = threading.Timer(0.2, _thread.interrupt_main)
     timer.start()
     with pytest.raises(KeyboardInterrupt):
-        for _ in it:
-            pass
+        list(it)
     timer.join()
     assert not wait_no_jisu_threads(timeout=3)
 

@@ -173,7 +173,7 @@ class _UnfusedRescale(vision.Rescale):
 
 
 class _UnfusedNormalize(vision.Normalize):
-    pass
+    """Likewise."""
 
 
 def test_rescale_normalize_run_fuses_into_one_pass_with_the_same_results():

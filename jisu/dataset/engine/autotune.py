@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
+
+from ...files import atomic_write
 
 logger = logging.getLogger("jisu.dataset.autotune")
 
@@ -52,7 +52,6 @@ class AutoTuner:
     ) -> None:
         self.cpus, self.budget_bytes, self.filepath = cpus, budget_bytes, filepath
         self.interval = interval
-        self.changes: list[str] = []
         self._stages: dict[str, _Stage] = {}
         self._lock = threading.Lock()
         self._done = threading.Event()
@@ -140,7 +139,6 @@ class AutoTuner:
                 if stage.slots.acquire(blocking=False):
                     stage.inflight -= 1
         message = f"autotune: stage {sid}: workers {old} -> {workers} ({why})"
-        self.changes.append(message)
         logger.info(message)
 
     # ------------------------------------------------------------------ the end
@@ -167,15 +165,5 @@ class AutoTuner:
 
 def write_settings(path: str, settings: dict[str, Any]) -> None:
     """Write ``settings`` as JSON atomically."""
-    path = os.path.abspath(path)
-    folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=folder)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(settings, f, indent=2)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_write(path, "w") as f:
+        json.dump(settings, f, indent=2)
