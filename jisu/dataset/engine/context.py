@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from .tasks import StageTask
 
 from .autotune import AutoTuner
-from .buffers import BufferPool
+from .buffers import batch_buffers
 from .stats import StageStats
 
 logger = logging.getLogger("jisu.dataset")
@@ -131,7 +131,7 @@ class ExecContext:
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._cache: dict[Any, Any] = {}
-        self.buffers = BufferPool()  # batch arrays, reused once the consumer drops them
+        self.buffers = batch_buffers  # batch arrays, reused once the consumer drops them
         self.skipped = 0  # samples dropped by ops in "skip" error mode
         self.skip_examples: list[str] = []
 
