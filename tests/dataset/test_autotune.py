@@ -64,3 +64,84 @@ def test_load_rejects_a_file_that_is_not_autotune_output(tmp_path, settings_rese
     path.write_text(json.dumps({"hello": 1}))
     with pytest.raises(ValueError, match="not a jisu AutoTune file"):
         ds.config.load_autotune_config(str(path))
+
+
+class FakePool:
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+
+    def resize(self, workers: int) -> None:
+        self.workers = workers
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def tuner_with_one_stage(monkeypatch, cpus: int):
+    """An AutoTuner over one fake stage, on a clock the test moves."""
+    import threading
+
+    from jisu.dataset.engine import autotune
+    from jisu.dataset.engine.stats import StageStats
+
+    clock = Clock()
+    monkeypatch.setattr(autotune.time, "perf_counter", clock)
+    tuner = autotune.AutoTuner(cpus=cpus, budget_bytes=1 << 30, interval=1.0)
+    stats = StageStats("map#1", workers=1)
+    stats.tasks = stats.sampled_rows = 1
+    stats.sampled_bytes = 1000
+    pool, slots = FakePool(1), threading.Semaphore(1)
+    tuner.register("map#1", pool, slots, stats, inflight=1)
+
+    def interval(rows: int, busy: float, waited: float) -> None:
+        """One second of the stage: ``rows`` out, its workers ``busy``, its consumer waiting
+        ``waited`` of it; then the tuner looks."""
+        clock.now += 1.0
+        stats.rows += rows
+        stats.tasks += rows
+        stats.compute_s += busy * pool.workers
+        stats.wait_s += waited
+        tuner.step()
+
+    return tuner, pool, interval
+
+
+def test_a_change_that_slows_the_stage_is_undone_and_the_stage_left_alone(monkeypatch, caplog):
+    caplog.set_level(logging.INFO, logger="jisu.dataset.autotune")
+    tuner, pool, interval = tuner_with_one_stage(monkeypatch, cpus=4)
+    interval(rows=100, busy=1.0, waited=0.5)  # first look: nothing to compare with yet
+    assert pool.workers == 1
+    interval(rows=100, busy=1.0, waited=0.5)  # busy and waited for: one more worker
+    assert pool.workers == 2
+    interval(rows=80, busy=1.0, waited=0.5)  # output fell by 20 % (> 10 %): undone
+    assert pool.workers == 1
+    assert any(
+        "workers 2 -> 1" in r.getMessage() and "output fell from 100.0 to 80.0" in r.getMessage()
+        for r in caplog.records
+    )
+    for _ in range(3):  # still needy, but frozen
+        interval(rows=80, busy=1.0, waited=0.5)
+    assert pool.workers == 1
+    assert tuner.settings()["stages"]["map#1"] == {"workers": 1, "inflight": 1}
+
+
+def test_a_change_that_helps_is_kept_and_growth_stops_at_the_cpu_count(monkeypatch):
+    tuner, pool, interval = tuner_with_one_stage(monkeypatch, cpus=3)
+    interval(rows=100, busy=1.0, waited=0.5)
+    for expected, rows in [(2, 100), (3, 190), (3, 270), (3, 270)]:
+        interval(rows=rows, busy=1.0, waited=0.5)
+        assert pool.workers == expected
+    assert tuner.settings()["stages"]["map#1"] == {"workers": 3, "inflight": 3}
+
+
+def test_a_stage_nobody_waits_for_or_that_idles_gets_no_worker(monkeypatch):
+    _, pool, interval = tuner_with_one_stage(monkeypatch, cpus=4)
+    interval(rows=100, busy=1.0, waited=0.0)
+    interval(rows=100, busy=1.0, waited=0.01)  # its consumer hardly waits
+    interval(rows=100, busy=0.3, waited=0.5)  # waited for, but its workers idle (input-bound)
+    assert pool.workers == 1
