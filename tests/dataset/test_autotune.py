@@ -18,9 +18,10 @@ def slow(x):
     return x
 
 
-def pipeline():
+def pipeline(processes: bool = False):
     data = ds.NumpySlicesDataset(np.arange(240, dtype=np.float32), shuffle=False)
-    return data.map(slow, num_parallel_workers=1).batch(4, num_parallel_workers=1)
+    data = data.map(slow, num_parallel_workers=1, python_multiprocessing=processes)
+    return data.batch(4, num_parallel_workers=1)
 
 
 @pytest.fixture
@@ -32,11 +33,14 @@ def settings_reset():
 
 
 @pytest.mark.skipif(available_cpus() < 2, reason="needs 2 CPUs to add a worker")
-def test_autotune_grows_the_slow_stage_and_the_json_reproduces_it(tmp_path, caplog, settings_reset):
+@pytest.mark.parametrize("processes", [False, True], ids=["threads", "processes"])
+def test_autotune_grows_the_slow_stage_and_the_json_reproduces_it(
+    tmp_path, caplog, settings_reset, processes
+):
     path = tmp_path / "tuned.json"
     ds.config.set_enable_autotune(True, str(path))
     caplog.set_level(logging.INFO, logger="jisu.dataset.autotune")
-    iterator = pipeline().create_tuple_iterator(num_epochs=1, output_numpy=True)
+    iterator = pipeline(processes).create_tuple_iterator(num_epochs=1, output_numpy=True)
     begin = time.perf_counter()
     values = np.concatenate([batch[0] for batch in iterator])
     seconds = time.perf_counter() - begin
@@ -53,7 +57,7 @@ def test_autotune_grows_the_slow_stage_and_the_json_reproduces_it(tmp_path, capl
     ds.config.set_enable_autotune(False)
     ds.config.load_autotune_config(str(path))
     ds.config.set_enable_profiler(True)
-    iterator = pipeline().create_tuple_iterator(num_epochs=1, output_numpy=True)
+    iterator = pipeline(processes).create_tuple_iterator(num_epochs=1, output_numpy=True)
     assert sum(len(batch[0]) for batch in iterator) == 240
     (profiled,) = iterator.profile()["stages"]
     assert profiled["workers"] == stage["workers"]  # starts where tuning ended
@@ -82,7 +86,11 @@ class Clock:
         return self.now
 
 
-def tuner_with_one_stage(monkeypatch, cpus: int):
+class FakeProcessPool(FakePool):
+    start_seconds = 2.0
+
+
+def tuner_with_one_stage(monkeypatch, cpus: int, pool_type=FakePool):
     """An AutoTuner over one fake stage, on a clock the test moves."""
     import threading
 
@@ -95,7 +103,7 @@ def tuner_with_one_stage(monkeypatch, cpus: int):
     stats = StageStats("map#1", workers=1)
     stats.tasks = stats.sampled_rows = 1
     stats.sampled_bytes = 1000
-    pool, slots = FakePool(1), threading.Semaphore(1)
+    pool, slots = pool_type(1), threading.Semaphore(1)
     tuner.register("map#1", pool, slots, stats, inflight=1)
 
     def interval(rows: int, busy: float, waited: float) -> None:
@@ -144,4 +152,15 @@ def test_a_stage_nobody_waits_for_or_that_idles_gets_no_worker(monkeypatch):
     interval(rows=100, busy=1.0, waited=0.0)
     interval(rows=100, busy=1.0, waited=0.01)  # its consumer hardly waits
     interval(rows=100, busy=0.3, waited=0.5)  # waited for, but its workers idle (input-bound)
+    assert pool.workers == 1
+
+
+def test_a_process_stage_is_judged_only_once_its_new_worker_had_time_to_start(monkeypatch):
+    _, pool, interval = tuner_with_one_stage(monkeypatch, cpus=4, pool_type=FakeProcessPool)
+    interval(rows=100, busy=1.0, waited=0.5)
+    interval(rows=100, busy=1.0, waited=0.5)  # grows; judged 2 s later
+    assert pool.workers == 2
+    interval(rows=80, busy=1.0, waited=0.5)  # slower while the process starts: not undone
+    assert pool.workers == 2
+    interval(rows=80, busy=1.0, waited=0.5)  # 2 s on and still slower: undone
     assert pool.workers == 1

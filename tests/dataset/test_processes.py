@@ -309,3 +309,32 @@ def test_holding_every_batch_does_not_block_the_pipeline():
     assert len(batches) == 50
     expected = np.arange(50 * 64).reshape(50, 1, 64) + python_noise(0)
     np.testing.assert_array_equal(np.stack(batches), expected)
+
+
+def test_resize_starts_and_stops_worker_processes_without_changing_output():
+    """AutoTune resizes process stages too: new workers join, surplus ones exit after their
+    task, and the output is the fixed pool's, in order."""
+
+    def build():
+        return (
+            ds.NumpySlicesDataset(np.arange(160), shuffle=True)
+            .map(slow, python_multiprocessing=True, num_parallel_workers=1)
+            .batch(10, num_parallel_workers=1)
+        )
+
+    expected = rows_of(build())
+    it = build().create_tuple_iterator(num_epochs=1, output_numpy=True)
+    got = [next(it)[0].tolist()]
+    (pool,) = it._ctx._pools.values()
+    (first,) = it.worker_pids()
+    pool.resize(3)
+    assert pool.workers == 3 and len(it.worker_pids()) == 3
+    got += [next(it)[0].tolist() for _ in range(5)]
+    added = [pid for pid in it.worker_pids() if pid != first]
+    pool.resize(1)  # the two newest go once their tasks are done
+    assert pool.workers == 1
+    got.append(next(it)[0].tolist())
+    assert not wait_dead(added)  # the surplus workers exited while the epoch went on
+    assert it.worker_pids() == [first]
+    got += [row[0].tolist() for row in it]
+    assert got == expected

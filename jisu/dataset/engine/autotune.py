@@ -1,6 +1,6 @@
 """AutoTune: during the first epoch, give workers to the stage that holds the pipeline back.
 
-Every ``interval`` seconds the tuner looks at each thread stage's statistics over the last
+Every ``interval`` seconds the tuner looks at each stage's statistics over the last
 interval (:mod:`.stats`): a stage whose consumer waited for it while its workers were busy
 gets one more worker (and one more in-flight slot), as long as all stages together stay
 within the CPUs the process may use and the work in flight within a memory budget. A change
@@ -37,11 +37,13 @@ class _Stage:
     inflight: int
     frozen: bool = False  # a change made it slower: leave it
     last: dict[str, float] = field(default_factory=dict)
-    pending: tuple[int, float] | None = None  # (workers before, output rate before a change)
+    # (workers before, output rate before, when to judge) of a change not yet judged
+    pending: tuple[int, float, float] | None = None
 
 
 class AutoTuner:
-    """Tunes the thread stages of one running pipeline (see the module docstring)."""
+    """Tunes the stages (threads or worker processes) of one running pipeline (see the
+    module docstring)."""
 
     def __init__(
         self,
@@ -59,8 +61,6 @@ class AutoTuner:
     def register(
         self, stage_id: str, pool: Any, slots: threading.Semaphore, stats: Any, inflight: int
     ) -> None:
-        if not hasattr(pool, "resize"):  # worker processes keep their count
-            return
         with self._lock:
             self._stages[stage_id] = _Stage(pool, slots, stats, inflight)
 
@@ -90,7 +90,9 @@ class AutoTuner:
             sample = samples[sid]
             if stage.pending is None or not sample:
                 continue
-            workers_before, rate_before = stage.pending
+            workers_before, rate_before, judge_at = stage.pending
+            if time.perf_counter() < judge_at:
+                continue  # new worker processes are still starting
             stage.pending = None
             if sample["rate"] < 0.9 * rate_before:
                 why = f"output fell from {rate_before:.1f} to {sample['rate']:.1f} rows/s"
@@ -119,7 +121,8 @@ class AutoTuner:
         if (stage.inflight + 1) * per_task > self.budget_bytes:
             return
         sample = samples[sid]
-        stage.pending = (stage.pool.workers, sample["rate"])
+        settle = getattr(stage.pool, "start_seconds", 0.0)  # a process needs time to start
+        stage.pending = (stage.pool.workers, sample["rate"], time.perf_counter() + settle)
         why = (
             f"busy {sample['busy']:.0%}, its consumer waited {waited:.0%} of the last "
             f"{self.interval:.1f} s"

@@ -146,6 +146,7 @@ class ProcessPool:
         self._known: list[set[int]] = [set() for _ in range(workers)]
         self._drops: list[set[int]] = [set() for _ in range(workers)]
         self._restarts = 0
+        self._stopping: set[int] = set()  # surplus workers told to exit (resize)
         self._slab_size = 0
         self._max_slabs = 2 * workers + 4
         self._slabs: dict[int, Slab] = {}
@@ -175,6 +176,50 @@ class ProcessPool:
         self._procs[i], self._conns[i] = process, parent
         self._known[i], self._drops[i] = set(), set()
         self._idle.append(i)
+
+    #: how long a new worker may take before it serves tasks (AutoTune judges a resize after)
+    start_seconds = 1.0
+
+    def resize(self, workers: int) -> None:
+        """Run ``workers`` processes from now on (AutoTune): new ones start at once and get
+        tasks when ready; a surplus one exits after the task it is running."""
+        workers = max(1, workers)
+        with self._lock:
+            if self._closed or self._broken is not None:
+                return
+            active = [i for i, p in enumerate(self._procs) if p is not None]
+            active = [i for i in active if i not in self._stopping]
+            for _ in range(workers - len(active)):
+                free = [i for i, p in enumerate(self._procs) if p is None]
+                i = free[0] if free else len(self._procs)
+                if i == len(self._procs):
+                    self._procs.append(None)
+                    self._conns.append(None)
+                    self._known.append(set())
+                    self._drops.append(set())
+                self._start_worker(i)
+            for i in sorted(active, reverse=True)[: max(0, len(active) - workers)]:
+                self._stopping.add(i)
+                if i in self._idle:  # busy ones stop when their result is in
+                    self._idle.remove(i)
+                    self._tell_to_stop(i)
+            self.workers = workers
+            self._max_slabs = 2 * workers + 4
+            self._dispatch()
+
+    def _tell_to_stop(self, i: int) -> None:
+        try:
+            self._conns[i].send(None)
+        except OSError:
+            pass  # already gone: the collector cleans up
+
+    def _stopped(self, i: int) -> None:
+        """A surplus worker exited as told: forget it (called with the lock held)."""
+        self._stopping.discard(i)
+        process, conn = self._procs[i], self._conns[i]
+        self._procs[i] = self._conns[i] = None
+        conn.close()
+        process.join(timeout=1.0)
 
     def submit(self, epoch: int, item: Any) -> Future:
         future: Future = Future()
@@ -307,7 +352,10 @@ class ProcessPool:
         kind, _task_id, seconds = message[:3]
         with self._lock:
             entry = self._busy.pop(i, None)
-            self._idle.append(i)
+            if i in self._stopping:
+                self._tell_to_stop(i)
+            else:
+                self._idle.append(i)
             self.busy_s += seconds
         if entry is None:
             return
@@ -357,6 +405,9 @@ class ProcessPool:
             process = self._procs[i]
             if process is None or self._closed:
                 return
+            if i in self._stopping and i not in self._busy:
+                self._stopped(i)
+                return
             conn = self._conns[i]
             while True:  # results it sent before dying still count
                 try:
@@ -375,6 +426,14 @@ class ProcessPool:
             self._procs[i] = self._conns[i] = None
             if entry is not None and entry[4] is not None:
                 self._release_now(entry[4])
+            if i in self._stopping and self._restart:  # it was to exit anyway: no restart
+                self._stopping.discard(i)
+                if entry is not None:
+                    future, task_id, epoch, item, _ = entry
+                    self._waiting.appendleft((future, task_id, epoch, item, True))
+                self._dispatch()
+                return
+            self._stopping.discard(i)
             if self._restart and self._restarts < _MAX_RESTARTS:
                 self._restarts += 1
                 logger.warning(
