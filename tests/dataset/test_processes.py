@@ -298,6 +298,64 @@ def test_a_big_python_list_in_the_source_does_not_grow_worker_memory():
     assert growth_mib < 16, f"worker RSS grew by {growth_mib:.1f} MiB over the epoch"
 
 
+def private_kib(pid: int) -> int:
+    """Anonymous (private) resident memory of a process: what a copy of an array costs."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1])
+    raise AssertionError("no RssAnon")
+
+
+def double(row):
+    return row * 2
+
+
+def scribble(row):
+    """Writes into its input (as careless user code may), then returns something new."""
+    out = row * 2
+    row[...] = -1
+    return out
+
+
+def worker_private_mib(rows: np.ndarray) -> float:
+    """Private memory of the busiest worker, two thirds into an epoch over ``rows``."""
+    it = (
+        ds.NumpySlicesDataset(rows, shuffle=False)
+        .map(double, python_multiprocessing=True, num_parallel_workers=2)
+        .batch(64)
+        .create_tuple_iterator(num_epochs=1, output_numpy=True)
+    )
+    for _ in range(len(rows) // 64 * 2 // 3):  # both workers have read much of the data
+        next(it)
+    mib = max(private_kib(pid) for pid in it.worker_pids()) / 1024
+    it.close()
+    return mib
+
+
+def test_a_numpy_source_is_shared_with_workers_not_copied_into_each():
+    data_mib = 64
+    big = np.arange(data_mib * 1024 * 1024 // 8, dtype=np.int64).reshape(-1, 1024)
+    baseline = worker_private_mib(big[:64])  # a worker with next to no data
+    growth = worker_private_mib(big) - baseline
+    assert growth < data_mib / 4, f"each worker holds {growth:.0f} MiB more: a copy"
+
+
+def test_workers_writing_into_a_shared_source_change_only_their_own_copy():
+    rows = np.arange(4 * 1024 * 1024 // 8, dtype=np.int64).reshape(-1, 1024)  # 4 MiB: shared
+    original = rows.copy()
+    data = (
+        ds.NumpySlicesDataset(rows, shuffle=False)
+        .map(scribble, python_multiprocessing=True, num_parallel_workers=2)
+        .batch(64)
+    )
+    got = np.concatenate(
+        [b[0] for b in data.create_tuple_iterator(num_epochs=1, output_numpy=True)]
+    )
+    np.testing.assert_array_equal(got, original * 2)
+    np.testing.assert_array_equal(rows, original)  # the parent's data is untouched
+
+
 def test_holding_every_batch_does_not_block_the_pipeline():
     """More batches alive than shared-memory buffers: the rest travel pickled, nothing hangs."""
     data = (

@@ -35,6 +35,7 @@ import cloudpickle
 
 from . import process_worker
 from .errors import PipelineError
+from .shared_arrays import dumps_sharing
 from .shm import Slab, shared_memory_available, unpack
 
 if TYPE_CHECKING:
@@ -127,7 +128,10 @@ class ProcessPool:
         self._ctx = ctx
         picklable, ids = task.for_process(ctx)
         try:
-            self._spec = cloudpickle.dumps((picklable, ids, ctx.seed, ctx.prefetch_size))
+            # large arrays (a NumPy source's data) go to shared memory, not into every worker
+            self._spec, self._shared = dumps_sharing((picklable, ids, ctx.seed, ctx.prefetch_size))
+        except OSError:  # out of shared memory: dumps_sharing's message says so
+            raise
         except Exception as exc:
             raise TypeError(
                 f"{name}: python_multiprocessing=True sends the stage's ops and source to "
@@ -172,6 +176,9 @@ class ProcessPool:
         )
         _start_without_main(process)
         child.close()
+        parent.send(len(self._shared))
+        for slab in self._shared:
+            send_handle(parent, slab.fd, process.pid)
         parent.send_bytes(self._spec)
         self._procs[i], self._conns[i] = process, parent
         self._known[i], self._drops[i] = set(), set()
@@ -507,3 +514,6 @@ class ProcessPool:
             for slab_id in list(self._free):
                 self._retire(slab_id)
             self._free.clear()
+            for slab in self._shared:  # every worker has its own mapping by now
+                slab.close()
+            self._shared = []

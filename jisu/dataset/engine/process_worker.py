@@ -1,7 +1,8 @@
 """The main loop of a worker process (imported by the forkserver, so workers start fast).
 
 Protocol over the worker's duplex pipe (parent -> worker):
-    spec bytes (cloudpickle of ``(task, node_ids, seed, prefetch_size)``), once;
+    the number of shared arrays, then their file descriptors, then the spec bytes
+    (``(task, node_ids, seed, prefetch_size)`` by :func:`.shared_arrays.dumps_sharing`), once;
     ``("slab", slab_id, size)`` followed by the slab's file descriptor;
     ``("drop", slab_id)``;
     ``("task", task_id, epoch, item, slab_id or None)``;
@@ -27,6 +28,7 @@ from typing import Any
 import cloudpickle
 
 from .context import ExecContext
+from .shared_arrays import loads_attached
 from .shm import pack
 
 
@@ -44,9 +46,15 @@ def main(conn: Connection) -> None:
     """Serve tasks until told to stop or until the parent goes away (EOF on the pipe)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     try:
-        task, node_ids, seed, prefetch_size = cloudpickle.loads(conn.recv_bytes())
+        fds = [recv_handle(conn) for _ in range(conn.recv())]
+        spec = conn.recv_bytes()
     except EOFError:
         return
+    try:
+        task, node_ids, seed, prefetch_size = loads_attached(spec, fds)
+    finally:
+        for fd in fds:  # the arrays keep their mappings
+            os.close(fd)
     ctx = ExecContext(seed, prefetch_size, {id(n): i for n, i in zip(task.nodes(), node_ids)})
     slabs: dict[int, mmap.mmap] = {}
     while True:
