@@ -393,6 +393,9 @@ def test_resize_starts_and_stops_worker_processes_without_changing_output():
     assert pool.workers == 1
     got.append(next(it)[0].tolist())
     assert not wait_dead(added)  # the surplus workers exited while the epoch went on
+    deadline = time.monotonic() + 10  # and the pool's collector thread took note
+    while it.worker_pids() != [first] and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert it.worker_pids() == [first]
     got += [row[0].tolist() for row in it]
     assert got == expected

@@ -11,7 +11,6 @@ output.
 from __future__ import annotations
 
 import math
-import threading
 
 import cv2
 import numpy as np
@@ -160,7 +159,6 @@ class RandomCropDecodeResize(_RandomCropResize):
                 colorspace="RGB",
                 min_height=math.ceil(height / factor) if factor > 1 else 0,
                 min_width=math.ceil(width / factor) if factor > 1 else 0,
-                buffer=_decode_scratch(height * width * 3),
             )
         except ValueError:
             image = Decode().apply(buf)
@@ -168,25 +166,4 @@ class RandomCropDecodeResize(_RandomCropResize):
         y0, x0 = round(top * fy), round(left * fx)
         y1 = max(y0 + 1, min(image.shape[0], round((top + h) * fy)))
         x1 = max(x0 + 1, min(image.shape[1], round((left + w) * fx)))
-        out = p.resize(image[y0:y1, x0:x1])
-        # the decoded image may live in this thread's scratch buffer: never hand out a view
-        return out.copy() if np.shares_memory(out, image) else out
-
-
-_SCRATCH_LIMIT = 64 << 20  # bytes; larger images are decoded into memory of their own
-_scratch = threading.local()
-
-
-def _decode_scratch(nbytes: int) -> np.ndarray | None:
-    """This thread's buffer for a decoded image that does not outlive the op, or None.
-
-    The full-size image is only read by the crop and resize, so it is decoded into memory
-    the thread reuses: a fresh 0.5 MB array per image made the allocator hand pages back to
-    the kernel and fault them in again (~35 page faults per image inside a pipeline).
-    """
-    if nbytes > _SCRATCH_LIMIT:
-        return None
-    buffer = getattr(_scratch, "buffer", None)
-    if buffer is None or buffer.nbytes < nbytes:
-        buffer = _scratch.buffer = np.empty(max(nbytes, 1 << 20), np.uint8)
-    return buffer
+        return p.resize(image[y0:y1, x0:x1])
