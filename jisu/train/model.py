@@ -288,6 +288,8 @@ class Model:
             samples_seen=0,
             dataset_state=source.state(),
             device=self.device,
+            amp_level=self.amp_level,
+            graph_mode=isinstance(self._train_step, _CompiledStep),
         )
         run = RunContext(params)
         endless = source.endless() if sink_mode and sink_size > 0 else None

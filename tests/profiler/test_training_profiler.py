@@ -12,6 +12,7 @@ from torch import nn
 import jisu
 import jisu.dataset as ds
 from jisu.profiler import TrainingProfiler
+from jisu.profiler.training import TimeBreakdown
 from jisu.train import LambdaCallback
 
 
@@ -67,6 +68,24 @@ def test_compute_bound():
     assert profiler.verdict == "compute-bound", profiler.report()
     assert profiler.summary().shares()["step"] > 0.75
     assert "amp_level='O2'" in profiler.advice and "GRAPH_MODE" in profiler.advice
+
+
+@pytest.mark.parametrize(
+    "params, says, not_says",
+    [
+        ({"amp_level": "O2", "device": "cpu"}, ["amp_level='O0'", "GRAPH_MODE"], ["'O2'"]),
+        ({"amp_level": "O2", "device": "cuda:0", "graph_mode": True}, ["already"], ["amp_level"]),
+        ({"amp_level": "O0", "device": "cpu", "graph_mode": True}, ["amp_level='O2'"], ["GRAPH"]),
+    ],
+)
+def test_compute_bound_advice_follows_how_the_step_already_runs(params, says, not_says):
+    """No advice to switch on what is on already; bf16 on a CPU may be the slow part."""
+    profiler = TrainingProfiler(verbose=False)
+    profiler._params = params
+    profiler.epochs = [TimeBreakdown(steps=10, samples=640, wall=1.0, step=0.95)]
+    assert profiler.verdict == "compute-bound"
+    assert all(s in profiler.advice for s in says), profiler.advice
+    assert not any(s in profiler.advice for s in not_says), profiler.advice
 
 
 def test_host_bound():
