@@ -275,12 +275,17 @@ class BigListSource:
         return np.frombuffer(path.encode(), dtype=np.uint8).copy()
 
 
-def rss_kib(pid: int) -> int:
+def status_kib(pid: int, field: str) -> int:
+    """A memory figure of /proc/PID/status, in KiB."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1])
-    raise AssertionError("no VmRSS")
+    raise AssertionError(f"no {field}")
+
+
+def rss_kib(pid: int) -> int:
+    return status_kib(pid, "VmRSS")
 
 
 def test_a_big_python_list_in_the_source_does_not_grow_worker_memory():
@@ -300,11 +305,7 @@ def test_a_big_python_list_in_the_source_does_not_grow_worker_memory():
 
 def private_kib(pid: int) -> int:
     """Anonymous (private) resident memory of a process: what a copy of an array costs."""
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1])
-    raise AssertionError("no RssAnon")
+    return status_kib(pid, "RssAnon")
 
 
 def double(row):
