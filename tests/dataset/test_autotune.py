@@ -71,6 +71,8 @@ def test_load_rejects_a_file_that_is_not_autotune_output(tmp_path, settings_rese
 
 
 class FakePool:
+    start_seconds = 0.0
+
     def __init__(self, workers: int) -> None:
         self.workers = workers
 

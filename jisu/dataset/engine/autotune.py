@@ -121,7 +121,7 @@ class AutoTuner:
         if (stage.inflight + 1) * per_task > self.budget_bytes:
             return
         sample = samples[sid]
-        settle = getattr(stage.pool, "start_seconds", 0.0)  # a process needs time to start
+        settle = stage.pool.start_seconds  # a new worker process needs time to start
         stage.pending = (stage.pool.workers, sample["rate"], time.perf_counter() + settle)
         why = (
             f"busy {sample['busy']:.0%}, its consumer waited {waited:.0%} of the last "

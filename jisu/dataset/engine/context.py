@@ -72,6 +72,9 @@ class ThreadPool:
                 future.set_result(result)
             self.busy_s += future.compute_s
 
+    #: a new thread serves tasks at once (AutoTune judges a resize after this many seconds)
+    start_seconds = 0.0
+
     def resize(self, workers: int) -> None:
         """Run ``workers`` threads from now on (AutoTune): new threads start at once; a
         surplus thread exits after the task it is running."""

@@ -194,8 +194,9 @@ class ProcessPool:
         with self._lock:
             if self._closed or self._broken is not None:
                 return
-            active = [i for i, p in enumerate(self._procs) if p is not None]
-            active = [i for i in active if i not in self._stopping]
+            active = [
+                i for i, p in enumerate(self._procs) if p is not None and i not in self._stopping
+            ]
             for _ in range(workers - len(active)):
                 free = [i for i, p in enumerate(self._procs) if p is None]
                 i = free[0] if free else len(self._procs)
