@@ -95,6 +95,69 @@ def get_autotune_config() -> dict | None:
     return _tuned
 
 
+# Pillow raises DecompressionBombError above twice its MAX_IMAGE_PIXELS (89,478,485).
+_DEFAULT_MAX_IMAGE_PIXELS = 2 * 89_478_485
+_max_image_pixels: int | None = _DEFAULT_MAX_IMAGE_PIXELS
+_multiprocessing_timeout_interval = 300.0
+_sample_timeout: float | None = None
+
+
+def set_max_image_pixels(pixels: int | None) -> None:
+    """Largest image (width x height, as its header declares) that decode ops accept, checked
+    before any pixel memory is allocated: a tiny file that declares a huge image (a
+    "decompression bomb") is refused like any other bad sample. The default, 178,956,970
+    pixels, is where Pillow raises ``DecompressionBombError``; ``None`` removes the limit."""
+    if pixels is not None and (
+        isinstance(pixels, bool) or not isinstance(pixels, int) or pixels < 1
+    ):
+        raise ValueError(
+            f"set_max_image_pixels: pixels must be an int >= 1 or None. Received: pixels={pixels!r}"
+        )
+    global _max_image_pixels
+    _max_image_pixels = pixels
+
+
+def get_max_image_pixels() -> int | None:
+    return _max_image_pixels
+
+
+def set_multiprocessing_timeout_interval(interval: float) -> None:
+    """Seconds after which a task (a sample or a batch) that is still running is reported:
+    a warning naming the op, the worker and the sample, repeated at this interval while it
+    runs (MindSpore's setting of the same name; default 300). It only warns; see
+    :func:`set_sample_timeout` to fail instead."""
+    if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval > 0:
+        raise ValueError(
+            "set_multiprocessing_timeout_interval: interval must be a number of seconds > 0. "
+            f"Received: interval={interval!r}"
+        )
+    global _multiprocessing_timeout_interval
+    _multiprocessing_timeout_interval = float(interval)
+
+
+def get_multiprocessing_timeout_interval() -> float:
+    return _multiprocessing_timeout_interval
+
+
+def set_sample_timeout(seconds: float | None) -> None:
+    """Opt-in: fail the pipeline with a ``TimeoutError`` (naming the op, the worker and the
+    sample) when one task runs longer than ``seconds``; ``None`` (default) waits forever,
+    warning every :func:`get_multiprocessing_timeout_interval` seconds."""
+    if seconds is not None and (
+        isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0
+    ):
+        raise ValueError(
+            "set_sample_timeout: seconds must be a number > 0 or None. "
+            f"Received: seconds={seconds!r}"
+        )
+    global _sample_timeout
+    _sample_timeout = None if seconds is None else float(seconds)
+
+
+def get_sample_timeout() -> float | None:
+    return _sample_timeout
+
+
 def set_worker_restart(enabled: bool) -> None:
     """Replace a worker process that dies (e.g. OOM-killed) and re-run its task, instead of
     failing the pipeline with ``WorkerDiedError`` (default off). At most 3 restarts per stage."""
