@@ -3,27 +3,70 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from collections.abc import Iterator
 from typing import IO
 
+# A full disk, or a full quota: both mean "no room to write", and callers may catch either.
+_NO_SPACE = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+
 
 @contextlib.contextmanager
 def atomic_write(path: str, mode: str = "wb") -> Iterator[IO]:
-    """Write ``path`` through a temporary file in the same folder, fsync it, then rename it
-    over ``path``. On an error the temporary file is removed and ``path`` is untouched."""
+    """Write ``path`` through a temporary file in the same folder, fsync it, rename it over
+    ``path``, then fsync the folder (so the rename survives a power cut too).
+
+    Guarantees: on any error (an exception in the caller's block, a full disk, a kill) ``path``
+    keeps its previous content, or stays absent; on an error the temporary file
+    (``.tmp-*`` in the same folder) is removed. Text modes write UTF-8.
+
+    Raises:
+        OSError: with ``errno`` ENOSPC (or EDQUOT) when the disk or quota is full, whether the
+            caller's writes, the flush or the fsync found it; the message names the file and
+            its folder and ``filename`` is ``path``, so ``except OSError as e: e.errno`` works.
+    """
     path = os.path.abspath(os.fspath(path))
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.splitext(path)[1], dir=folder)
+    tmp = None
     try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.splitext(path)[1], dir=folder)
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
+    except BaseException as exc:
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.errno in _NO_SPACE:
+            raise _disk_full_error(exc, path) from exc
         raise
+    _fsync_folder(folder)
+
+
+def _disk_full_error(exc: OSError, path: str) -> OSError:
+    """An OSError with ``exc``'s errno that says in words that writing ``path`` found its disk
+    (or quota) full, naming the file and its folder, and that the old file is untouched."""
+    folder = os.path.dirname(path)
+    reason = "disk quota exceeded" if exc.errno == getattr(errno, "EDQUOT", None) else "disk full"
+    return OSError(
+        exc.errno,
+        f"No space left on the device ({reason}) for the folder '{folder}': "
+        f"'{os.path.basename(path)}' was not written, and any previous version of it is intact",
+        path,
+    )
+
+
+def _fsync_folder(folder: str) -> None:
+    """Flush the folder's entry list, where a rename is recorded. Best effort: some systems
+    cannot open or fsync a folder (Windows, some network file systems); the file itself is
+    already complete and in place."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

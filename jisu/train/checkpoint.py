@@ -1,44 +1,229 @@
-"""Checkpoints: network, optimizer, loss scale, epoch/step and the dataset iterator state,
-written atomically (a temporary file in the same folder, fsync, rename)."""
+"""Checkpoints: network, optimizer, loss scale, epoch/step, the dataset iterator state and the
+random generators' states, for a resume that continues exactly where the run stopped.
+
+Guarantees:
+
+- **Safe loading.** :func:`load_checkpoint` unpickles with ``torch.load(weights_only=True)``:
+  only tensors and plain values (numbers, strings, bytes, None, torch dtypes/devices, and
+  lists/tuples/sets/dicts of them) are rebuilt; a file that needs anything else (a class, a
+  function) is refused with :class:`MalformedFileError` and nothing in it runs.
+  :func:`save_checkpoint` refuses to write such values in the first place.
+- **Integrity.** Every checkpoint carries the CRC-32 of its bytes; a file whose bytes changed
+  (a flipped bit, a truncation) is refused with :class:`MalformedFileError` naming it, before
+  anything is unpickled. CRC-32 detects every error burst of up to 32 bits, so every
+  single-byte change, and misses a random larger damage with probability 2**-32 (the record
+  format's shards use the same).
+- **Atomic.** A checkpoint is written to a temporary file in the same folder, fsynced and
+  renamed: readers see the old file or the whole new one. A full disk raises ``OSError``
+  (errno ENOSPC) naming the file and its folder, and leaves the old file and no temporary one.
+- **Exact resume.** A checkpoint written by :class:`ModelCheckpoint` and loaded with
+  ``load_checkpoint(path, model=model)`` makes ``model.train(..., initial_epoch=state["epoch"])``
+  continue on the next batch with the weights, optimizer, loss scale and the states of the
+  torch (CPU, and CUDA when in use), Python ``random`` and NumPy global generators that the
+  uninterrupted run had at that step, so it gives the same losses.
+
+File format: a checkpoint is a ``torch.save`` zip archive whose zip comment (the archive's
+last bytes, a standard zip field that zip tools and ``torch.load`` ignore) is
+``jisu-checkpoint v1 crc32=XXXXXXXX``, the CRC-32 of the archive as torch wrote it (with an
+empty comment). The file stays an ordinary torch file: ``torch.load(path, weights_only=True)``
+reads it too, without the check.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pickle
+import random
+import re
+import struct
 import time
-from typing import Any
+import warnings
+import zlib
+from collections import OrderedDict
+from typing import IO, Any
 
+import numpy as np
 import torch
 from torch import nn
 
+from ..dataset.record.validate import MalformedFileError
 from ..distributed import is_main_process
 from ..files import atomic_write
 from .callback import Callback, RunContext
 
+_MAGIC = b"jisu-checkpoint "  # the start of every jisu checksum comment, any version
+_V1 = _MAGIC + b"v1 crc32="
+_TRAILER_LEN = len(_V1) + 8  # the comment: _V1 and 8 lowercase hex digits
+_EOCD = b"PK\x05\x06"  # zip end-of-central-directory record: 22 bytes, then the comment
+_EOCD_LEN = 22
+_ZIP_START = b"PK\x03\x04"  # a zip archive's first record, as torch.save writes it
+_CHUNK = 1 << 20
 
-def save_checkpoint(save_obj: Any, ckpt_file_name: str) -> None:
-    """Save ``save_obj`` (a module: its state_dict; or a dict) to ``ckpt_file_name``
-    atomically: readers see the old file or the whole new one, never a partial one."""
+# What a checkpoint may hold: torch.load(weights_only=True) rebuilds exactly these (and more).
+_PLAIN_LEAVES = (bool, int, float, complex, str, bytes, type(None), torch.dtype, torch.device)
+_CONTAINERS = (dict, OrderedDict, list, tuple, set, torch.Size)
+_TENSORS = (torch.Tensor, nn.Parameter)
+
+
+# --------------------------------------------------------------------------- saving
+def save_checkpoint(save_obj: nn.Module | dict[str, Any], ckpt_file_name: str) -> None:
+    """Save ``save_obj`` (a module: its state_dict under ``"network"``; or a dict) to
+    ``ckpt_file_name`` atomically, with a CRC-32 of its bytes.
+
+    Args:
+        save_obj: an ``nn.Module`` or a dict of tensors and plain values (numbers, strings,
+            bytes, None, torch dtypes/devices, lists/tuples/sets/dicts of them).
+        ckpt_file_name: the file to write; its folder is created if needed.
+
+    Raises:
+        TypeError: ``save_obj`` holds another type (a NumPy number, an object): such a file
+            could not be loaded safely. The message gives the key path.
+        OSError: the file could not be written; errno ENOSPC when the disk is full (the
+            message names the file and its folder). The previous file is left intact.
+    """
     if isinstance(save_obj, nn.Module):
         save_obj = {"network": save_obj.state_dict()}
+    if not isinstance(save_obj, dict):
+        raise TypeError(
+            "save_checkpoint: save_obj must be an nn.Module or a dict. "
+            f"Received: save_obj of type {type(save_obj).__name__}"
+        )
+    if not isinstance(ckpt_file_name, (str, os.PathLike)):
+        raise TypeError(
+            f"save_checkpoint: ckpt_file_name must be a path. Received: {ckpt_file_name!r}"
+        )
+    _check_plain(save_obj, "save_obj")
     with atomic_write(ckpt_file_name) as f:
-        torch.save(save_obj, f)
+        _write_with_checksum(save_obj, f)
 
 
+def _check_plain(obj: Any, where: str) -> None:
+    """Raise TypeError naming the first value under ``obj`` that ``weights_only`` loading
+    would refuse (exact types: a NumPy float64 is a float subclass, yet refused)."""
+    kind = type(obj)
+    if kind in _TENSORS or kind in _PLAIN_LEAVES:
+        return
+    if kind not in _CONTAINERS:
+        raise TypeError(
+            f"save_checkpoint: {where} is a {kind.__module__}.{kind.__qualname__}; a checkpoint "
+            "holds only tensors, numbers, strings, bytes, None, torch dtypes/devices and "
+            "lists, tuples, sets and dicts of them, so that loading it cannot run code. "
+            "Convert it (e.g. float(x) for a NumPy number, x.tolist() for an array)"
+        )
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            _check_plain(key, f"a key of {where}")
+            _check_plain(value, f"{where}[{key!r}]")
+    else:
+        for i, value in enumerate(obj):
+            _check_plain(value, f"{where}[{i}]")
+
+
+class _ChecksumWriter:
+    """The file object torch.save writes to: it passes the bytes on to ``file``, keeping
+    their CRC-32 and the last zip-record's worth of them. It also keeps the first OSError of
+    ``file`` itself: torch's zip writer hides it behind "unexpected pos ..." when it then
+    writes the archive's end anyway."""
+
+    def __init__(self, file: IO[bytes]) -> None:
+        self._file = file
+        self.crc = 0
+        self.tail = b""
+        self.error: OSError | None = None
+
+    def write(self, data: Any) -> int:
+        with self._noting_errors():
+            written = self._file.write(data)
+        self.crc = zlib.crc32(data, self.crc)
+        self.tail = (self.tail + bytes(memoryview(data)[-_EOCD_LEN:]))[-_EOCD_LEN:]
+        return written
+
+    def flush(self) -> None:
+        with self._noting_errors():
+            self._file.flush()
+
+    @contextlib.contextmanager
+    def _noting_errors(self):
+        try:
+            yield
+        except OSError as exc:
+            self.error = self.error or exc
+            raise
+
+
+def _write_with_checksum(obj: dict[str, Any], f: IO[bytes]) -> None:
+    """torch.save ``obj`` into ``f``, then turn the archive's empty zip comment into the
+    checksum comment (the last two bytes torch wrote are the comment's length, 0)."""
+    writer = _ChecksumWriter(f)
+    try:
+        torch.save(obj, writer)
+    except Exception:
+        if writer.error is not None:  # the real cause, e.g. ENOSPC: atomic_write words it
+            raise writer.error from None
+        raise
+    if writer.tail[:4] != _EOCD or writer.tail[-2:] != b"\0\0":
+        raise RuntimeError(
+            "save_checkpoint: torch.save did not end the file with an empty zip comment; "
+            "this torch version writes a format jisu does not know"
+        )
+    f.seek(-2, os.SEEK_END)
+    f.write(struct.pack("<H", _TRAILER_LEN) + _V1 + b"%08x" % writer.crc)
+
+
+# --------------------------------------------------------------------------- loading
 def load_checkpoint(
     ckpt_file_name: str,
     net: nn.Module | None = None,
     optimizer: torch.optim.Optimizer | None = None,
     model: Any = None,
+    *,
+    crc_check: bool = True,
 ) -> dict[str, Any]:
-    """Read a checkpoint; load it into ``net``/``optimizer``, or into a :class:`jisu.Model`
-    (network, optimizer, loss scale), which then resumes on the next batch when its
-    ``train`` is called with ``initial_epoch`` = the checkpoint's ``epoch``. Returns the dict.
+    """Read a checkpoint, after checking its CRC-32, with ``weights_only`` unpickling.
+
+    Load it into ``net``/``optimizer``, or into a :class:`jisu.Model` (network, optimizer,
+    loss scale; and, for a checkpoint written by :class:`ModelCheckpoint`, where to resume and
+    the random generators' states, restored when ``model.train`` starts with
+    ``initial_epoch`` = the checkpoint's ``epoch``).
+
+    Args:
+        ckpt_file_name: the checkpoint file.
+        net, optimizer: where to load ``"network"`` and ``"optimizer"``.
+        model: a :class:`jisu.Model` to resume (instead of ``net``/``optimizer``).
+        crc_check: whether a checksum must be present (default True). A checksum that is
+            present is always verified; ``False`` only lets a file without one (written by
+            jisu before checksums, or by plain ``torch.save``) load unverified, still with
+            ``weights_only``. (MindSpore's argument of that name defaults to False; jisu
+            writes checksums always, so it requires them by default.)
+
+    Returns:
+        The checkpoint's dict.
+
+    Raises:
+        FileNotFoundError: no such file.
+        MalformedFileError: (a ValueError) the file is damaged (checksum mismatch, no
+            checksum while ``crc_check``), holds something other than tensors and plain
+            values (refused without running it), or is not a jisu checkpoint.
     """
-    if not os.path.isfile(ckpt_file_name):
-        raise FileNotFoundError(f"load_checkpoint: no such file: {ckpt_file_name}")
-    state = torch.load(ckpt_file_name, map_location="cpu", weights_only=False)
-    if not isinstance(state, dict) or "network" not in state:
-        raise ValueError(f"load_checkpoint: {ckpt_file_name} is not a jisu checkpoint")
+    path = os.fspath(ckpt_file_name)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"load_checkpoint: no such file: {path}")
+    with open(path, "rb") as f:
+        verified = _verify_checksum(f, path)
+        if not verified and crc_check:
+            raise MalformedFileError(
+                path,
+                "has no jisu checksum: it was written by plain torch.save or by a jisu without "
+                "checksums, or its end is damaged. If you know it is intact, pass "
+                "crc_check=False to load it unverified (still as tensors and plain values only)",
+            )
+        f.seek(0)
+        if not verified and f.read(4) != _ZIP_START:
+            raise MalformedFileError(path, "is not a checkpoint (not a torch.save zip archive)")
+        f.seek(0)
+        state = _safe_load(f, path, verified)
+    _check_structure(state, path)
     if model is not None:
         model._load_state(state)
         return state
@@ -49,6 +234,154 @@ def load_checkpoint(
     return state
 
 
+def _verify_checksum(f: IO[bytes], path: str) -> bool:
+    """Whether ``f`` ends with a jisu checksum comment (False: it has none). One that is
+    there must be well formed and match the CRC-32 of the rest, else MalformedFileError."""
+    size = os.fstat(f.fileno()).st_size
+    if size < _EOCD_LEN + _TRAILER_LEN:
+        return False
+    f.seek(size - _EOCD_LEN - _TRAILER_LEN)
+    tail = f.read()
+    comment = tail[_EOCD_LEN:]
+    if not comment.startswith(_MAGIC):
+        return False
+    digits = comment[len(_V1) :]
+    if not comment.startswith(_V1) or not re.fullmatch(rb"[0-9a-f]{8}", digits):
+        raise MalformedFileError(path, f"has a damaged or unknown checksum record {comment!r}")
+    if tail[:4] != _EOCD or tail[20:22] != struct.pack("<H", _TRAILER_LEN):
+        raise MalformedFileError(path, "is damaged: its zip end record was altered")
+    crc = zlib.crc32(b"\0\0", _crc_of_prefix(f, size - _TRAILER_LEN - 2, path))
+    if crc != int(digits, 16):
+        raise MalformedFileError(
+            path,
+            f"is damaged: its bytes have CRC-32 {crc:08x} but it was written with "
+            f"{digits.decode()} (a changed or corrupted file); it was not loaded",
+        )
+    return True
+
+
+def _crc_of_prefix(f: IO[bytes], length: int, path: str) -> int:
+    """CRC-32 of the first ``length`` bytes of ``f``, read in chunks (no whole-file copy)."""
+    f.seek(0)
+    crc, left = 0, length
+    while left:
+        chunk = f.read(min(_CHUNK, left))
+        if not chunk:
+            raise MalformedFileError(path, "was truncated while it was being read")
+        crc = zlib.crc32(chunk, crc)
+        left -= len(chunk)
+    return crc
+
+
+def _safe_load(f: IO[bytes], path: str, verified: bool) -> Any:
+    """``torch.load(weights_only=True)`` with its failures turned into one clear error."""
+    try:
+        return torch.load(f, map_location="cpu", weights_only=True)
+    except MemoryError:
+        raise
+    except Exception as exc:
+        detail = _torch_reason(exc)
+        if isinstance(exc, pickle.UnpicklingError) and verified:
+            reason = (
+                "was refused: it holds something other than tensors and plain values, and "
+                f"rebuilding that could run code ({detail}). Load it with "
+                "torch.load(weights_only=False) only if you trust where it came from"
+            )
+        elif isinstance(exc, pickle.UnpicklingError):
+            reason = (
+                "was refused: it is damaged, or holds something other than tensors and plain "
+                f"values, whose rebuilding could run code ({detail})"
+            )
+        else:
+            reason = f"cannot be read as a checkpoint ({type(exc).__name__}: {detail})"
+        raise MalformedFileError(path, reason) from exc
+
+
+def _torch_reason(exc: Exception) -> str:
+    """The informative sentence of a torch.load error (its weights-only errors are long)."""
+    text = str(exc)
+    found = re.search(r"WeightsUnpickler error: ([^\n]*?)(?:\. |\n|$)", text)
+    if found and found.group(1).strip():
+        return found.group(1).strip()
+    return text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+
+
+def _check_structure(state: Any, path: str) -> None:
+    """A loaded checkpoint must have the shape jisu writes before anything uses it."""
+    if not isinstance(state, dict) or not isinstance(state.get("network"), dict):
+        raise MalformedFileError(path, "is not a jisu checkpoint (no 'network' dict)")
+    for key in ("epoch", "step_in_epoch", "cur_step_num"):
+        value = state.get(key, 0)
+        if type(value) is not int or value < 0:
+            raise MalformedFileError(path, f"holds a bad {key!r}: {value!r} (an int >= 0)")
+    for key in ("optimizer", "loss_scale_manager", "dataset_state"):
+        if state.get(key) is not None and not isinstance(state[key], dict):
+            raise MalformedFileError(path, f"holds a bad {key!r}: not a dict")
+    if state.get("rng_state") is not None:
+        _check_rng_state(state["rng_state"], path)
+
+
+# --------------------------------------------------------------------------- random state
+def capture_rng_state() -> dict[str, Any]:
+    """The states of the global random generators a training step may draw from: torch's
+    CPU generator (dropout, random init), every CUDA device's when CUDA is in use, Python's
+    ``random`` and NumPy's global ``np.random`` (user code in the network or loss).
+
+    Only tensors and plain values, so a checkpoint holding it loads with ``weights_only``.
+    Under ``torchrun`` each rank has its own states; rank 0 writes checkpoints, so a resume
+    gives every rank rank 0's states (exact when the ranks were seeded alike).
+    """
+    kind, key, pos, has_gauss, gauss = np.random.get_state(legacy=True)
+    state: dict[str, Any] = {
+        "torch": torch.get_rng_state(),
+        "python": random.getstate(),
+        "numpy": (kind, key.tolist(), int(pos), int(has_gauss), float(gauss)),
+    }
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def restore_rng_state(state: dict[str, Any]) -> None:
+    """Set the global generators to ``state`` (from :func:`capture_rng_state`). CUDA states
+    are restored when CUDA is available; those of devices this machine lacks are skipped
+    with a warning (the run cannot then be exact)."""
+    torch.set_rng_state(state["torch"])
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    cuda = state.get("cuda") or []
+    usable = torch.cuda.device_count() if cuda and torch.cuda.is_available() else 0
+    for device, device_state in enumerate(cuda[:usable]):
+        torch.cuda.set_rng_state(device_state, device)
+    if len(cuda) > usable:
+        warnings.warn(
+            f"the checkpoint holds the random states of {len(cuda)} CUDA devices; "
+            f"{usable} available here, so the resumed run's CUDA randomness differs",
+            stacklevel=2,
+        )
+
+
+def _check_rng_state(state: Any, path: str) -> None:
+    """Check ``state`` by setting it on fresh generators (not the global ones), so a bad one
+    is refused at load, naming the file, instead of failing when training resumes."""
+    try:
+        if not isinstance(state, dict):
+            raise TypeError("not a dict")
+        torch.Generator().set_state(state["torch"])
+        random.Random().setstate(state["python"])
+        np.random.RandomState().set_state(state["numpy"])
+        cuda = state.get("cuda") or []
+        if not isinstance(cuda, list) or not all(
+            isinstance(s, torch.Tensor) and s.dtype == torch.uint8 and s.dim() == 1 for s in cuda
+        ):
+            raise TypeError("'cuda' is not a list of uint8 tensors")
+    except (KeyError, TypeError, ValueError, RuntimeError, IndexError, OverflowError) as exc:
+        raise MalformedFileError(
+            path, f"holds a bad 'rng_state' ({type(exc).__name__}: {exc})"
+        ) from exc
+
+
+# --------------------------------------------------------------------------- the callback
 class CheckpointConfig:
     """When to save and how many files to keep (MindSpore's arguments)."""
 
@@ -81,9 +414,22 @@ class CheckpointConfig:
 
 class ModelCheckpoint(Callback):
     """Saves ``{prefix}-{epoch}_{step}.ckpt`` files into ``directory`` every
-    ``save_checkpoint_steps`` steps (or seconds) and at the end of training, keeping the
-    newest ``keep_checkpoint_max``. Only rank 0 writes. In sink mode a checkpoint is written
-    at the end of the sink in which it fell due (the weights then match the last step)."""
+    ``save_checkpoint_steps`` steps (or seconds) and at the end of training. Only rank 0 writes.
+    In sink mode a checkpoint is written at the end of the sink in which it fell due (the
+    weights and random states then match the last step).
+
+    Each file holds what an exact resume needs: network, optimizer, loss scale, epoch/step,
+    the dataset iterator's state and the random generators' states (see
+    :func:`load_checkpoint`).
+
+    ``keep_checkpoint_max`` (0: keep all) counts every file in ``directory`` named
+    ``{prefix}-{epoch}_{step}.ckpt`` for this exact prefix, also those of earlier runs (a
+    restart), and removes the oldest by modification time (as MindSpore does), ties broken by
+    (epoch, step). Modification time rather than the numbers in the name: after a restart
+    from an earlier checkpoint, the files the new run writes are the ones to keep even where
+    an abandoned run got further. The file just written is never removed. Other prefixes'
+    files (``CKP2-...`` for ``CKP``) and other files are never touched.
+    """
 
     def __init__(
         self,
@@ -99,6 +445,7 @@ class ModelCheckpoint(Callback):
         self.directory = os.path.abspath(directory or os.getcwd())
         self.config = config or CheckpointConfig()
         self.saved: list[str] = []
+        self._own_name = re.compile(re.escape(prefix) + r"-(\d+)_(\d+)\.ckpt")
         self._last_time = time.monotonic()
         self._last_step = 0
         self._due = False
@@ -124,6 +471,18 @@ class ModelCheckpoint(Callback):
         self._last_step = params.cur_step_num
         if not is_main_process():
             return
+        in_epoch = params.get("step_in_epoch", params.cur_step_num)
+        name = f"{self.prefix}-{params.cur_epoch_num}_{in_epoch}.ckpt"
+        path = os.path.join(self.directory, name)
+        save_checkpoint(self._state(params), path)
+        if path in self.saved:
+            self.saved.remove(path)
+        self.saved.append(path)
+        self._remove_old(keep=path)
+
+    @staticmethod
+    def _state(params: Any) -> dict[str, Any]:
+        """What a resume needs, captured now: after the step whose weights these are."""
         batch_num = params.batch_num
         epoch, step = params.cur_epoch_num - 1, params.get("step_in_epoch", params.cur_step_num)
         if batch_num and step >= batch_num:  # the epoch is complete: resume at the next one
@@ -134,23 +493,43 @@ class ModelCheckpoint(Callback):
             "step_in_epoch": step,
             "cur_step_num": params.cur_step_num,
             "dataset_state": params.get("dataset_state"),
+            "rng_state": capture_rng_state(),
         }
         if params.get("optimizer") is not None:
             state["optimizer"] = params.optimizer.state_dict()
         if params.get("loss_scale_manager") is not None:
             state["loss_scale_manager"] = params.loss_scale_manager.state_dict()
-        in_epoch = params.get("step_in_epoch", params.cur_step_num)
-        name = f"{self.prefix}-{params.cur_epoch_num}_{in_epoch}.ckpt"
-        path = os.path.join(self.directory, name)
-        save_checkpoint(state, path)
-        if path in self.saved:
-            self.saved.remove(path)
-        self.saved.append(path)
-        while self.config.keep_checkpoint_max and len(self.saved) > self.config.keep_checkpoint_max:
-            old = self.saved.pop(0)
-            if os.path.exists(old):
+        return state
+
+    def _own_files(self) -> list[str]:
+        """This prefix's checkpoint files in the folder (regular files, not links), oldest
+        first: by modification time, then (epoch, step)."""
+        found = []
+        with os.scandir(self.directory) as entries:
+            for entry in entries:
+                match = self._own_name.fullmatch(entry.name)
+                if not match or not entry.is_file(follow_symlinks=False):
+                    continue
+                try:
+                    mtime = entry.stat(follow_symlinks=False).st_mtime_ns
+                except FileNotFoundError:  # removed meanwhile
+                    continue
+                found.append((mtime, int(match[1]), int(match[2]), entry.path))
+        return [path for *_, path in sorted(found)]
+
+    def _remove_old(self, keep: str) -> None:
+        """Remove the oldest of this prefix's files beyond ``keep_checkpoint_max``."""
+        limit = self.config.keep_checkpoint_max
+        if not limit:
+            return
+        others = [path for path in self._own_files() if path != keep]
+        for old in others[: max(0, len(others) + 1 - limit)]:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(old)
+            if old in self.saved:
+                self.saved.remove(old)
 
     @property
     def latest_ckpt_file_name(self) -> str | None:
+        """The last file this callback wrote (None before the first)."""
         return self.saved[-1] if self.saved else None

@@ -26,6 +26,7 @@ from .. import amp, distributed
 from ..amp.train_step import loss_forward
 from ..context import context_device, get_context, graph_mode
 from .callback import CallbackList, CallbackParams, ProgressBar, RunContext
+from .checkpoint import restore_rng_state
 from .feeder import (
     BatchSource,
     DeviceFeeder,
@@ -296,6 +297,10 @@ class Model:
         self.network.train()
         try:
             cbs.on_train_begin(run)
+            if resume is not None and resume["rng_state"] is not None:
+                # after on_train_begin, right before the first resumed step: where the
+                # uninterrupted run stood when the checkpoint was written
+                restore_rng_state(resume["rng_state"])
             for e in range(initial_epoch, epoch):
                 params.cur_epoch_num = e + 1
                 params.step_in_epoch = done_in_epoch
@@ -470,7 +475,9 @@ class Model:
 
     # ------------------------------------------------------------------ checkpoints
     def _load_state(self, state: dict[str, Any]) -> None:
-        """Load a checkpoint written by ModelCheckpoint; the next ``train`` resumes after it."""
+        """Load a checkpoint written by ModelCheckpoint; the next ``train`` resumes after it,
+        with the random generators' states (if the checkpoint has them) restored when it
+        starts."""
         self.network.load_state_dict(state["network"])
         if self.optimizer is not None and "optimizer" in state:
             self.optimizer.load_state_dict(state["optimizer"])
@@ -482,4 +489,5 @@ class Model:
                 "step_in_epoch": int(state.get("step_in_epoch", 0)),
                 "cur_step_num": int(state.get("cur_step_num", 0)),
                 "dataset_state": state.get("dataset_state"),
+                "rng_state": state.get("rng_state"),
             }

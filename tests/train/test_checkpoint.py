@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -77,7 +78,7 @@ def test_checkpoint_files_are_kept_to_the_maximum_and_hold_everything(tmp_path):
     files = sorted(os.listdir(tmp_path))
     # saved after global steps 2, 4, 6, 8, 10 (epoch 2 steps 1, 3, 5); the newest 2 kept
     assert files == ["net-2_3.ckpt", "net-2_5.ckpt"]
-    state = torch.load(tmp_path / "net-2_5.ckpt", weights_only=False)
+    state = torch.load(tmp_path / "net-2_5.ckpt", weights_only=True)  # plain values only
     assert {"network", "optimizer", "epoch", "step_in_epoch", "dataset_state"} <= set(state)
     assert state["epoch"] == 2 and state["step_in_epoch"] == 0  # a complete epoch
     fresh = model()
@@ -99,7 +100,33 @@ def test_save_is_atomic(tmp_path, monkeypatch):
         jisu.save_checkpoint({"network": {"w": torch.zeros(2)}}, str(path))
     monkeypatch.undo()
     assert os.listdir(tmp_path) == ["a.ckpt"]  # no temporary file left
-    assert torch.load(path, weights_only=False)["network"]["w"].tolist() == [1.0, 1.0]
+    assert jisu.load_checkpoint(str(path))["network"]["w"].tolist() == [1.0, 1.0]
+
+
+def test_keep_checkpoint_max_counts_the_files_of_earlier_runs(tmp_path):
+    foreign = ["net2-1_1.ckpt", "netx-1_1.ckpt", "net-1_1.ckpt.bak", "net-last.ckpt", "n.txt"]
+    for name in foreign:
+        (tmp_path / name).write_bytes(b"not ours")
+    config = CheckpointConfig(save_checkpoint_steps=2, keep_checkpoint_max=3)
+    model().train(2, data()[0], callbacks=[ModelCheckpoint("net", str(tmp_path), config)])
+    restarted = model()  # a new process: a fresh ModelCheckpoint in the same folder
+    state = jisu.load_checkpoint(str(tmp_path / "net-2_5.ckpt"), model=restarted)
+    saver = ModelCheckpoint("net", str(tmp_path), config)
+    restarted.train(4, data()[0], callbacks=[saver], initial_epoch=state["epoch"])
+    ours = sorted(set(os.listdir(tmp_path)) - set(foreign))
+    assert ours == ["net-4_1.ckpt", "net-4_3.ckpt", "net-4_5.ckpt"]  # the newest 3 of 10
+    assert set(foreign) <= set(os.listdir(tmp_path))  # other prefixes and files untouched
+    assert saver.latest_ckpt_file_name == str(tmp_path / "net-4_5.ckpt")
+
+
+def test_keep_checkpoint_max_keeps_the_newest_written_not_the_highest_numbered(tmp_path):
+    hour_ago = time.time() - 3600
+    for name in ["net-9_1.ckpt", "net-9_2.ckpt"]:  # an abandoned run that got further
+        (tmp_path / name).write_bytes(b"old")
+        os.utime(tmp_path / name, (hour_ago, hour_ago))
+    config = CheckpointConfig(save_checkpoint_steps=2, keep_checkpoint_max=2)
+    model().train(1, data()[0], callbacks=[ModelCheckpoint("net", str(tmp_path), config)])
+    assert sorted(os.listdir(tmp_path)) == ["net-1_4.ckpt", "net-1_5.ckpt"]
 
 
 def test_resuming_with_the_wrong_initial_epoch_is_refused(tmp_path):
