@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,11 +112,21 @@ class TrainingProfiler(Callback):
     compilation and warm-up) when there are several; ``verdict`` is "input-bound",
     "compute-bound" or "host-bound", and ``advice`` says what to change. With ``verbose`` the
     report is printed when training ends (rank 0 only).
+
+    ``clock`` (:func:`time.perf_counter` by default) gives every timestamp the profiler takes
+    (the epochs' wall time), in seconds like the training loop's own clocks that it reads from
+    ``cb_params``; a test gives a fake clock to make the figures exact.
     """
 
-    def __init__(self, verbose: bool = True, count_device_syncs: bool = True) -> None:
+    def __init__(
+        self,
+        verbose: bool = True,
+        count_device_syncs: bool = True,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
         self.verbose = verbose
         self.count_device_syncs = count_device_syncs
+        self.clock = clock
         self.epochs: list[TimeBreakdown] = []
         self._counter: contextlib.AbstractContextManager | None = None
         self._reads: list[int] = [0]
@@ -134,7 +144,7 @@ class TrainingProfiler(Callback):
     def _clocks(self) -> dict[str, float]:
         p = self._params
         return {
-            "wall": time.perf_counter(),
+            "wall": self.clock(),
             "data_wait": p.get("data_wait_seconds", 0.0),
             "copy": p.get("copy_seconds", 0.0),
             "step": p.get("step_seconds", 0.0),

@@ -64,7 +64,7 @@ class StageStats:
             self.sampled_rows += rows
 
     def summary(self, now: float | None = None) -> dict[str, Any]:
-        wall = max((now or time.perf_counter()) - self.started, 1e-9)
+        wall = max((time.perf_counter() if now is None else now) - self.started, 1e-9)
         return {
             "stage": self.name,
             "workers": self.workers,
