@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -88,6 +89,14 @@ def _convert(args: argparse.Namespace) -> int:
         quality=args.quality,
         overwrite=args.overwrite,
     )
+    removed = summary["removed"]
+    if removed:
+        names = ", ".join(os.path.basename(path) for path, _ in removed)
+        freed = sum(size for _, size in removed) / (1 << 20)
+        print(
+            f"removed {len(removed)} file(s) left by killed writers of {args.dst} "
+            f"({freed:.1f} MiB freed): {names}"
+        )
     mib = summary["bytes"] / (1 << 20)
     print(
         f"wrote {summary['rows']} rows, {mib:.1f} MiB in {len(summary['files'])} shard(s) "

@@ -118,7 +118,13 @@ def write_chunks(
     progress: bool | None,
     description: str = "",
 ) -> dict:
-    """Write column chunks ``(rows, {field: values})`` as a record data set (all or nothing)."""
+    """Write column chunks ``(rows, {field: values})`` as a record data set (all or nothing).
+
+    Returns:
+        ``rows``, ``bytes``, ``seconds``, ``files`` (the shards) and ``removed``: the
+        ``(path, bytes freed)`` of files left by killed writers of ``file_name`` that the
+        writer removed first.
+    """
     begin = time.perf_counter()
     writer = FileWriter(file_name, shard_num=num_files, overwrite=overwrite)
     writer.add_schema(schema, description)
@@ -146,6 +152,7 @@ def write_chunks(
         "bytes": size,
         "seconds": time.perf_counter() - begin,
         "files": writer.paths,
+        "removed": writer.removed_leftovers,
     }
 
 

@@ -1,24 +1,44 @@
-"""Reading jisu record data sets: manifest checks, memory-mapped shards, zero-copy rows."""
+"""Reading jisu record data sets: manifest checks, memory-mapped shards, zero-copy rows.
+
+A manifest and its shards are treated as hostile: the manifest is validated in full when the
+data set is opened (types, counts, names, and the layout of rows in shards) and every shard
+is checked against it (plain name beside the manifest, regular file, size, CRC-32, Arrow
+schema, its place in the data set, record batch sizes) before any row is read, so that a
+malformed data set fails at once with one :class:`MalformedFileError` naming the file.
+"""
 
 from __future__ import annotations
 
 import bisect
 import itertools
 import json
+import mmap
 import os
 import threading
+import time
+import zlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.ipc
 
-from .schema import Field, select_fields
-from .writer import FORMAT, FORMAT_VERSION, MANIFEST_SUFFIX, crc32_of
+from .schema import Field, arrow_schema, parse_schema, select_fields
+from .validate import MalformedFileError, open_regular, shard_path
+from .writer import FORMAT, FORMAT_VERSION, MANIFEST_SUFFIX, generation_base, read_manifest_json
 
-_verified: dict[tuple[str, int, int], int] = {}  # (path, size, mtime_ns) -> crc, per process
+MAX_COUNT = 2**62  # rows and bytes: far beyond any real data set, within int64
+MAX_BLOCK_ROWS = 2**31
+_OPEN_ATTEMPTS = 3  # a data set replaced while it is being opened is reopened
+# A file modified this recently may change again within the same mtime tick (the kernel's
+# clock is coarse), so its CRC is not cached ("racy" files, as git treats them).
+_RACY_NS = 2_000_000_000
+
+# (path, device, inode, size, mtime_ns) -> crc, per process
+_verified: dict[tuple[str, int, int, int, int], int] = {}
 _verified_lock = threading.Lock()
 
 
@@ -28,6 +48,9 @@ def find_manifest(path: str) -> str | None:
     if path.endswith(MANIFEST_SUFFIX):
         return path
     candidates = [path + MANIFEST_SUFFIX]
+    base = generation_base(path)
+    if base is not None:
+        candidates.append(base + MANIFEST_SUFFIX)
     stripped = path.rstrip("0123456789")
     if stripped != path:
         candidates.append(stripped + MANIFEST_SUFFIX)
@@ -37,28 +60,183 @@ def find_manifest(path: str) -> str | None:
     return None
 
 
-def _check_shard(path: str, entry: dict, manifest: str, verify: bool) -> None:
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"RecordDataset: shard '{path}' listed in '{manifest}' is missing")
-    stat = os.stat(path)
-    if stat.st_size != entry["bytes"]:
-        raise ValueError(
-            f"RecordDataset: shard '{path}' has {stat.st_size} bytes but '{manifest}' says "
-            f"{entry['bytes']}: it is truncated or was replaced"
+@dataclass(frozen=True)
+class ShardEntry:
+    """One shard as the manifest describes it."""
+
+    path: str
+    rows: int
+    bytes: int
+    crc32: int
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A validated manifest."""
+
+    path: str
+    fields: list[Field]
+    desc: str
+    index_fields: list[str]
+    rows: int
+    block_rows: int
+    shards: list[ShardEntry]
+    id: str | None
+
+
+def block_layout(rows: int, block_rows: int, shards: int) -> list[list[int]]:
+    """The record batch sizes of each shard of a data set written by ``FileWriter``: blocks of
+    ``block_rows`` rows (the last one shorter) dealt to the shards, block ``k`` to shard
+    ``k % shards``, one record batch per block. Computed per shard, not per block."""
+    full, rest = divmod(rows, block_rows)
+    layout = []
+    for s in range(shards):
+        count = full // shards + (s < full % shards)
+        layout.append([block_rows] * count + ([rest] if rest and s == full % shards else []))
+    return layout
+
+
+def _count(value: Any, what: str, path: str, upper: int = MAX_COUNT) -> int:
+    """``value`` if it is an int (not a bool) in [0, upper), else a MalformedFileError."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < upper:
+        raise MalformedFileError(
+            path, f"{what} must be an int in [0, {upper}). Received: {value!r}"
         )
-    if not verify:
-        return
-    key = (path, stat.st_size, stat.st_mtime_ns)
+    return value
+
+
+def _fields_of(schema: Any, path: str) -> list[Field]:
+    try:
+        return parse_schema(schema, op="schema")
+    except ValueError as exc:
+        raise MalformedFileError(path, str(exc)) from None
+
+
+def _shards_of(shards: Any, path: str) -> list[ShardEntry]:
+    if not isinstance(shards, list) or not shards:
+        raise MalformedFileError(path, f"shards must be a non-empty list. Received: {shards!r:.80}")
+    directory, entries, seen = os.path.dirname(path), [], set()
+    for k, entry in enumerate(shards):
+        if not isinstance(entry, dict):
+            raise MalformedFileError(path, f"shards[{k}] must be a dict. Received: {entry!r:.80}")
+        name = entry.get("file")
+        file = shard_path(directory, name, path)  # before anything touches the file
+        if name in seen:
+            raise MalformedFileError(path, f"shard '{name}' is listed twice")
+        seen.add(name)
+        entries.append(
+            ShardEntry(
+                file,
+                _count(entry.get("rows"), f"shards[{k}].rows", path),
+                _count(entry.get("bytes"), f"shards[{k}].bytes", path),
+                _count(entry.get("crc32"), f"shards[{k}].crc32", path, upper=2**32),
+            )
+        )
+    return entries
+
+
+def parse_manifest(raw: Any, path: str) -> Manifest:
+    """Check a manifest's content in full (see the module docstring).
+
+    Raises:
+        MalformedFileError: naming ``path`` and the first problem found.
+    """
+    if not isinstance(raw, dict):
+        raise MalformedFileError(path, "is not a jisu record manifest (not a JSON object)")
+    version = raw.get("version")
+    if (
+        raw.get("format") != FORMAT
+        or isinstance(version, bool)
+        or not isinstance(version, int)
+        or not 1 <= version <= FORMAT_VERSION
+    ):
+        raise MalformedFileError(
+            path,
+            f"is not a jisu record manifest of version <= {FORMAT_VERSION}. Received: "
+            f"format={raw.get('format')!r:.40}, version={version!r:.40}",
+        )
+    fields = _fields_of(raw.get("schema"), path)
+    desc = raw.get("desc", "")
+    if not isinstance(desc, str):
+        raise MalformedFileError(path, f"desc must be a str. Received: {desc!r:.80}")
+    index = raw.get("index_fields", [])
+    names = {f.name for f in fields}
+    if not isinstance(index, list) or not all(isinstance(n, str) and n in names for n in index):
+        raise MalformedFileError(
+            path, f"index_fields must be a list of field names. Received: {index!r:.80}"
+        )
+    shards = _shards_of(raw.get("shards"), path)
+    rows = _count(raw.get("rows"), "rows", path)
+    if rows != sum(s.rows for s in shards):
+        raise MalformedFileError(
+            path, f"rows is {rows} but its shards hold {sum(s.rows for s in shards)}"
+        )
+    block_rows = raw.get("block_rows")
+    if _count(block_rows, "block_rows", path, upper=MAX_BLOCK_ROWS) == 0:
+        raise MalformedFileError(path, "block_rows must be positive. Received: 0")
+    expected = [sum(sizes) for sizes in block_layout(rows, block_rows, len(shards))]
+    if [s.rows for s in shards] != expected:
+        raise MalformedFileError(
+            path,
+            f"shard rows {[s.rows for s in shards]} are not {rows} rows dealt in blocks of "
+            f"{block_rows} to {len(shards)} shards ({expected})",
+        )
+    data_set_id = raw.get("id")
+    if data_set_id is not None and not isinstance(data_set_id, str):
+        raise MalformedFileError(path, f"id must be a str. Received: {data_set_id!r:.80}")
+    return Manifest(path, fields, desc, index, rows, block_rows, shards, data_set_id)
+
+
+def load_manifest(path: str) -> Manifest:
+    """Read and check the manifest at ``path`` (a regular file of sane size, valid content).
+
+    Raises:
+        FileNotFoundError: there is no manifest at ``path``.
+        MalformedFileError: it is not a valid manifest.
+    """
+    try:
+        raw = read_manifest_json(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"RecordDataset: manifest '{path}' is missing") from None
+    return parse_manifest(raw, path)
+
+
+def _map_shard(entry: ShardEntry, manifest: str) -> tuple[mmap.mmap, tuple]:
+    """Memory-map a shard after checking, on the opened file, that it is a regular file of
+    the recorded size; returns the map and the file's identity (for the CRC cache)."""
+    fd = open_regular(entry.path, manifest)
+    try:
+        info = os.fstat(fd)
+        if info.st_size != entry.bytes:
+            raise MalformedFileError(
+                entry.path,
+                f"shard has {info.st_size} bytes but '{manifest}' says {entry.bytes}: it is "
+                "truncated or was replaced",
+            )
+        if info.st_size == 0:
+            raise MalformedFileError(entry.path, "shard is empty, not an Arrow file")
+        mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    finally:
+        os.close(fd)
+    return mapped, (entry.path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def _check_crc(entry: ShardEntry, mapped: mmap.mmap, key: tuple, manifest: str) -> None:
+    """The shard's CRC-32 against the manifest (computed once per file and process, unless
+    the file was modified in the last seconds)."""
     with _verified_lock:
         crc = _verified.get(key)
     if crc is None:
-        crc = crc32_of(path)
-        with _verified_lock:
-            _verified[key] = crc
-    if crc != entry["crc32"]:
-        raise ValueError(
-            f"RecordDataset: shard '{path}' does not match its checksum in '{manifest}' "
-            f"(crc32 {crc:08x}, expected {entry['crc32']:08x}): it was altered or corrupted"
+        start = time.time_ns()
+        crc = zlib.crc32(mapped)  # releases the GIL
+        if key[-1] < start - _RACY_NS:
+            with _verified_lock:
+                _verified[key] = crc
+    if crc != entry.crc32:
+        raise MalformedFileError(
+            entry.path,
+            f"shard does not match its checksum in '{manifest}' (crc32 {crc:08x}, expected "
+            f"{entry.crc32:08x}): it was altered or corrupted",
         )
 
 
@@ -97,74 +275,133 @@ class _Columns:
 class RecordReader:
     """Random access to the rows of a jisu record data set.
 
-    Opening checks the manifest: every shard must exist, have the recorded size and, with
-    ``verify``, the recorded CRC-32 (computed once per file and process, in parallel).
+    Opening validates the manifest (:func:`parse_manifest`), then checks every shard: a plain
+    name beside the manifest, a regular file of the recorded size, with ``verify`` the
+    recorded CRC-32 (computed once per file and process, in parallel), the manifest's schema,
+    its place in this data set and the record batches the layout implies. A data set replaced
+    while it is being opened is reopened, so the reader sees the old or the new one.
     Rows are read from memory-mapped shards; numeric arrays and bytes are views of the file.
-    The reader is thread-safe and pickles by path (worker processes reopen the files).
+    The reader is thread-safe and pickles by path (worker processes reopen the files, checking
+    their sizes and structure again).
+
+    Raises:
+        FileNotFoundError: the manifest or a shard is missing.
+        MalformedFileError: the manifest or a shard is malformed (named in the message).
     """
 
     def __init__(
         self, manifest: str, columns: Sequence[str] | None = None, verify: bool = True
     ) -> None:
         self.manifest_path = manifest
-        try:
-            with open(manifest) as f:
-                self.manifest = json.load(f)
-        except FileNotFoundError:
-            raise FileNotFoundError(f"RecordDataset: manifest '{manifest}' is missing") from None
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"RecordDataset: manifest '{manifest}' is unreadable: {exc}") from exc
-        if (
-            self.manifest.get("format") != FORMAT
-            or self.manifest.get("version", 0) > FORMAT_VERSION
-        ):
-            raise ValueError(
-                f"RecordDataset: '{manifest}' is not a jisu record manifest of "
-                f"version <= {FORMAT_VERSION}"
-            )
-        schema = self.manifest["schema"]
-        self.all_fields = [
-            Field(name, spec["type"], spec.get("shape")) for name, spec in schema.items()
-        ]
+        self.verify = verify
+        for attempt in range(_OPEN_ATTEMPTS):
+            meta = load_manifest(manifest)
+            try:
+                maps = [_map_shard(entry, manifest) for entry in meta.shards]  # cheap checks
+                break
+            except FileNotFoundError:
+                if attempt + 1 == _OPEN_ATTEMPTS or not self._replaced(meta):
+                    raise
+        self.meta = meta
+        self.all_fields = meta.fields
         self.fields = select_fields(self.all_fields, columns)
         self.columns = [f.name for f in self.fields]
-        directory = os.path.dirname(manifest)
-        self.shard_paths = [os.path.join(directory, s["file"]) for s in self.manifest["shards"]]
-        self.shard_rows = [int(s["rows"]) for s in self.manifest["shards"]]
-        self.block_rows = int(self.manifest["block_rows"])
-        self.verify = verify
-        entries = self.manifest["shards"]
-        for path, entry in zip(self.shard_paths, entries):  # cheap checks first, all shards
-            if not os.path.exists(path) or os.path.getsize(path) != entry["bytes"]:
-                _check_shard(path, entry, manifest, verify=False)
+        self.shard_paths = [s.path for s in meta.shards]
+        self.shard_rows = [s.rows for s in meta.shards]
+        self.block_rows = meta.block_rows
         if verify:
-            with ThreadPoolExecutor(min(8, len(entries))) as pool:  # zlib releases the GIL
+            with ThreadPoolExecutor(min(8, len(maps))) as pool:
                 list(
-                    pool.map(
-                        lambda pe: _check_shard(*pe, manifest, True), zip(self.shard_paths, entries)
-                    )
+                    pool.map(lambda em: _check_crc(em[0], *em[1], manifest), zip(meta.shards, maps))
                 )
-        self._open()
+        self._open([m for m, _ in maps])
 
-    def _open(self) -> None:
+    def _replaced(self, meta: Manifest) -> bool:
+        """Whether the manifest now describes another data set than ``meta`` (a writer
+        replaced it, and removed the old shards, while this reader opened them)."""
+        try:
+            now = load_manifest(self.manifest_path)
+        except (OSError, ValueError):
+            return False
+        return (now.id, now.shards) != (meta.id, meta.shards)
+
+    def _open(self, maps: list[mmap.mmap] | None = None) -> None:
+        if maps is None:
+            maps = [_map_shard(entry, self.manifest_path)[0] for entry in self.meta.shards]
+        layout = block_layout(self.meta.rows, self.block_rows, len(maps))
+        expected = arrow_schema(self.all_fields, None)
         self._readers = []
         self._batch_starts = []
-        for path, rows in zip(self.shard_paths, self.shard_rows):
-            try:
-                reader = pa.ipc.open_file(pa.memory_map(path, "r"))
-            except (pa.ArrowInvalid, OSError) as exc:
-                raise ValueError(
-                    f"RecordDataset: shard '{path}' is not a readable Arrow file: {exc}"
-                ) from exc
-            sizes = [reader.get_batch(i).num_rows for i in range(reader.num_record_batches)]
-            if sum(sizes) != rows:
-                raise ValueError(
-                    f"RecordDataset: shard '{path}' holds {sum(sizes)} rows, "
-                    f"the manifest says {rows}"
+        for k, (entry, mapped) in enumerate(zip(self.meta.shards, maps)):
+            reader = self._arrow_reader(entry, mapped)
+            self._check_shard_schema(k, entry, reader.schema, expected)
+            sizes = self._batch_sizes(entry, reader)
+            if sizes != layout[k]:
+                raise MalformedFileError(
+                    entry.path,
+                    f"shard's record batches hold {sizes[:8]}{'...' if len(sizes) > 8 else ''} "
+                    f"rows; the layout in '{self.manifest_path}' (blocks of {self.block_rows} "
+                    f"rows dealt to {len(maps)} shards) gives {layout[k][:8]}",
                 )
             self._readers.append(reader)
             self._batch_starts.append([0, *itertools.accumulate(sizes)])
         self._views: dict[tuple[int, int], _Columns] = {}
+
+    @staticmethod
+    def _arrow_reader(entry: ShardEntry, mapped: mmap.mmap) -> Any:
+        try:
+            return pa.ipc.open_file(pa.py_buffer(mapped))
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise MalformedFileError(
+                entry.path, f"shard is not a readable Arrow file: {exc}"
+            ) from exc
+
+    @staticmethod
+    def _batch_sizes(entry: ShardEntry, reader: Any) -> list[int]:
+        try:
+            sizes = []
+            for i in range(reader.num_record_batches):
+                batch = reader.get_batch(i)
+                batch.validate()  # buffer sizes fit the lengths (cheap: no data is scanned)
+                sizes.append(batch.num_rows)
+            return sizes
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise MalformedFileError(
+                entry.path, f"shard has an unreadable record batch: {exc}"
+            ) from exc
+
+    def _check_shard_schema(
+        self, k: int, entry: ShardEntry, schema: pa.Schema, expected: pa.Schema
+    ) -> None:
+        """The shard holds the manifest's fields, and is shard ``k`` of this data set."""
+        where = f"'{self.manifest_path}'"
+        metadata = schema.metadata or {}
+        try:
+            described = json.loads(metadata.get(b"jisu.schema", b"null"))
+        except ValueError:
+            described = None
+        mine = {f.name: f.to_dict() for f in self.all_fields}
+        if (
+            not schema.remove_metadata().equals(expected.remove_metadata())
+            or not isinstance(described, dict)
+            or list(described.items()) != list(mine.items())
+        ):
+            raise MalformedFileError(
+                entry.path, f"shard's schema differs from the schema in {where}"
+            )
+        place = metadata.get(b"jisu.shard")
+        count = len(self.shard_paths)
+        if place is not None and place != f"{k}/{count}".encode():
+            raise MalformedFileError(
+                entry.path,
+                f"shard is shard {place.decode(errors='replace')} of its data set, but {where} "
+                f"lists it as shard {k}/{count}",
+            )
+        owner = metadata.get(b"jisu.dataset")
+        if owner is not None and owner.decode(errors="replace") != self.meta.id:
+            raise MalformedFileError(
+                entry.path, f"shard belongs to another data set than {where} (id mismatch)"
+            )
 
     def __getstate__(self) -> dict:
         state = {
@@ -176,7 +413,7 @@ class RecordReader:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._open()  # already verified by the process that pickled it
+        self._open()  # already verified by the process that pickled it; sizes checked again
 
     def __len__(self) -> int:
         return sum(self.shard_rows)

@@ -21,6 +21,7 @@ NUMERIC = {
     "float16": np.float16,
 }
 TYPES = (*NUMERIC, "string", "bytes")
+MAX_ELEMENTS = 2**31 - 1  # elements of one fixed-shape row: Arrow's list sizes are int32
 
 
 class Field:
@@ -85,7 +86,10 @@ def parse_schema(schema: Any, op: str = "FileWriter.add_schema") -> list[Field]:
             if (
                 not isinstance(shape, (list, tuple))
                 or not shape
-                or not all(isinstance(s, int) and (s > 0 or s == -1) for s in shape)
+                or not all(
+                    isinstance(s, int) and not isinstance(s, bool) and (s > 0 or s == -1)
+                    for s in shape
+                )
             ):
                 raise ValueError(
                     f"{op}: field '{name}': shape must be a non-empty list of "
@@ -94,6 +98,11 @@ def parse_schema(schema: Any, op: str = "FileWriter.add_schema") -> list[Field]:
             if sum(s == -1 for s in shape) > 1:
                 raise ValueError(
                     f"{op}: field '{name}': at most one -1 in shape. Received: shape={shape!r}"
+                )
+            if math.prod(s for s in shape if s > 0) > MAX_ELEMENTS:
+                raise ValueError(
+                    f"{op}: field '{name}': a row may hold at most {MAX_ELEMENTS} elements "
+                    f"(Arrow's list size). Received: shape={shape!r}"
                 )
         fields.append(Field(name, spec["type"], shape))
     return fields

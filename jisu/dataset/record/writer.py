@@ -5,20 +5,35 @@ Layout of a data set written as ``FileWriter("train.rec", shard_num=4)``:
 * ``train.rec0`` .. ``train.rec3`` (``train.rec`` when ``shard_num=1``): Arrow IPC files, one
   record batch per block of rows; any Arrow reader opens them (``pyarrow.ipc.open_file``).
 * ``train.rec.manifest.json``: format version, schema, rows, bytes and CRC-32 of every shard,
-  and ``block_rows``. Rows are dealt to the shards in blocks of ``block_rows`` (block ``k`` to
-  shard ``k % shard_num``), so the written order can be rebuilt from the shards.
+  ``block_rows`` and the data set's ``id``. Rows are dealt to the shards in blocks of
+  ``block_rows`` (block ``k`` to shard ``k % shard_num``), so the written order can be rebuilt
+  from the shards. Each shard's Arrow metadata names its place (``jisu.shard``: ``"k/n"``) and
+  the data set's id, so a reader notices shards swapped or mixed in from another data set.
 
-Files are written under temporary names, fsynced, and renamed at ``commit()``; the manifest is
-renamed last and is the commit point. A writer that dies leaves at most temporary files, which
-no reader opens.
+Commit protocol (a reader sees the old data set or the new one, never a mix, whenever the
+writer dies; two writers of one name never both win):
+
+* Files are written under temporary names ``<shard>.tmp-<pid>-<token>``, fsynced, then
+  published. The manifest is published last and is the commit point.
+* A first write (no file of the data set exists) publishes under the names above with
+  ``os.link``, which fails if the name exists: without ``overwrite`` a second writer of the
+  same name gets ``FileExistsError`` at commit, not only in its constructor.
+* Replacing a data set (``overwrite=True``) writes the new shards under names that only the new
+  manifest references, ``train.rec.g<pid>-<token>`` + shard number, replaces the manifest,
+  then removes the shards the old manifest listed.
+* A writer removes the leftovers of writers of its name that were killed (their process is
+  gone): temporary files, and generation shards that the current manifest does not list.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import mmap
 import os
+import re
 import secrets
+import socket
 import weakref
 import zlib
 from collections.abc import Sequence
@@ -30,17 +45,32 @@ import pyarrow as pa
 import pyarrow.ipc
 
 from .schema import Field, arrow_schema, check_value, checked_column, column_of, parse_schema
+from .validate import MalformedFileError, open_regular
 
 FORMAT = "jisu-record"
 FORMAT_VERSION = 1
 MANIFEST_SUFFIX = ".manifest.json"
+MAX_MANIFEST_BYTES = 64 << 20  # a manifest is a few KB; anything this large is not one
 BLOCK_BYTES = 4 << 20  # target size of one record batch
 MAX_BLOCK_ROWS = 1024
+
+# A writer's token: its pid, a tag of the host and pid namespace the pid belongs to, a random
+# part. Temporary files end in ".tmp-<token>"; generation shards are "<name>.g<token><k>".
+_TOKEN = r"(?P<pid>\d+)-(?P<tag>[0-9a-f]{8})[0-9a-f]{8}"
+_GENERATION = re.compile(r"(?P<base>.+)\.g" + _TOKEN + r"\d*")
+# Errors of os.link on file systems without hard links; publishing then falls back.
+_NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS, errno.EXDEV}
 
 
 def shard_files(file_name: str, shard_num: int) -> list[str]:
     """Shard paths, named as MindRecord names them."""
     return [file_name] if shard_num == 1 else [f"{file_name}{i}" for i in range(shard_num)]
+
+
+def generation_base(path: str) -> str | None:
+    """The data set name of a generation shard (``train.rec.g<token>0`` -> ``train.rec``)."""
+    match = _GENERATION.fullmatch(path)
+    return match["base"] if match else None
 
 
 def crc32_of(path: str) -> int:
@@ -52,13 +82,55 @@ def crc32_of(path: str) -> int:
             return zlib.crc32(mapped)
 
 
-def _concat(parts: list) -> Any:
-    """One column from consecutive pieces (arrays, Arrow arrays or lists)."""
-    if isinstance(parts[0], np.ndarray):
-        return np.concatenate(parts)
-    if isinstance(parts[0], pa.Array):
-        return pa.concat_arrays(parts)
-    return [v for part in parts for v in part]
+def read_manifest_json(path: str) -> Any:
+    """The parsed JSON of a manifest, read only if it is a regular file of sane size.
+
+    Raises:
+        FileNotFoundError: there is no such file.
+        MalformedFileError: not a regular file, too large, or not JSON.
+    """
+    fd = open_regular(path)
+    try:
+        size = os.fstat(fd).st_size
+        if size > MAX_MANIFEST_BYTES:
+            raise MalformedFileError(
+                path, f"has {size} bytes, more than a manifest may ({MAX_MANIFEST_BYTES})"
+            )
+        with os.fdopen(os.dup(fd), "rb") as f:
+            text = f.read(MAX_MANIFEST_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(text) > MAX_MANIFEST_BYTES:  # it grew after the check
+        raise MalformedFileError(path, f"is larger than a manifest may be ({MAX_MANIFEST_BYTES})")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise MalformedFileError(path, "is not a manifest: its JSON is nested too deeply") from None
+    except ValueError as exc:  # also bad UTF-8
+        raise MalformedFileError(path, f"is not valid JSON: {exc}") from None
+
+
+def _host_tag() -> str:
+    """8 hex digits naming this host and pid namespace: a pid is only checked for liveness
+    where it means the same process (not on another machine sharing the folder)."""
+    try:
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        namespace = 0
+    return f"{zlib.crc32(f'{socket.gethostname()}|{namespace}'.encode()):08x}"
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` may be alive: only a definite "no such process" says no."""
+    if pid <= 0:
+        return True  # not a writer's pid (0 would signal our own process group)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OverflowError, OSError):  # PermissionError: another user's process; or unsure
+        return True
+    return True
 
 
 def _fsync(path: str) -> None:
@@ -77,16 +149,119 @@ def _remove(paths: list[str]) -> None:
             pass
 
 
+def _link_exclusive(source: str, target: str) -> bool:
+    """Give ``source`` the name ``target`` unless ``target`` exists, atomically (no window
+    between the check and the publication).
+
+    Returns:
+        False when ``source`` keeps its name too (a hard link), True when it was moved (on a
+        file system without hard links: the name is reserved with ``O_EXCL``, then the file
+        is moved onto it, so an empty file stands there for a moment).
+
+    Raises:
+        FileExistsError: ``target`` exists.
+    """
+    try:
+        os.link(source, target)
+        return False
+    except OSError as exc:
+        if isinstance(exc, FileExistsError) or exc.errno not in _NO_HARD_LINKS:
+            raise
+    os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    os.replace(source, target)
+    return True
+
+
+class _DataSetFiles:
+    """The names that belong to the data set ``file_name`` in its folder."""
+
+    def __init__(self, file_name: str) -> None:
+        self.directory, self.base = os.path.split(file_name)
+        self.manifest = file_name + MANIFEST_SUFFIX
+        base = re.escape(self.base)
+        self.temp = re.compile(base + r"(?:\d*|" + re.escape(MANIFEST_SUFFIX) + r")\.tmp-" + _TOKEN)
+        self.generation = re.compile(base + r"\.g" + _TOKEN + r"\d*")
+        self.shard = re.compile(base + r"(?:\d*|\.g" + _TOKEN + r"\d*)")
+
+    def listed_shards(self) -> set[str] | None:
+        """The shard names of this data set that its current manifest lists: empty when there
+        is no manifest, None when it cannot be read (then nothing counts as unlisted)."""
+        try:
+            raw = read_manifest_json(self.manifest)
+        except FileNotFoundError:
+            return set()
+        except (OSError, ValueError):
+            return None
+        shards = raw.get("shards") if isinstance(raw, dict) else None
+        if not isinstance(shards, list):
+            return None
+        names = {entry.get("file") for entry in shards if isinstance(entry, dict)}
+        # only names of this data set's shards: plain names, never another file of the folder
+        return {n for n in names if isinstance(n, str) and self.shard.fullmatch(n)}
+
+    def remove_leftovers(self) -> list[tuple[str, int]]:
+        """Remove what killed writers of this data set left: their temporary files, and their
+        generation shards that the current manifest does not list. A file counts as a dead
+        writer's only when its token's host tag is ours and its pid is gone, so a live
+        writer's files (here or on another machine sharing the folder) are never touched.
+
+        Returns:
+            ``(path, bytes freed)`` of every file removed.
+        """
+        tag = _host_tag()
+        temps, generations = [], []
+        try:
+            names = [n for n in os.listdir(self.directory) if n.startswith(self.base)]
+        except OSError:  # a folder we may write but not list: nothing to find
+            names = []
+        for name in names:
+            for pattern, found in ((self.temp, temps), (self.generation, generations)):
+                match = pattern.fullmatch(name)
+                if match and match["tag"] == tag and not _pid_alive(int(match["pid"])):
+                    found.append(name)
+        if generations:
+            # Read the manifest after the pid checks: a writer dead by then publishes nothing
+            # more, so a shard it wrote that this manifest does not list is garbage.
+            listed = self.listed_shards()
+            generations = [] if listed is None else [n for n in generations if n not in listed]
+        removed = []
+        for name in temps + generations:
+            path = os.path.join(self.directory, name)
+            try:
+                info = os.lstat(path)
+                os.remove(path)
+            except OSError:  # gone already (another writer cleaning up), or not a file
+                continue
+            removed.append((path, info.st_size if info.st_nlink <= 1 else 0))
+        return removed
+
+
+def _concat(parts: list) -> Any:
+    """One column from consecutive pieces (arrays, Arrow arrays or lists)."""
+    if isinstance(parts[0], np.ndarray):
+        return np.concatenate(parts)
+    if isinstance(parts[0], pa.Array):
+        return pa.concat_arrays(parts)
+    return [v for part in parts for v in part]
+
+
 class FileWriter:
     """Write a jisu record data set (MindRecord's ``FileWriter`` API).
 
     Args:
         file_name: path of the data set (the shard name when ``shard_num=1``).
         shard_num: number of shard files.
-        overwrite: replace an existing data set of that name.
+        overwrite: replace an existing data set of that name. Readers see the old data set
+            until ``commit()`` publishes the new one, whenever the writer dies.
+
+    Attributes:
+        paths: the shard files (their final names once committed).
+        removed_leftovers: ``(path, bytes freed)`` of the files of killed writers of this
+            data set that the constructor removed (see the module docstring).
 
     Raises:
-        FileExistsError: a file of the data set exists and ``overwrite`` is False.
+        FileExistsError: a file of the data set exists and ``overwrite`` is False (checked
+            here and again, atomically, at ``commit()``).
 
     Example:
         >>> writer = FileWriter("train.rec", shard_num=2)
@@ -115,9 +290,12 @@ class FileWriter:
         directory = os.path.dirname(self.file_name)
         if not os.path.isdir(directory):
             raise FileNotFoundError(f"FileWriter: directory '{directory}' does not exist")
-        token = f".tmp-{os.getpid()}-{secrets.token_hex(4)}"
-        self._temp = [p + token for p in self.paths]
-        self._temp_manifest = self.manifest + token
+        self.overwrite = bool(overwrite)
+        self._files = _DataSetFiles(self.file_name)
+        self.removed_leftovers = self._files.remove_leftovers()
+        self._token = f"{os.getpid()}-{_host_tag()}{secrets.token_hex(4)}"
+        self._temp = [f"{p}.tmp-{self._token}" for p in self.paths]
+        self._temp_manifest = f"{self.manifest}.tmp-{self._token}"
         self._cleanup = weakref.finalize(self, _remove, [*self._temp, self._temp_manifest])
         self._fields: list[Field] | None = None
         self._desc = ""
@@ -269,7 +447,10 @@ class FileWriter:
 
     def _writer(self, shard: int) -> Any:
         if self._writers[shard] is None:
-            self._writers[shard] = pa.ipc.new_file(self._temp[shard], self._schema)
+            # the shard's place and data set ride in its metadata (see the module docstring)
+            place = {"jisu.shard": f"{shard}/{self.shard_num}", "jisu.dataset": self._token}
+            schema = self._schema.with_metadata({**self._schema.metadata, **place})
+            self._writers[shard] = pa.ipc.new_file(self._temp[shard], schema)
         return self._writers[shard]
 
     def _write_blocks(self, blocks: list[dict], parallel: bool) -> None:
@@ -294,7 +475,12 @@ class FileWriter:
 
     # ------------------------------------------------------------------ commit
     def commit(self) -> None:
-        """Write the last rows, make every file durable, then publish the data set atomically."""
+        """Write the last rows, make every file durable, then publish the data set atomically.
+
+        Raises:
+            FileExistsError: without ``overwrite``, a file of the data set appeared since the
+                constructor (another writer committed first). Nothing of this writer stays.
+        """
         self._check_open()
         self._require_schema("commit")
         if self._pending_rows:
@@ -305,17 +491,33 @@ class FileWriter:
         def seal(i: int) -> dict:  # durable, then checksummed from the page cache
             _fsync(self._temp[i])
             return {
-                "file": os.path.basename(self.paths[i]),
                 "rows": self._rows[i],
                 "bytes": os.path.getsize(self._temp[i]),
                 "crc32": crc32_of(self._temp[i]),
             }
 
         with ThreadPoolExecutor(min(self.shard_num, os.cpu_count() or 1)) as pool:
-            shards = list(pool.map(seal, range(self.shard_num)))
+            sealed = list(pool.map(seal, range(self.shard_num)))
+        replacing = self.overwrite and any(os.path.lexists(p) for p in [self.manifest, *self.paths])
+        try:
+            if replacing:
+                self._replace(sealed)
+            else:
+                self._publish_first(sealed)
+        except FileExistsError:
+            self.abort()
+            raise
+        self._done = True
+        self._cleanup.detach()
+
+    def _write_manifest(self, paths: list[str], sealed: list[dict]) -> None:
+        """The manifest listing shards ``paths`` (rows, bytes, crc32 in ``sealed``), written
+        durably under its temporary name."""
+        shards = [{"file": os.path.basename(p), **s} for p, s in zip(paths, sealed)]
         manifest = {
             "format": FORMAT,
             "version": FORMAT_VERSION,
+            "id": self._token,
             "schema": {f.name: f.to_dict() for f in self._fields},
             "desc": self._desc,
             "index_fields": self._index,
@@ -327,12 +529,52 @@ class FileWriter:
             json.dump(manifest, f, indent=1)
             f.flush()
             os.fsync(f.fileno())
-        for temp, final in zip(self._temp, self.paths):
-            os.replace(temp, final)
+
+    def _publish_first(self, sealed: list[dict]) -> None:
+        """Publish under the plain names, each only if it does not exist (``os.link``), the
+        manifest last. If a name exists, undo what this writer published and fail, or, with
+        ``overwrite``, replace the data set instead."""
+        self._write_manifest(self.paths, sealed)
+        published = []
+        target = ""
+        try:
+            for temp, target in zip(self._temp, self.paths):
+                published.append((temp, target, _link_exclusive(temp, target)))
+            _fsync(self._files.directory)  # the shards' names are durable before the manifest
+            target = self.manifest
+            _link_exclusive(self._temp_manifest, target)
+        except FileExistsError:
+            # names this writer created: nobody else can have replaced them since
+            for temp, final, moved in published:
+                if moved:
+                    os.replace(final, temp)
+                else:
+                    _remove([final])
+            if self.overwrite:
+                self._replace(sealed)
+                return
+            raise FileExistsError(
+                f"FileWriter.commit: '{target}' already exists (another writer committed a "
+                "data set of this name first); pass overwrite=True to replace it"
+            ) from None
+        _fsync(self._files.directory)
+        _remove([*self._temp, self._temp_manifest])  # the published names keep the data
+
+    def _replace(self, sealed: list[dict]) -> None:
+        """Replace the data set: new shards under generation names that only the new manifest
+        lists, the manifest replaced (the commit point), then the old shards removed."""
+        generation = f"{self.file_name}.g{self._token}"
+        paths = shard_files(generation, self.shard_num)
+        self._write_manifest(paths, sealed)
+        for temp, final in zip(self._temp, paths):
+            os.replace(temp, final)  # names of this writer alone: nothing is replaced
+        _fsync(self._files.directory)  # the shards' names are durable before the manifest
+        old = self._files.listed_shards() or set()
         os.replace(self._temp_manifest, self.manifest)  # the commit point
-        _fsync(os.path.dirname(self.manifest))
-        self._done = True
-        self._cleanup.detach()
+        _fsync(self._files.directory)
+        self.paths = paths
+        current = {os.path.basename(p) for p in paths}
+        _remove([os.path.join(self._files.directory, n) for n in sorted(old - current)])
 
     def abort(self) -> None:
         """Give up: remove the temporary files; nothing of this data set becomes visible."""

@@ -88,8 +88,10 @@ class RecordDataset(GeneratorDataset):
         verify: check every shard's CRC-32 against the manifest when opening (jisu format).
 
     Raises:
-        FileNotFoundError / ValueError: a missing, truncated or altered shard, named, before
-            any row is read.
+        FileNotFoundError: a missing manifest or shard, named, before any row is read.
+        MalformedFileError: (a ``ValueError``) a malformed manifest, or a shard that is
+            not a plain name beside it, not a regular file, truncated or altered, named,
+            before any row is read.
     """
 
     def __init__(

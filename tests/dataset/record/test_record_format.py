@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import jisu.dataset as ds
 from jisu.dataset import Shuffle
+from jisu.dataset.record.validate import MalformedFileError
 from tests.conftest import rows_of
 
 SCHEMA = {
@@ -173,7 +174,9 @@ def test_truncated_shard_is_named(tmp_path):
     path = write(tmp_path / "data.rec", 300, shards=2)
     with open(path + "1", "r+b") as f:
         f.truncate(os.path.getsize(path + "1") - 10)
-    with pytest.raises(ValueError, match=r"shard '.*data.rec1' has \d+ bytes but .* truncated"):
+    with pytest.raises(
+        MalformedFileError, match=r"data.rec1': shard has \d+ bytes but .* truncated"
+    ):
         ds.RecordDataset(path)
 
 
@@ -184,14 +187,14 @@ def test_altered_byte_is_detected(tmp_path):
         byte = f.read(1)
         f.seek(-1, os.SEEK_CUR)
         f.write(bytes([byte[0] ^ 0xFF]))
-    with pytest.raises(ValueError, match=r"shard '.*data.rec0' does not match its checksum"):
+    with pytest.raises(MalformedFileError, match=r"data.rec0': shard does not match its checksum"):
         ds.RecordDataset(path)
 
 
 def test_deleted_shard_is_named(tmp_path):
     path = write(tmp_path / "data.rec", 300, shards=3)
     os.remove(path + "2")
-    with pytest.raises(FileNotFoundError, match=r"shard '.*data.rec2' listed in .* is missing"):
+    with pytest.raises(FileNotFoundError, match=r"'.*data.rec2' \(listed in .*\) does not exist"):
         ds.RecordDataset(path)
 
 
