@@ -33,6 +33,7 @@ def atomic_write(path: str, mode: str = "wb") -> Iterator[IO]:
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.splitext(path)[1], dir=folder)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a plain open() would not
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
             yield f
             f.flush()
@@ -45,6 +46,19 @@ def atomic_write(path: str, mode: str = "wb") -> Iterator[IO]:
             raise _disk_full_error(exc, path) from exc
         raise
     _fsync_folder(folder)
+
+
+def _umask() -> int:
+    """This process's umask, read without changing it (``os.umask`` sets it, which would race
+    with other threads creating files): from /proc on Linux, else the usual 022."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
 
 
 def _disk_full_error(exc: OSError, path: str) -> OSError:

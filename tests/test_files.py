@@ -62,3 +62,13 @@ def test_other_os_errors_pass_through_unchanged(tmp_path):
     with pytest.raises(PermissionError, match="nope"), atomic_write(str(tmp_path / "a.txt"), "w"):
         raise PermissionError(errno.EACCES, "nope")
     assert os.listdir(tmp_path) == []
+
+
+def test_the_file_gets_the_mode_a_plain_open_gives(tmp_path):
+    """mkstemp creates 0600 files; what atomic_write publishes follows the umask like open()."""
+    plain = tmp_path / "plain.txt"
+    plain.write_text("x")
+    path = tmp_path / "atomic.txt"
+    with atomic_write(str(path), "w") as f:
+        f.write("x")
+    assert os.stat(path).st_mode & 0o777 == os.stat(plain).st_mode & 0o777
