@@ -142,7 +142,10 @@ def get_multiprocessing_timeout_interval() -> float:
 def set_sample_timeout(seconds: float | None) -> None:
     """Opt-in: fail the pipeline with a ``TimeoutError`` (naming the op, the worker and the
     sample) when one task runs longer than ``seconds``; ``None`` (default) waits forever,
-    warning every :func:`get_multiprocessing_timeout_interval` seconds."""
+    warning every :func:`get_multiprocessing_timeout_interval` seconds. The error is also a
+    ``RuntimeError``, like every pipeline error. The pipeline stops without waiting for the task:
+    a stuck worker process is killed; a stuck thread (threads cannot be killed) ends when its
+    op returns."""
     if seconds is not None and (
         isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0
     ):

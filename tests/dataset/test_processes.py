@@ -18,19 +18,42 @@ from jisu.dataset.engine.process_pool import WorkerDiedError
 from tests.conftest import image_source, rows_of
 
 
-def alive(pid: int) -> bool:
+def state(pid: int) -> str | None:
+    """The state letter of /proc/PID/status ("R", "S", "Z" for a zombie, ...); None once the
+    process is gone (it ended and its parent reaped it)."""
     try:
         with open(f"/proc/{pid}/status") as f:
-            return "State:\tZ" not in f.read()
+            for line in f:
+                if line.startswith("State:"):
+                    return line.split()[1]
     except FileNotFoundError:
-        return False
+        pass
+    return None
+
+
+def alive(pid: int) -> bool:
+    return state(pid) not in (None, "Z")
+
+
+def parent(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("PPid:"))
 
 
 def wait_dead(pids: list[int], timeout: float = 10.0) -> list[int]:
+    """The pids still running after waiting up to ``timeout`` for them to end."""
     deadline = time.monotonic() + timeout
     while any(alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     return [p for p in pids if alive(p)]
+
+
+def wait_reaped(pids: list[int], timeout: float = 10.0) -> list[int]:
+    """The pids still running or left as zombies after waiting up to ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while any(state(p) is not None for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [p for p in pids if state(p) is not None]
 
 
 def shm_entries() -> set[str]:
@@ -126,7 +149,30 @@ def test_sigkill_of_a_worker_is_a_clear_error_within_seconds():
     with pytest.raises(WorkerDiedError, match=rf"pid {victim}\) killed by SIGKILL"):
         list(it)
     assert time.monotonic() - begin < 10
-    assert not wait_dead([*it.worker_pids(), victim])
+    # the forkserver, the workers' parent, reaps them: no zombie is left, now or at shutdown
+    assert not wait_reaped([victim])
+    others = it.worker_pids()
+    it.close()
+    assert not wait_reaped(others)
+
+
+def test_a_dead_forkserver_is_reported_reaped_and_its_workers_stopped():
+    """The forkserver (this process's child, the workers' parent) dies: its live workers are
+    not mistaken for dead ones, they are stopped, and the forkserver leaves no zombie."""
+    data = ds.NumpySlicesDataset(np.arange(2000), shuffle=False).map(
+        slow, python_multiprocessing=True, num_parallel_workers=2
+    )
+    it = data.create_tuple_iterator(output_numpy=True)
+    next(it)
+    workers = it.worker_pids()
+    forkserver = parent(workers[0])
+    assert parent(forkserver) == os.getpid()
+    os.kill(forkserver, signal.SIGKILL)
+    with pytest.raises(WorkerDiedError, match="the forkserver process that starts jisu's workers"):
+        list(it)
+    it.close()
+    assert not wait_reaped([forkserver])
+    assert not wait_dead(workers)  # orphans: reaping them is their new parent's (init's) job
 
 
 def test_opt_in_restart_replaces_a_dead_worker_without_changing_output():
@@ -142,11 +188,13 @@ def test_opt_in_restart_replaces_a_dead_worker_without_changing_output():
     try:
         it = build().create_tuple_iterator(num_epochs=1, output_numpy=True)
         got = [next(it)[0].tolist()]
-        os.kill(it.worker_pids()[0], signal.SIGKILL)
+        victim = it.worker_pids()[0]
+        os.kill(victim, signal.SIGKILL)
         got += [row[0].tolist() for row in it]
     finally:
         ds.config.set_worker_restart(False)
     assert got == expected
+    assert not wait_reaped([victim])
 
 
 def ending_close(it):

@@ -5,9 +5,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -16,6 +14,7 @@ if TYPE_CHECKING:
 from .autotune import AutoTuner
 from .buffers import batch_buffers
 from .stats import StageStats
+from .thread_pool import ThreadPool
 
 logger = logging.getLogger("jisu.dataset")
 
@@ -24,83 +23,6 @@ POLL_S = 0.05  # how often blocked engine threads look at the stop flag
 
 class Stopped(Exception):
     """Raised inside engine threads when their iterator is being closed."""
-
-
-class ThreadPool:
-    """A fixed set of daemon threads running one stage's task on submitted items.
-
-    Unlike ``concurrent.futures.ThreadPoolExecutor`` the threads are daemons that never block
-    interpreter exit, and each finished future carries ``compute_s``, the time its task took
-    (for chunk sizing and profiling).
-    """
-
-    def __init__(self, name: str, workers: int, ctx: ExecContext, task: Any) -> None:
-        self.name = name
-        self.workers = workers
-        self.busy_s = 0.0
-        self._ctx = ctx
-        self._task = task
-        self._tasks: queue.SimpleQueue = queue.SimpleQueue()
-        self._threads = [
-            threading.Thread(target=self._run, name=f"jisu-{name}-{i}", daemon=True)
-            for i in range(workers)
-        ]
-        for thread in self._threads:
-            thread.start()
-
-    def submit(self, epoch: int, item: Any) -> Future:
-        future: Future = Future()
-        self._tasks.put((future, epoch, item))
-        return future
-
-    def _run(self) -> None:
-        while True:
-            entry = self._tasks.get()
-            if entry is None:
-                return
-            future, epoch, item = entry
-            if not future.set_running_or_notify_cancel():
-                continue
-            begin = time.perf_counter()
-            try:
-                result = self._task(self._ctx, epoch, item)
-            except BaseException as exc:  # delivered to the consumer, never lost
-                future.compute_s = time.perf_counter() - begin
-                future.set_exception(exc)
-            else:
-                future.compute_s = time.perf_counter() - begin
-                future.set_result(result)
-            self.busy_s += future.compute_s
-
-    #: a new thread serves tasks at once (AutoTune judges a resize after this many seconds)
-    start_seconds = 0.0
-
-    def resize(self, workers: int) -> None:
-        """Run ``workers`` threads from now on (AutoTune): new threads start at once; a
-        surplus thread exits after the task it is running."""
-        workers = max(1, workers)
-        for i in range(self.workers, workers):
-            thread = threading.Thread(target=self._run, name=f"jisu-{self.name}-{i}", daemon=True)
-            self._threads.append(thread)
-            thread.start()
-        for _ in range(workers, self.workers):
-            self._tasks.put(None)
-        self.workers = workers
-
-    def shutdown(self, timeout: float) -> None:
-        while True:  # cancel what has not started
-            try:
-                entry = self._tasks.get_nowait()
-            except queue.Empty:
-                break
-            if entry is not None:
-                entry[0].cancel()
-        for _ in self._threads:
-            self._tasks.put(None)
-        current = threading.current_thread()
-        for thread in self._threads:
-            if thread is not current:
-                thread.join(timeout)
 
 
 class ExecContext:
@@ -135,7 +57,8 @@ class ExecContext:
         self._lock = threading.Lock()
         self._cache: dict[Any, Any] = {}
         self.buffers = batch_buffers  # batch arrays, reused once the consumer drops them
-        self.skipped = 0  # samples dropped by ops in "skip" error mode
+        self.skipped = 0  # samples dropped by ops and source reads in "skip" error mode
+        self.skipped_by_epoch: dict[int, int] = {}
         self.skip_examples: list[str] = []
 
     def node_id(self, node: object) -> int:
@@ -194,10 +117,13 @@ class ExecContext:
                 self._cache.pop(next(iter(self._cache)))
             return self._cache[key]
 
-    def note_skip(self, message: str) -> None:
-        """Count a sample dropped in "skip" error mode (the first few messages are kept)."""
+    def note_skip(self, message: str, epoch: int) -> None:
+        """Count a sample of ``epoch`` dropped in "skip" error mode (the first few messages
+        are kept). Counts are kept per epoch: workers run ahead into the next epoch, and the
+        iterator reports an epoch's count only once it has reached that epoch."""
         with self._lock:
             self.skipped += 1
+            self.skipped_by_epoch[epoch] = self.skipped_by_epoch.get(epoch, 0) + 1
             if len(self.skip_examples) < 3:
                 self.skip_examples.append(message)
 

@@ -1,28 +1,80 @@
-"""Errors raised by pipelines, and how a failure inside an op gets its context."""
+"""Errors raised by pipelines, and how a failure inside an op gets its context.
+
+MindSpore's contract is that every failure during iteration is a ``RuntimeError``; Python's is
+that a ``ValueError`` stays a ``ValueError``. jisu keeps both: an exception that leaves an op
+with its context (:func:`with_context`) is an instance of its original type *and* of
+:class:`PipelineError` (a ``RuntimeError``), so ``except ValueError`` and
+``except RuntimeError`` both catch it.
+"""
 
 from __future__ import annotations
 
-from typing import NoReturn
+import threading
+from typing import Any, NoReturn
 
 
 class PipelineError(RuntimeError):
-    """A failure inside a running pipeline whose original exception type could not be kept."""
+    """A failure inside a running pipeline. An op's error is one too, of its own type as well
+    (see the module doc); it is plain PipelineError when that type cannot be kept."""
+
+
+class TaskTimeoutError(PipelineError, TimeoutError):
+    """A task ran longer than ``config.set_sample_timeout`` allows; names the op, the worker and
+    the sample. A ``TimeoutError`` and, like every pipeline error, a ``RuntimeError``."""
+
+
+_in_context_types: dict[type, type] = {}
+_types_lock = threading.Lock()
+
+
+def in_context_type(cls: type[BaseException]) -> type[BaseException]:
+    """``cls`` made catchable as ``RuntimeError``: ``cls`` itself when it already is one, else a
+    subclass of both ``cls`` and :class:`PipelineError` with the same name (made once per class).
+    :class:`PipelineError` itself when no such class can exist (a layout conflict)."""
+    if issubclass(cls, RuntimeError):
+        return cls
+    with _types_lock:
+        combined = _in_context_types.get(cls)
+        if combined is None:
+            namespace = {
+                "__module__": cls.__module__,
+                "__qualname__": cls.__qualname__,
+                "__reduce__": _reduce_in_context,
+                "__doc__": f"{cls.__name__} raised inside a pipeline (also a RuntimeError).",
+            }
+            try:
+                combined = type(cls.__name__, (cls, PipelineError), namespace)
+            except TypeError:  # e.g. two C base classes with incompatible layouts
+                combined = PipelineError
+            _in_context_types[cls] = combined
+        return combined
+
+
+def _reduce_in_context(self: BaseException) -> tuple[Any, ...]:
+    """Pickle an in-context exception by its original class (the combined class is made anew
+    where it is unpickled: in the parent of a worker process, say)."""
+    return _rebuild_in_context, (type(self).__mro__[1], self.args), self.__dict__
+
+
+def _rebuild_in_context(cls: type[BaseException], args: tuple) -> BaseException:
+    return in_context_type(cls)(*args)
 
 
 def with_context(exc: BaseException, context: str) -> BaseException:
     """Return an exception that says where ``exc`` happened and chains it.
 
     The new exception keeps the original type when that type can be built from a message
-    (ValueError, TypeError, KeyError, ...), so ``except ValueError`` in user code still works;
-    otherwise it is a :class:`PipelineError`. The original, with its worker traceback, is the
-    ``__cause__``. An exception that already carries pipeline context is returned unchanged:
-    the innermost context (op, column, sample) is the useful one.
+    (ValueError, TypeError, KeyError, ...) and is also a :class:`PipelineError`, so both
+    ``except ValueError`` and ``except RuntimeError`` in user code work; otherwise it is a plain
+    :class:`PipelineError`. The original, with its worker traceback, is the ``__cause__``. An
+    exception that already carries pipeline context is returned unchanged: the innermost
+    context (op, column, sample) is the useful one.
     """
     if getattr(exc, "_jisu_context", False) or not isinstance(exc, Exception):
         return exc
     message = f"{context}: {type(exc).__name__}: {exc}"
     try:
-        new = type(exc)(message)
+        new = in_context_type(type(exc))(message)
         if str(new) != message and not isinstance(new, KeyError):
             raise TypeError("message not kept")
     except Exception:

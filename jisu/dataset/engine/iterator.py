@@ -113,19 +113,18 @@ def _drive(
     """Driver thread: run epoch after epoch into ``out``, with an end marker after each."""
     try:
         stream = root._epochs(ctx, epoch, start, num_epochs)
-        reported = 0
         try:
             for row in stream:
-                if row is EPOCH_END and ctx.skipped > reported:
-                    logger.warning(
-                        "jisu: %d sample(s) skipped in epoch %d because an op failed on them "
-                        "(error samples mode 'skip'); first: %s",
-                        ctx.skipped - reported,
-                        epoch,
-                        ctx.skip_examples[0],
-                    )
-                    reported = ctx.skipped
                 if row is EPOCH_END:
+                    skipped = ctx.skipped_by_epoch.get(epoch, 0)
+                    if skipped:
+                        logger.warning(
+                            "jisu: %d sample(s) skipped in epoch %d because an op or a source "
+                            "read failed on them (error samples mode 'skip'); first: %s",
+                            skipped,
+                            epoch,
+                            ctx.skip_examples[0],
+                        )
                     epoch += 1
                 ctx.put(out, row)
         finally:
@@ -184,6 +183,7 @@ class DatasetIterator:
         self._seed = config.get_seed()
         self._epoch = 0
         self._position = 0
+        self._skipped_done = 0  # samples skipped in finished epochs and closed runs
         self._ctx: ExecContext | None = None
         self._stats: dict | None = None  # a closed iterator's stage statistics
         self._stopped = 0.0
@@ -224,6 +224,8 @@ class DatasetIterator:
 
     def close(self) -> None:
         """Stop every thread of this iterator and release its buffers (idempotent)."""
+        if self._ctx is not None and self._position > 0:  # keep the epoch in progress' skips
+            self._skipped_done += self._ctx.skipped_by_epoch.get(self._epoch, 0)
         if self._finalizer is not None:
             self._finalizer()
             self._finalizer = None
@@ -259,6 +261,7 @@ class DatasetIterator:
         if item is EPOCH_END:
             if ctx.tuner is not None:
                 ctx.tuner.finish()
+            self._skipped_done += ctx.skipped_by_epoch.get(self._epoch, 0)
             self._epoch += 1
             self._position = 0
             if self._num_epochs > 0 and self._epoch >= self._num_epochs:
@@ -278,8 +281,15 @@ class DatasetIterator:
 
     @property
     def skipped_samples(self) -> int:
-        """Samples dropped so far because an op failed on them (error samples mode "skip")."""
-        return 0 if self._ctx is None else self._ctx.skipped
+        """Samples dropped because an op or a source read failed on them (error samples mode
+        "skip"), over this iterator's life: all the epochs it has finished (also after the
+        last one, :meth:`close` and :meth:`set_state`), plus the epoch in progress once a row
+        of it has been consumed. A finished epoch's count is exact; within an epoch the count
+        can run ahead of the rows consumed, as workers prepare rows in advance."""
+        in_progress = 0
+        if self._ctx is not None and self._position > 0:
+            in_progress = self._ctx.skipped_by_epoch.get(self._epoch, 0)
+        return self._skipped_done + in_progress
 
     def worker_pids(self) -> list[int]:
         """PIDs of the worker processes of this iterator's ``python_multiprocessing`` stages."""

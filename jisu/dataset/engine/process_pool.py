@@ -15,6 +15,15 @@ arrays, or pickled when no slab is free or the result outgrew the slabs (which t
 A worker that dies (a signal, the OOM killer) is noticed at once through its process sentinel:
 its task fails with :class:`WorkerDiedError`, or, with ``config.set_worker_restart(True)``, the
 worker is replaced and its task re-run (the same task gives the same output).
+
+Workers are children of the forkserver, which reaps them as soon as they end (it waits on
+SIGCHLD), so a dead worker never lingers as a zombie. The forkserver itself is a child of this
+process: if it dies (the OOM killer, a stray ``kill``), its workers lose their parent and the
+pool stops them and reaps the dead forkserver (starting a new one for later workers), instead of
+mistaking the live workers for dead ones and leaving a zombie behind.
+
+A task that :mod:`.watchdog` reported as stuck (:meth:`ProcessPool.mark_stuck`) does not hold up
+shutdown: its worker is killed at once.
 """
 
 from __future__ import annotations
@@ -22,11 +31,13 @@ from __future__ import annotations
 import itertools
 import logging
 import multiprocessing
+import os
 import signal
 import threading
+import time
 from collections import deque
 from concurrent.futures import Future
-from multiprocessing import spawn
+from multiprocessing import forkserver, spawn
 from multiprocessing.connection import wait
 from multiprocessing.reduction import send_handle
 from typing import TYPE_CHECKING, Any
@@ -46,6 +57,7 @@ logger = logging.getLogger("jisu.dataset")
 
 _MIB = 1 << 20
 _MAX_RESTARTS = 3
+_FORKSERVER_LOST = 255  # the exit code multiprocessing gives a worker whose forkserver died
 _mp_context: Any = None
 
 
@@ -87,7 +99,32 @@ def _start_without_main(process: Any) -> None:
             spawn.get_preparation_data = original
 
 
-class WorkerDiedError(RuntimeError):
+def _forkserver_pid() -> int | None:
+    """The pid of multiprocessing's forkserver (private to it: there is no public way)."""
+    return getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+
+
+def _reap_forkserver(pid: int | None) -> None:
+    """Let multiprocessing reap the dead forkserver ``pid`` (and start a new one for later
+    workers); nothing to wait for if it has done so already (another worker told it).
+
+    Its pipes close a moment before it becomes a zombie that ``waitpid`` can take, and
+    multiprocessing looks only once (``WNOHANG``): so first wait, without reaping it, until it
+    is one.
+    """
+    if pid is not None and pid == _forkserver_pid() and hasattr(os, "waitid"):
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline:
+            try:
+                if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                    break
+            except ChildProcessError:
+                break
+            time.sleep(0.001)
+    forkserver.ensure_running()
+
+
+class WorkerDiedError(PipelineError):
     """A worker process ended while it had work (killed by a signal, the OOM killer, ...)."""
 
 
@@ -151,6 +188,8 @@ class ProcessPool:
         self._drops: list[set[int]] = [set() for _ in range(workers)]
         self._restarts = 0
         self._stopping: set[int] = set()  # surplus workers told to exit (resize)
+        self._stuck: set[int] = set()  # workers whose task was reported stuck
+        self._forkservers: dict[int, int | None] = {}  # worker -> the forkserver that made it
         self._slab_size = 0
         self._max_slabs = 2 * workers + 4
         self._slabs: dict[int, Slab] = {}
@@ -175,6 +214,7 @@ class ProcessPool:
             target=process_worker.main, args=(child,), name=f"jisu-{self.name}-{i}", daemon=True
         )
         _start_without_main(process)
+        self._forkservers[i] = _forkserver_pid()
         child.close()
         parent.send(len(self._shared))
         for slab in self._shared:
@@ -182,6 +222,7 @@ class ProcessPool:
         parent.send_bytes(self._spec)
         self._procs[i], self._conns[i] = process, parent
         self._known[i], self._drops[i] = set(), set()
+        self._stuck.discard(i)
         self._idle.append(i)
 
     #: how long a new worker may take before it serves tasks (AutoTune judges a resize after)
@@ -257,6 +298,7 @@ class ProcessPool:
                 self._fail_all(exc, future)
                 return
             self._busy[i] = (future, task_id, epoch, item, slab_id)
+            future.running = (time.perf_counter(), self._procs[i], epoch, item)  # see watchdog
             try:
                 self._send_task(i, task_id, epoch, item, slab_id)
             except OSError:  # the worker is gone; its sentinel will say how
@@ -360,6 +402,7 @@ class ProcessPool:
         kind, _task_id, seconds = message[:3]
         with self._lock:
             entry = self._busy.pop(i, None)
+            self._stuck.discard(i)
             if i in self._stopping:
                 self._tell_to_stop(i)
             else:
@@ -369,10 +412,11 @@ class ProcessPool:
             return
         future, slab_id = entry[0], entry[4]
         future.compute_s = seconds
+        future.running = None
         if kind == "ok":
             payload, (skipped, examples) = message[3], message[4]
             for k in range(skipped):  # samples dropped in "skip" mode count in this process
-                self._ctx.note_skip(examples[k] if k < len(examples) else "")
+                self._ctx.note_skip(examples[k] if k < len(examples) else "", entry[2])
             if payload[0] == "slab":
                 slab = self._slabs[slab_id]
                 result = unpack(payload[2], slab.map, lambda s=slab_id: self._release(s))
@@ -417,17 +461,15 @@ class ProcessPool:
                 self._stopped(i)
                 return
             conn = self._conns[i]
-            while True:  # results it sent before dying still count
-                try:
-                    if not conn.poll():
-                        break
-                    message = conn.recv()
-                except (EOFError, OSError):
-                    break
-                self._on_message(i, message)
-            process.join(timeout=1.0)
-            how = _describe_exit(process.exitcode)
+            if self._drain(i) or process.exitcode != _FORKSERVER_LOST:
+                process.join(timeout=1.0)
+                how = _describe_exit(process.exitcode)
+            else:
+                how = self._orphaned(i, process)
             entry = self._busy.pop(i, None)
+            self._stuck.discard(i)
+            if entry is not None:
+                entry[0].running = None
             if i in self._idle:
                 self._idle.remove(i)
             conn.close()
@@ -468,6 +510,40 @@ class ProcessPool:
             )
             self._fail_all(error, entry[0] if entry else None)
 
+    def _drain(self, i: int) -> bool:
+        """Take in the results worker ``i`` sent before it ended (they still count); True once
+        its pipe is at its end, False while the worker still holds it (it is alive)."""
+        conn = self._conns[i]
+        while True:
+            try:
+                if not conn.poll():
+                    return False
+                message = conn.recv()
+            except (EOFError, OSError):
+                return True
+            self._on_message(i, message)
+
+    def _orphaned(self, i: int, process: Any) -> str:
+        """The forkserver died, so worker ``i`` (alive: it holds its pipe) looked dead: stop it,
+        and reap the dead forkserver (multiprocessing starts a new one for later workers)."""
+        try:
+            os.kill(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        with _start_lock:
+            _reap_forkserver(self._forkservers.get(i))
+        return (
+            "was stopped: the forkserver process that starts jisu's workers ended (killed, or "
+            "out of memory)"
+        )
+
+    def mark_stuck(self, future: Future) -> None:
+        """The task of ``future`` was reported stuck: shutdown kills its worker at once."""
+        with self._lock:
+            for i, entry in self._busy.items():
+                if entry[0] is future:
+                    self._stuck.add(i)
+
     def _fail_all(self, error: BaseException, future: Future | None) -> None:
         """Break the pool: this future and every waiting one fail with ``error``."""
         self._broken = error
@@ -498,6 +574,9 @@ class ProcessPool:
                         pass
         if threading.current_thread() is not self._collector:
             self._collector.join(timeout)
+        for i in self._stuck:  # a stuck task never ends: waiting for its worker is pointless
+            if self._procs[i] is not None:
+                self._procs[i].kill()
         for process in self._procs:
             if process is not None:
                 process.join(timeout)

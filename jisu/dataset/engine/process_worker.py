@@ -10,7 +10,9 @@ Protocol over the worker's duplex pipe (parent -> worker):
 worker -> parent:
     ``("ok", task_id, seconds, ("slab", slab_id, layout) | ("pickle", result, nbytes),
     (samples skipped, their messages))``;
-    ``("err", task_id, seconds, exception or None, message, traceback text)``.
+    ``("err", task_id, seconds, exception or None, message, traceback text)``, also for a
+    result that cannot be pickled (the worker names the op, column, sample and type, and lives
+    on).
 """
 
 from __future__ import annotations
@@ -22,14 +24,18 @@ import signal
 import time
 import traceback
 from multiprocessing.connection import Connection
-from multiprocessing.reduction import recv_handle
+from multiprocessing.reduction import ForkingPickler, recv_handle
 from typing import Any
 
 import cloudpickle
+import numpy as np
 
+from ..transforms.base import op_name
 from .context import ExecContext
+from .errors import with_context
 from .shared_arrays import loads_attached
 from .shm import pack
+from .watchdog import describe_items, stage_ops
 
 
 def _error_message(exc: BaseException) -> tuple[Any, str, str]:
@@ -40,6 +46,83 @@ def _error_message(exc: BaseException) -> tuple[Any, str, str]:
     except Exception:
         payload = None
     return payload, f"{type(exc).__name__}: {exc}", text
+
+
+def _pickles(value: Any) -> bool:
+    try:
+        ForkingPickler.dumps(value)
+    except Exception:
+        return False
+    return True
+
+
+def _culprit(value: Any, depth: int = 0) -> Any:
+    """The innermost part of ``value`` that does not pickle, looking into object arrays (a map
+    wraps what an op returns in one), lists, tuples and dict values."""
+    parts: Any = ()
+    if isinstance(value, np.ndarray) and value.dtype.kind == "O":
+        parts = value.flat
+    elif isinstance(value, (list, tuple)):
+        parts = value
+    elif isinstance(value, dict):
+        parts = value.values()
+    if depth < 4:
+        for part in parts:
+            if not _pickles(part):
+                return _culprit(part, depth + 1)
+    return value
+
+
+def _type_name(value: Any) -> str:
+    cls = type(value)
+    return (
+        cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+    )
+
+
+def _unpicklable_part(result: Any) -> tuple[int | None, int | None, Any]:
+    """``(row, column, value)``: the first value of a task's result that does not pickle.
+
+    A result is a list of rows (tuples of column values) or one batch (a tuple of columns);
+    ``row`` is None for a batch, ``column`` None when the result has no columns.
+    """
+    rows = result if isinstance(result, list) else [result]
+    for k, row in enumerate(rows):
+        values = row if isinstance(row, tuple) else (row,)
+        for j, value in enumerate(values):
+            if not _pickles(value):
+                row_at = k if isinstance(result, list) else None
+                return row_at, (j if isinstance(row, tuple) else None), _culprit(value)
+    return None, None, _culprit(result)
+
+
+def _producer(task: Any, column: str | None) -> str:
+    """The op that made ``column``: the last operation of the topmost map that outputs it."""
+    for node in reversed(task.nodes()):
+        operations = getattr(node, "operations", None)
+        if operations and column in (getattr(node, "output_columns", None) or ()):
+            return f"{node.op_name}: operation {op_name(operations[-1])}"
+    return stage_ops(task)
+
+
+def unsendable_result(
+    exc: Exception, task: Any, epoch: int, item: Any, result: Any
+) -> BaseException:
+    """The error to send back for a task whose result does not pickle: ``exc``'s type, naming
+    the op, the column, the sample and the type of the value that cannot be sent."""
+    row, column_at, value = _unpicklable_part(result)
+    columns = list(getattr(task.node, "_columns", ()))
+    column = columns[column_at] if column_at is not None and column_at < len(columns) else None
+    unit = "batch" if task.node.op_name == "batch" else "sample"
+    same_length = isinstance(item, list) and isinstance(result, list) and len(item) == len(result)
+    samples = describe_items([item[row]] if same_length and row is not None else item, unit)
+    in_column = f" in column {column!r}" if column is not None else ""
+    return with_context(
+        exc,
+        f"{_producer(task, column)} returned a value that cannot be sent back from its worker "
+        f"process (python_multiprocessing=True): a {_type_name(value)!r} object{in_column} "
+        f"at {samples} of epoch {epoch}; return NumPy arrays, numbers or strings",
+    )
 
 
 def main(conn: Connection) -> None:
@@ -85,7 +168,14 @@ def main(conn: Connection) -> None:
             layout, nbytes = pack(result, slabs.get(slab_id) if slab_id is not None else None)
             seconds = time.perf_counter() - begin
             skips = (ctx.skipped - skipped, ctx.skip_examples[examples:])
-            if layout is not None:
-                conn.send(("ok", task_id, seconds, ("slab", slab_id, layout), skips))
-            else:
-                conn.send(("ok", task_id, seconds, ("pickle", result, nbytes), skips))
+            sent = ("slab", slab_id, layout) if layout is not None else ("pickle", result, nbytes)
+            try:
+                data = ForkingPickler.dumps(("ok", task_id, seconds, sent, skips))
+            except Exception as exc:  # the result does not pickle: say so instead of dying
+                try:
+                    error = unsendable_result(exc, task, epoch, item, result)
+                except Exception:  # a result too odd to describe still gets reported
+                    error = with_context(exc, "a result cannot be sent back from a worker process")
+                conn.send(("err", task_id, seconds, *_error_message(error)))
+                continue
+            conn.send_bytes(data)

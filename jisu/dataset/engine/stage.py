@@ -10,6 +10,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
 from .context import ExecContext, Stopped
+from .watchdog import StuckTaskWatch
 
 if TYPE_CHECKING:
     from .tasks import StageTask
@@ -47,12 +48,16 @@ def ordered_map(
     the stage asked for them); at most ``inflight`` items are submitted but not yet consumed.
     An exception raised by the task or by ``items`` is raised here, at its place in the order,
     with its original traceback. ``chunker`` learns the time each item took.
+
+    While it waits for a result, a :class:`.watchdog.StuckTaskWatch` warns about a task that
+    runs too long and raises :class:`.errors.TaskTimeoutError` past ``config``'s sample timeout.
     """
     stage_id = f"{name}#{ctx.node_id(task.node)}"  # the same in every run of this pipeline
     tuned = ctx.tuned.get(stage_id)
     if tuned is not None:  # a saved AutoTune result
         workers, inflight = int(tuned["workers"]), int(tuned["inflight"])
     pool = ctx.pool(key, name, workers, task)
+    watch = StuckTaskWatch(name, task, pool)
     stats = ctx.stage_stats(key, stage_id, workers)  # None unless profiling or tuning
     slots = threading.Semaphore(max(1, inflight))
     if ctx.tuner is not None:
@@ -106,6 +111,7 @@ def ordered_map(
                     break
                 except FutureTimeout:  # a distinct class before Python 3.11
                     ctx.check()
+                    watch.check(future)
             slots.release()
             if stats is not None:
                 waited = time.perf_counter() - begin

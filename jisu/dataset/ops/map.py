@@ -166,7 +166,7 @@ class MapDataset(Dataset):
                     f"{epoch}"
                 )
                 if self.skip_errors:
-                    ctx.note_skip(f"{where}: {type(exc).__name__}: {exc}")
+                    ctx.note_skip(f"{where}: {type(exc).__name__}: {exc}", epoch)
                     return None
                 raise_in_context(exc, where)
         if tail is not None:

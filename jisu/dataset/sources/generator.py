@@ -9,11 +9,14 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
 from ..datasets import Dataset
 from ..engine.context import ExecContext
-from ..engine.errors import raise_in_context
+from ..engine.errors import raise_in_context, with_context
 from ..engine.rng import epoch_rng
 from ..engine.rows import to_array, to_numpy_dtype
+from ..engine.stage import AdaptiveChunker, at_epoch, ordered_map
+from ..engine.tasks import StageTask
 from ..ops.shard import shard_positions, shard_stream
 from ..ops.shuffle import buffer_shuffle
 from ..validation import check_int, resolve_shards
@@ -78,9 +81,21 @@ class GeneratorDataset(Dataset):
         python_multiprocessing: read a random-access source in worker processes, together with
             the maps fused with the read (an iterable source always runs in this process, on
             its own thread; later maps can still use processes).
+
+    Errors: when ``source[i]`` raises, iteration fails with an error naming the source and
+    ``i`` (and the file, for sources that know it), of the original type and catchable as
+    ``RuntimeError``, with the original as its cause. In error samples mode "skip"
+    (``config.set_error_samples_mode``, read when the pipeline is built) such a row is left
+    out and counted in the iterator's ``skipped_samples`` instead; rows can then no longer be
+    found by index, so the source is read in a stage of its own and the ops above it run as
+    a stream. An iterable source that raises cannot be resumed: that stays an error in both
+    modes.
     """
 
     has_workers = True
+    #: whether reading a row can fail (in "skip" mode such rows are left out); in-memory
+    #: sources say False and stay random-access in "skip" mode
+    reads_can_fail = True
 
     def __init__(
         self,
@@ -123,8 +138,14 @@ class GeneratorDataset(Dataset):
             column_types = [None if t is None else to_numpy_dtype(t) for t in column_types]
         self.column_types = column_types
         self.source = source
-        self.random_access = is_random_access(source)
-        if not self.random_access and not callable(source) and not hasattr(source, "__iter__"):
+        self.indexed = is_random_access(source)  # read by index, else iterated
+        # In "skip" mode a row that fails to read vanishes: rows can no longer be found by
+        # index, so parents see a stream (read by index in the source's own stage)
+        self.skip_errors = (
+            self.indexed and self.reads_can_fail and config.get_error_samples_mode() == "skip"
+        )
+        self.random_access = self.indexed and not self.skip_errors
+        if not self.indexed and not callable(source) and not hasattr(source, "__iter__"):
             raise TypeError(
                 f"{op}: source must be a generator function, an iterable, or an object with "
                 f"__getitem__ and __len__. Received: {type(source).__name__}"
@@ -137,7 +158,7 @@ class GeneratorDataset(Dataset):
         self.shards = resolve_shards(op, num_shards, shard_id)
         self.sampler: Sampler | None = None
         if sampler is not None:
-            if not self.random_access:
+            if not self.indexed:
                 raise ValueError(
                     f"{op}: a sampler needs a random-access source (__getitem__ "
                     "and __len__); this source is iterable"
@@ -148,13 +169,13 @@ class GeneratorDataset(Dataset):
                     "use a shuffling or distributed sampler instead"
                 )
             self.sampler = as_sampler(sampler)
-        self._shuffle = self.random_access if shuffle is None else shuffle
+        self._shuffle = self.indexed if shuffle is None else shuffle
         self.python_multiprocessing = bool(python_multiprocessing)
         self._read_lock = threading.Lock()
         # With one worker the source is read serially even when fused maps run in parallel.
         self._serial_reads = self._workers() == 1
-        if self.random_access and self._source_len() > 0:
-            self._read(0)  # column_names that do not match the items fail here, not mid-epoch
+        if self.indexed and self._source_len() > 0:
+            self._check_first_row()
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
@@ -191,6 +212,22 @@ class GeneratorDataset(Dataset):
     def _source_len(self) -> int:
         return len(self.source)
 
+    def _check_first_row(self) -> None:
+        """Read row 0 so that column_names that do not match the items fail when the pipeline
+        is built, not mid-epoch. In "skip" mode a row 0 that fails to read is left to the
+        iteration, which skips it."""
+        try:
+            item = self.source[0]
+        except Exception as exc:
+            if self.skip_errors:
+                return
+            raise_in_context(exc, f"{self.op_name}: reading {self._sample_name(0)} failed")
+        self._row(item, "index 0")
+
+    def _sample_name(self, index: int) -> str:
+        """How errors name row ``index`` of the source (subclasses add the file it is in)."""
+        return f"source[{index}]"
+
     def _read(self, index: int) -> tuple:
         """Row ``index`` of the random-access source."""
         try:
@@ -200,7 +237,7 @@ class GeneratorDataset(Dataset):
             else:
                 item = self.source[index]
         except Exception as exc:
-            raise_in_context(exc, f"{self.op_name}: reading source[{index}] failed")
+            raise_in_context(exc, f"{self.op_name}: reading {self._sample_name(index)} failed")
         return self._row(item, f"index {index}")
 
     # ----------------------------------------------------------------- random access
@@ -221,7 +258,7 @@ class GeneratorDataset(Dataset):
         return order if self.num_samples is None else order[: self.num_samples]
 
     def _row_count(self) -> int | None:
-        if self.random_access:
+        if self.indexed:
             n = self._source_len()
             if self.sampler is not None:
                 return self.sampler.count(n)
@@ -237,8 +274,38 @@ class GeneratorDataset(Dataset):
         return self._read(int(self.epoch_order(ctx, epoch)[index]))
 
     def fetch_rows(self, ctx: ExecContext, epoch: int, indices: list[int]) -> list[tuple]:
+        """Task reading rows ``indices`` (positions in ``epoch``'s order). In "skip" mode a
+        row that fails to read is left out and counted."""
         order = self.epoch_order(ctx, epoch)  # once per task, not once per row
-        return [self._read(int(order[i])) for i in indices]
+        if not self.skip_errors:
+            return [self._read(int(order[i])) for i in indices]
+        rows = []
+        for i in indices:
+            index = int(order[i])
+            try:
+                rows.append(self._read(index))
+            except Exception as exc:
+                where = f"{self.op_name}: reading {self._sample_name(index)} failed"
+                ctx.note_skip(str(with_context(exc, where)), epoch)
+        return rows
+
+    def _read_stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
+        """A random-access source in "skip" mode: rows read by index in parallel (in worker
+        processes with ``python_multiprocessing``), in order, without those that failed."""
+        chunker = AdaptiveChunker(max_size=4096)
+        workers = self._workers()
+        results = ordered_map(
+            ctx,
+            StageTask(self, "fetch_rows"),
+            at_epoch(epoch, chunker.split(range(start, self._row_count()))),
+            chunker=chunker,
+            key=(id(self), "read"),
+            name=self.op_name,
+            workers=workers,
+            inflight=workers + ctx.prefetch_size,
+        )
+        for rows in results:
+            yield from rows
 
     # ----------------------------------------------------------------- iterable
     def _iterate(self) -> Iterator[tuple]:
@@ -260,6 +327,9 @@ class GeneratorDataset(Dataset):
             index += 1
 
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
+        if self.indexed:
+            yield from self._read_stream(ctx, epoch, start)
+            return
         rows: Iterator[tuple] = self._iterate()
         if self._shuffle:
             rows = self._shuffled(rows, epoch_rng(ctx.seed, epoch, ctx.node_id(self)))

@@ -19,6 +19,10 @@ class ImageFolderDataset(GeneratorDataset):
         class_indexing: ``{folder name: label}`` (default: sorted folder names -> 0, 1, ...);
             folders not in it are skipped.
         decode: decode images (HWC uint8 RGB) instead of returning their encoded bytes.
+
+    A file that cannot be read (a dangling symlink, no permission) or, with ``decode``,
+    decoded fails the iteration with an error naming it; in error samples mode "skip" it is
+    left out and counted instead (see :class:`GeneratorDataset`).
     """
 
     def __init__(
@@ -48,6 +52,9 @@ class ImageFolderDataset(GeneratorDataset):
             python_multiprocessing=python_multiprocessing,
         )
         self._serial_reads = False  # opening files by path is thread-safe
+
+    def _sample_name(self, index: int) -> str:
+        return f"source[{index}] ('{self.source.paths[index]}')"
 
     def get_class_indexing(self) -> dict[str, int]:
         """The folder-name-to-label mapping in use."""

@@ -53,6 +53,8 @@ class NumpySlicesDataset(GeneratorDataset):
     fancy-index per column instead of one read per row.
     """
 
+    reads_can_fail = False  # slicing in-memory arrays: random access in "skip" mode too
+
     def __init__(
         self,
         data: Any,

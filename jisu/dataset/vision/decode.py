@@ -1,11 +1,31 @@
-"""Decode: encoded image bytes to an HWC uint8 RGB array."""
+"""Decode: encoded image bytes to an HWC uint8 RGB array, refusing bombs and damaged files.
+
+Hostile or damaged files are refused before any pixel memory is allocated, with an error that
+names the file:
+
+* **Decompression bombs**: the size an image's header declares is checked against
+  :func:`jisu.dataset.config.get_max_image_pixels` before decoding. The header is read here for
+  JPEG, PNG, GIF, BMP, WebP, TIFF/BigTIFF, PBM/PGM/PPM/PAM/PFM and Sun raster. Other formats
+  OpenCV decodes (HDR, AVIF, JPEG 2000, ...) are bounded by OpenCV's own limit
+  (``OPENCV_IO_MAX_IMAGE_PIXELS``, 2**30 pixels unless set before ``cv2`` is imported) while
+  decoding, and their result is checked against jisu's limit afterwards.
+* **Damaged JPEGs**: a JPEG whose data ends before its image does (a truncated file, or a
+  header declaring a larger image than its data holds) or whose entropy-coded data is corrupt
+  is an error. libjpeg only warns about these and fills the missing pixels with gray; Pillow
+  and tf.data refuse such files too. Other libjpeg warnings (extraneous bytes before a marker,
+  an unknown JFIF version) leave the image intact and are accepted, as Pillow and OpenCV do.
+"""
 
 from __future__ import annotations
+
+import re
+from typing import Literal
 
 import cv2
 import numpy as np
 import simplejpeg
 
+from .. import config
 from ..transforms.base import TensorOperation
 
 
@@ -27,7 +47,12 @@ class FileBytes(np.ndarray):
         return (FileBytes.of, (np.asarray(self), self.path))
 
 
+class DecompressionBombError(ValueError):
+    """An image's header declares more pixels than ``config.set_max_image_pixels`` allows."""
+
+
 def describe(data: np.ndarray) -> str:
+    """How errors name encoded bytes: their file when known, else their size."""
     path = getattr(data, "path", None)
     return f"'{path}'" if path else f"{data.size} bytes"
 
@@ -43,26 +68,292 @@ def _buffer(data: np.ndarray) -> np.ndarray:
     )
 
 
+def is_jpeg(buf: np.ndarray) -> bool:
+    """Whether the bytes start with a JPEG start-of-image marker."""
+    return buf.size >= 3 and buf[0] == 0xFF and buf[1] == 0xD8
+
+
+# ------------------------------------------------------------------ declared sizes
+
+
+class _HeaderError(ValueError):
+    """A header that a format's signature announces but that cannot be read."""
+
+
+def _uint(data: bytes, pos: int, size: int, order: Literal["big", "little"] = "big") -> int:
+    """The unsigned integer of ``size`` bytes at ``pos``; a header cut short is an error."""
+    if pos < 0 or pos + size > len(data):
+        raise _HeaderError("its header is truncated")
+    return int.from_bytes(data[pos : pos + size], order)
+
+
+#: JPEG start-of-frame markers (all coding processes); C4, C8 and CC are other markers
+_JPEG_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int]:
+    """(height, width) from a JPEG's frame header, found by walking the marker segments.
+
+    TurboJPEG's header reader (``simplejpeg.decode_jpeg_header``) refuses valid JPEGs with
+    unusual chroma subsampling that OpenCV still decodes, so the walk is done here, skipping
+    stray and fill bytes between segments as libjpeg does.
+    """
+    pos = 2
+    while True:
+        pos = data.find(b"\xff", pos)
+        if pos < 0 or pos + 1 >= len(data):
+            raise _HeaderError("it has no JPEG frame header (SOF marker)")
+        marker = data[pos + 1]
+        if marker in (0xFF, 0x00):  # a fill byte, or a stuffed 0xFF that is no marker
+            pos += 1 if marker == 0xFF else 2
+        elif marker in _JPEG_SOF:
+            return _uint(data, pos + 5, 2), _uint(data, pos + 7, 2)
+        elif marker in (0xD9, 0xDA):
+            raise _HeaderError("its image data starts before a JPEG frame header (SOF marker)")
+        elif 0xD0 <= marker <= 0xD8 or marker == 0x01:  # markers without a length
+            pos += 2
+        else:
+            length = _uint(data, pos + 2, 2)
+            if length < 2:
+                raise _HeaderError(f"its JPEG marker 0x{marker:02x} has length {length}")
+            pos += 2 + length
+
+
+def _bmp_size(data: bytes) -> tuple[int, int]:
+    if _uint(data, 14, 4, "little") == 12:  # OS/2 BITMAPCOREHEADER: 16-bit sizes
+        return _uint(data, 20, 2, "little"), _uint(data, 18, 2, "little")
+    width, height = _uint(data, 18, 4, "little"), _uint(data, 22, 4, "little")
+    # signed 32-bit fields; a negative height means rows stored top-down
+    return abs(height - (height >> 31 << 32)), abs(width - (width >> 31 << 32))
+
+
+def _webp_size(data: bytes) -> tuple[int, int]:
+    chunk = data[12:16]
+    if chunk == b"VP8 ":  # lossy: 14-bit sizes after the key frame's start code
+        if data[23:26] != b"\x9d\x01\x2a":
+            raise _HeaderError("its WebP VP8 frame header is corrupt")
+        return _uint(data, 28, 2, "little") & 0x3FFF, _uint(data, 26, 2, "little") & 0x3FFF
+    if chunk == b"VP8L":  # lossless: 14-bit (size - 1) fields packed after a 0x2F byte
+        bits = _uint(data, 21, 4, "little")
+        return ((bits >> 14) & 0x3FFF) + 1, (bits & 0x3FFF) + 1
+    if chunk == b"VP8X":  # extended: 24-bit (canvas size - 1)
+        return _uint(data, 27, 3, "little") + 1, _uint(data, 24, 3, "little") + 1
+    raise _HeaderError(f"its WebP chunk {chunk!r} is not VP8, VP8L or VP8X")
+
+
+def _tiff_size(data: bytes) -> tuple[int, int]:
+    """(ImageLength, ImageWidth) of the first image file directory (TIFF or BigTIFF)."""
+    order: Literal["big", "little"] = "little" if data[:2] == b"II" else "big"
+    big = _uint(data, 2, 2, order) == 43
+    offset = _uint(data, 8, 8, order) if big else _uint(data, 4, 4, order)
+    count_size, entry_size, value_at = (8, 20, 12) if big else (2, 12, 8)
+    found: dict[int, int] = {}
+    for k in range(_uint(data, offset, count_size, order)):
+        entry = offset + count_size + k * entry_size
+        tag, kind = _uint(data, entry, 2, order), _uint(data, entry + 2, 2, order)
+        if tag in (256, 257):  # ImageWidth, ImageLength: SHORT, LONG or LONG8
+            size = {3: 2, 4: 4, 16: 8}.get(kind)
+            if size is None:
+                raise _HeaderError(f"its TIFF size tag {tag} has type {kind}")
+            found[tag] = _uint(data, entry + value_at, size, order)
+            if len(found) == 2:
+                return found[257], found[256]
+    raise _HeaderError("its first TIFF directory has no ImageWidth/ImageLength")
+
+
+#: whitespace and comment lines, then a number (unambiguous, so matching takes linear time;
+#: at most 12 digits, beyond Python's int-from-text limit)
+_PNM_TOKEN = re.compile(rb"(?:\s|#[^\n]*\n)*(\d{1,12})")
+
+
+def _pnm_size(data: bytes) -> tuple[int, int]:
+    if data[:2] == b"P7":  # PAM: WIDTH and HEIGHT lines before ENDHDR
+        end = data.find(b"ENDHDR")
+        header = data if end < 0 else data[:end]
+        width = re.search(rb"^WIDTH[ \t]+(\d{1,12})", header, re.M)
+        height = re.search(rb"^HEIGHT[ \t]+(\d{1,12})", header, re.M)
+        if not (width and height):
+            raise _HeaderError("its PAM header has no WIDTH/HEIGHT")
+        return int(height[1]), int(width[1])
+    width = _PNM_TOKEN.match(data, 2)  # P1-P6, PF, Pf: width then height, comments allowed
+    height = width and _PNM_TOKEN.match(data, width.end())
+    if not (width and height):
+        raise _HeaderError("its PNM header has no width and height")
+    return int(height[1]), int(width[1])
+
+
+#: (signature, (height, width) reader, whether it needs the whole file), for the formats
+#: whose header is read here; TIFF directories may lie anywhere, other headers are at the start
+_SIZE_READERS = [
+    (b"\x89PNG\r\n\x1a\n", lambda d: (_uint(d, 20, 4), _uint(d, 16, 4)), False),
+    (b"GIF8", lambda d: (_uint(d, 8, 2, "little"), _uint(d, 6, 2, "little")), False),
+    (b"BM", _bmp_size, False),
+    (b"\x59\xa6\x6a\x95", lambda d: (_uint(d, 8, 4), _uint(d, 4, 4)), False),  # Sun raster
+    *((tiff, _tiff_size, True) for tiff in (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")),
+    *((b"P" + k, _pnm_size, False) for k in (b"1", b"2", b"3", b"4", b"5", b"6", b"7", b"F", b"f")),
+]
+_HEADER_BYTES = 4096  # enough for any header at a file's start, comments included
+
+
+def declared_size(buf: np.ndarray) -> tuple[int, int] | None:
+    """(height, width) that an encoded image's header declares, read without decoding.
+
+    Returns:
+        None for a format whose header is not read here (OpenCV's limit bounds those).
+
+    Raises:
+        ValueError: the bytes start like a known format but its header cannot be read.
+    """
+    size = _read_size(buf)
+    if size is not None and 0 in size:
+        raise _HeaderError(f"its header declares an empty {size[1]}x{size[0]} image")
+    return size
+
+
+def _read_size(buf: np.ndarray) -> tuple[int, int] | None:
+    if is_jpeg(buf):
+        return _jpeg_size(buf.tobytes())
+    head = bytes(buf[:16])
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return _webp_size(bytes(buf[:32]))
+    for signature, reader, whole in _SIZE_READERS:
+        if head.startswith(signature):
+            return reader(buf.tobytes() if whole else bytes(buf[:_HEADER_BYTES]))
+    return None
+
+
+def check_pixels(op: str, data: np.ndarray, height: int, width: int) -> None:
+    """Refuse an image of more pixels than ``config.get_max_image_pixels()`` (unless None)."""
+    limit = config.get_max_image_pixels()
+    if limit is not None and height * width > limit:
+        raise DecompressionBombError(
+            f"{op}: refusing to decode {describe(data)}: its header declares a {width}x{height} "
+            f"image ({height * width:,} pixels), more than the limit of {limit:,} pixels (a "
+            "small file declaring a huge image is a decompression bomb). If the image is "
+            "genuine, raise the limit with jisu.dataset.config.set_max_image_pixels(n), or "
+            "remove it with set_max_image_pixels(None)"
+        )
+
+
+def check_declared_size(op: str, data: np.ndarray, buf: np.ndarray) -> tuple[int, int] | None:
+    """:func:`declared_size` checked against the pixel limit; errors name ``op`` and file."""
+    try:
+        size = declared_size(buf)
+    except _HeaderError as exc:
+        raise ValueError(f"{op}: cannot decode {describe(data)}: {exc}") from None
+    if size is not None:
+        check_pixels(op, data, *size)
+    return size
+
+
+# ------------------------------------------------------------------ decoders
+
+#: libjpeg warnings that leave the pixels intact: junk bytes between segments, an unknown JFIF
+#: version or Adobe transform code, a bad ICC profile marker. Any other warning means pixels are
+#: missing or wrong (the data ran out, or it is corrupt), which libjpeg would fill with gray.
+_JPEG_HARMLESS = (
+    "extraneous bytes before marker",
+    "unknown JFIF revision",
+    "Unknown Adobe color transform",
+    "bad ICC marker",
+)
+_JPEG_OUT_OF_DATA = ("Premature end of JPEG file", "premature end of data segment")
+#: TurboJPEG's errors for JPEGs it does not decode at all (unusual chroma subsampling, 12-bit)
+_JPEG_UNSUPPORTED = ("Could not determine subsampling level", "Unsupported JPEG data precision")
+
+
+def _ends_after_last_scan(buf: np.ndarray) -> bool:
+    """Whether an end-of-image marker follows the last scan (a truncated file has none).
+
+    Entropy-coded data never holds 0xFF 0xD9 (a 0xFF there is followed by 0x00 or a restart
+    marker), so the bytes are only found where the image really ends.
+    """
+    data = buf.tobytes()
+    return data.find(b"\xff\xd9", max(data.rfind(b"\xff\xda"), 0)) >= 0
+
+
+def decode_jpeg(
+    op: str, data: np.ndarray, buf: np.ndarray, min_height: int = 0, min_width: int = 0
+) -> np.ndarray | None:
+    """A JPEG decoded to RGB by libjpeg-turbo (scaled down to at least ``min_height`` x
+    ``min_width`` when they are given), refusing truncated or corrupt data.
+
+    libjpeg-turbo stops at the first warning (``strict``); only after a warning that leaves
+    the pixels intact is the image decoded again, without stopping, provided that it ends with
+    an end-of-image marker after its last scan (a check like Pillow's and OpenCV's, which
+    refuse a file that runs out of bytes but not one whose data ends at an early end marker).
+
+    Returns:
+        None when libjpeg-turbo does not decode this JPEG at all (unusual chroma subsampling,
+        a warning in its header): the caller lets OpenCV try.
+
+    Raises:
+        ValueError: the data ended early or is corrupt.
+    """
+    scale = {"min_height": min_height, "min_width": min_width}
+    try:
+        return simplejpeg.decode_jpeg(buf, colorspace="RGB", strict=True, **scale)
+    except (ValueError, KeyError) as exc:  # KeyError: TurboJPEG meets an unknown subsampling
+        error = exc
+    text = str(error)
+    if isinstance(error, KeyError) or any(s in text for s in _JPEG_UNSUPPORTED):
+        return None
+    if any(s in text for s in _JPEG_HARMLESS) and _ends_after_last_scan(buf):
+        try:
+            return simplejpeg.decode_jpeg(buf, colorspace="RGB", strict=False, **scale)
+        except (ValueError, KeyError):  # TurboJPEG stops at warnings in the header: OpenCV
+            return None
+    if any(s in text for s in _JPEG_OUT_OF_DATA) or not _ends_after_last_scan(buf):
+        why = (
+            "its data ends before the image does (a truncated file, or a header that "
+            "declares a larger image than the data holds)"
+        )
+    else:
+        why = "its image data is corrupt"
+    raise ValueError(
+        f"{op}: cannot decode {describe(data)}: {why}; libjpeg-turbo: {text}"
+    ) from error
+
+
+def decode_opencv(op: str, data: np.ndarray, buf: np.ndarray) -> np.ndarray:
+    """Any format OpenCV reads, to RGB; the result is checked against the pixel limit too,
+    for formats whose header :func:`declared_size` does not read."""
+    try:
+        image = cv2.imdecode(np.asarray(buf), cv2.IMREAD_COLOR)
+    except cv2.error as exc:  # e.g. more pixels than OPENCV_IO_MAX_IMAGE_PIXELS
+        raise ValueError(f"{op}: cannot decode {describe(data)}: OpenCV: {exc}") from exc
+    if image is None:
+        raise ValueError(
+            f"{op}: cannot decode {describe(data)} as an image "
+            "(corrupt, truncated or unsupported format)"
+        )
+    check_pixels(op, data, image.shape[0], image.shape[1])
+    return cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
+
+
+def decode_image(op: str, data: np.ndarray) -> np.ndarray:
+    """Encoded bytes (``data``, a :class:`FileBytes` or plain array) to HWC uint8 RGB."""
+    buf = _buffer(data)
+    check_declared_size(op, data, buf)
+    if is_jpeg(buf):
+        image = decode_jpeg(op, data, buf)
+        if image is not None:
+            return image
+    return decode_opencv(op, data, buf)
+
+
 class Decode(TensorOperation):
     """Decode JPEG (libjpeg-turbo via simplejpeg), PNG, BMP, ... (OpenCV) to HWC uint8 RGB.
 
     Both decoders release the GIL. Grayscale images come out with 3 identical channels.
+    An image whose header declares more pixels than ``config.set_max_image_pixels`` allows is
+    refused before decoding; a JPEG whose data ends early or is corrupt is refused instead of
+    coming out partly gray (see the module docstring).
 
     Raises:
+        DecompressionBombError: (a ValueError) the image is larger than the pixel limit.
         ValueError: the bytes are not a decodable image (truncated or corrupt).
     """
 
     def apply(self, data: np.ndarray, rng=None) -> np.ndarray:
-        buf = _buffer(data)
-        if buf.size >= 3 and buf[0] == 0xFF and buf[1] == 0xD8:
-            try:
-                return simplejpeg.decode_jpeg(buf, colorspace="RGB")
-            except ValueError:
-                pass  # unusual JPEG flavours: let OpenCV try
-        image = cv2.imdecode(np.asarray(buf), cv2.IMREAD_COLOR)
-        if image is None:
-            raise ValueError(
-                f"Decode: cannot decode {describe(data)} as an image "
-                "(corrupt, truncated or unsupported format)"
-            )
-        return cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
+        return decode_image("Decode", data)

@@ -14,10 +14,16 @@ import math
 
 import cv2
 import numpy as np
-import simplejpeg
 
 from ..transforms.base import TensorOperation
-from .decode import Decode, _buffer, describe
+from .decode import (
+    _buffer,
+    check_declared_size,
+    decode_image,
+    decode_jpeg,
+    decode_opencv,
+    is_jpeg,
+)
 from .utils import Inter, check_image, size_pair
 
 
@@ -128,24 +134,23 @@ class RandomCropDecodeResize(_RandomCropResize):
     Equivalent to ``Decode`` then :class:`RandomResizedCrop` (same random draws), but a JPEG is
     decoded at the smallest of 1/2, 1/4, 1/8 scale at which the crop still has ``size`` pixels
     (libjpeg-turbo's fast scaled decoding), which for a small output from a large photo decodes
-    a fraction of the pixels. Other formats are decoded in full.
+    a fraction of the pixels. Other formats are decoded in full. Like :class:`Decode`, it
+    refuses an image larger than ``config.set_max_image_pixels`` (its declared full size)
+    before decoding, and a truncated or corrupt JPEG.
     """
 
     def apply(self, data: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        op, p = "RandomCropDecodeResize", self._params
         buf = _buffer(data)
-        p = self._params
-        if not (buf.size >= 3 and buf[0] == 0xFF and buf[1] == 0xD8):
-            image = Decode().apply(buf)
+        if not is_jpeg(buf):
+            image = decode_image(op, data)
             top, left, h, w = sample_crop(
                 image.shape[0], image.shape[1], p.scale, p.ratio, p.max_attempts, rng
             )
             return p.resize(image[top : top + h, left : left + w])
-        try:
-            height, width, _, _ = simplejpeg.decode_jpeg_header(buf)
-        except ValueError as exc:
-            raise ValueError(
-                f"RandomCropDecodeResize: cannot read the JPEG header of {describe(data)}: {exc}"
-            ) from exc
+        # the declared full size is checked against the pixel limit: decoding time grows with
+        # it even when only a scaled-down image is allocated
+        height, width = check_declared_size(op, data, buf)
         top, left, h, w = sample_crop(height, width, p.scale, p.ratio, p.max_attempts, rng)
         # Decode at 1/2, 1/4 or 1/8 when the crop keeps at least `size` pixels: libjpeg-turbo
         # is fast at those scales (measured 1.22 ms full size, slower at 7/8..5/8: 1.83 ms).
@@ -153,15 +158,15 @@ class RandomCropDecodeResize(_RandomCropResize):
         factor = 1
         while factor < 8 and need * factor * 2 <= 1.0:
             factor *= 2
-        try:
-            image = simplejpeg.decode_jpeg(
-                buf,
-                colorspace="RGB",
-                min_height=math.ceil(height / factor) if factor > 1 else 0,
-                min_width=math.ceil(width / factor) if factor > 1 else 0,
-            )
-        except ValueError:
-            image = Decode().apply(buf)
+        image = decode_jpeg(
+            op,
+            data,
+            buf,
+            min_height=math.ceil(height / factor) if factor > 1 else 0,
+            min_width=math.ceil(width / factor) if factor > 1 else 0,
+        )
+        if image is None:  # a JPEG flavour libjpeg-turbo does not decode: OpenCV, full size
+            image = decode_opencv(op, data, buf)
         fy, fx = image.shape[0] / height, image.shape[1] / width
         y0, x0 = round(top * fy), round(left * fx)
         y1 = max(y0 + 1, min(image.shape[0], round((top + h) * fy)))

@@ -1,0 +1,108 @@
+"""Threads running one stage's task: the default executor (ops that release the GIL)."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .context import ExecContext
+
+
+class ThreadPool:
+    """A fixed set of daemon threads running one stage's task on submitted items.
+
+    Unlike ``concurrent.futures.ThreadPoolExecutor`` the threads are daemons that never block
+    interpreter exit, and each finished future carries ``compute_s``, the time its task took
+    (for chunk sizing and profiling). While a task runs its future carries ``running``:
+    ``(start, thread, epoch, item)`` (None before and after), for :mod:`.watchdog`.
+
+    A thread cannot be killed: one whose task was reported stuck (:meth:`mark_stuck`) is not
+    waited for at shutdown; it ends by itself when its task returns.
+    """
+
+    def __init__(self, name: str, workers: int, ctx: ExecContext, task: Any) -> None:
+        self.name = name
+        self.workers = workers
+        self.busy_s = 0.0
+        self._ctx = ctx
+        self._task = task
+        self._tasks: queue.SimpleQueue = queue.SimpleQueue()
+        self._stuck: set[threading.Thread] = set()
+        self._threads = [
+            threading.Thread(target=self._run, name=f"jisu-{name}-{i}", daemon=True)
+            for i in range(workers)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, epoch: int, item: Any) -> Future:
+        future: Future = Future()
+        self._tasks.put((future, epoch, item))
+        return future
+
+    def _run(self) -> None:
+        me = threading.current_thread()
+        while True:
+            entry = self._tasks.get()
+            if entry is None:
+                return
+            future, epoch, item = entry
+            if not future.set_running_or_notify_cancel():
+                continue
+            begin = time.perf_counter()
+            future.running = (begin, me, epoch, item)
+            try:
+                result = self._task(self._ctx, epoch, item)
+            except BaseException as exc:  # delivered to the consumer, never lost
+                future.compute_s = time.perf_counter() - begin
+                future.running = None
+                future.set_exception(exc)
+            else:
+                future.compute_s = time.perf_counter() - begin
+                future.running = None
+                future.set_result(result)
+            if self._stuck:  # a task reported stuck ended after all
+                self._stuck.discard(me)
+            self.busy_s += future.compute_s
+
+    def mark_stuck(self, future: Future) -> None:
+        """The task of ``future`` was reported stuck: shutdown will not wait for its thread."""
+        running = getattr(future, "running", None)
+        if running is not None:
+            self._stuck.add(running[1])
+
+    #: a new thread serves tasks at once (AutoTune judges a resize after this many seconds)
+    start_seconds = 0.0
+
+    def resize(self, workers: int) -> None:
+        """Run ``workers`` threads from now on (AutoTune): new threads start at once; a
+        surplus thread exits after the task it is running."""
+        workers = max(1, workers)
+        for i in range(self.workers, workers):
+            thread = threading.Thread(target=self._run, name=f"jisu-{self.name}-{i}", daemon=True)
+            self._threads.append(thread)
+            thread.start()
+        for _ in range(workers, self.workers):
+            self._tasks.put(None)
+        self.workers = workers
+
+    def shutdown(self, timeout: float) -> None:
+        """Cancel the tasks not started, tell every thread to stop after its task, and wait
+        (up to ``timeout`` seconds each) for those not reported stuck."""
+        while True:  # cancel what has not started
+            try:
+                entry = self._tasks.get_nowait()
+            except queue.Empty:
+                break
+            if entry is not None:
+                entry[0].cancel()
+        for _ in self._threads:
+            self._tasks.put(None)
+        current = threading.current_thread()
+        for thread in self._threads:
+            if thread is not current and thread not in self._stuck:
+                thread.join(timeout)

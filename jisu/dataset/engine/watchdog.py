@@ -1,0 +1,196 @@
+"""Stuck tasks: a warning while a task runs too long, and the opt-in timeout that fails it.
+
+MindSpore logs a warning every ``config.set_multiprocessing_timeout_interval`` seconds (300 by
+default) while its pipeline waits for a worker; jisu does the same, and names what is stuck: the
+op, the worker (a thread's name, a process's pid) and the sample. ``config.set_sample_timeout``
+turns a task that runs longer than that into a :class:`~.errors.TaskTimeoutError`.
+
+Cost: nothing per task beyond one tuple the pool stores on the task's future when it starts
+(``future.running = (start, worker, epoch, item)``, back to None when it ends). The check runs
+in the stage's consumer (:func:`.stage.ordered_map`) only while it is already waiting for that
+future (it wakes every ``POLL_S`` to look at the stop flag): no thread and no timer per task.
+
+Where a task is in a thread, its stack tells the op and the sample exactly (a map stage may run
+several maps and a whole chunk of samples in one task): the innermost frame of a pipeline node
+that has a sample ``index`` in its locals, and, below it, the user code that is running. A
+worker process's stack cannot be read from here; its task is named by the stage's ops and the
+samples it was given (``py-spy dump --pid`` shows where the process is).
+"""
+
+from __future__ import annotations
+
+import logging
+import numbers
+import os
+import reprlib
+import sys
+import threading
+import time
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from .. import config
+from ..transforms.base import op_name
+from .errors import TaskTimeoutError
+from .tasks import StreamCut
+
+if TYPE_CHECKING:
+    from .tasks import StageTask
+
+logger = logging.getLogger("jisu.dataset")
+
+_USER_FRAMES = 3  # innermost frames of the stuck code shown in a message
+_JISU_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+
+
+def stage_ops(task: StageTask) -> str:
+    """The ops a stage's task runs, bottom first: ``"NumpySlicesDataset -> map(decode)"``."""
+    names = []
+    for node in task.nodes():
+        if node is task.cut or isinstance(node, StreamCut):  # the stream feeding it runs elsewhere
+            continue
+        operations = getattr(node, "operations", None)
+        function = getattr(node, "predicate", None) or getattr(node, "per_batch_map", None)
+        if operations:
+            names.append(f"{node.op_name}({', '.join(op_name(op) for op in operations)})")
+        elif function is not None:
+            names.append(f"{node.op_name}({op_name(function)})")
+        else:
+            names.append(node.op_name)
+    return " -> ".join(names)
+
+
+def describe_items(item: Any, unit: str = "sample") -> str:
+    """The samples (or batches) a task was given: ``"sample 3"``, ``"samples 8..15"``,
+    ``"batch 2"``. Knows the items of the engine's tasks: index lists, ``(index, row)`` lists,
+    and ``(batch number, rows)``."""
+    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], numbers.Integral):
+        return f"batch {item[0]}"
+    if isinstance(item, list):
+        indices = [entry[0] if isinstance(entry, tuple) else entry for entry in item]
+        if indices and all(isinstance(i, numbers.Integral) for i in indices):
+            return _index_list(unit, [int(i) for i in indices])
+    return f"item {reprlib.repr(item)}"
+
+
+def _index_list(unit: str, indices: list[int]) -> str:
+    if len(indices) == 1:
+        return f"{unit} {indices[0]}"
+    if indices == list(range(indices[0], indices[0] + len(indices))):
+        return f"{unit}s {indices[0]}..{indices[-1]}"
+    shown = ", ".join(map(str, indices[:6]))
+    return f"{unit}s {shown}{', ...' if len(indices) > 6 else ''} ({len(indices)} in all)"
+
+
+def thread_position(thread: threading.Thread) -> tuple[str | None, str | None]:
+    """Where a pipeline thread is: ``(op and sample, innermost user frames)``, from its stack.
+
+    The op and sample come from the innermost frame of a pipeline node (a ``Dataset`` method)
+    with an integer ``index`` in its locals (a map's ``apply_row``, a filter's predicate, a
+    source's ``_fetch``); None when there is none (the thread finished, or runs elsewhere).
+    """
+    from ..datasets import Dataset  # the engine is imported by datasets.py: import late
+
+    frame = sys._current_frames().get(thread.ident or -1)
+    inner: list[Any] = []
+    while frame is not None:
+        node = frame.f_locals.get("self")
+        index = frame.f_locals.get("index")
+        if isinstance(node, Dataset) and isinstance(index, numbers.Integral):
+            return _node_position(node, frame.f_locals), _frames_text(inner)
+        inner.append(frame)
+        frame = frame.f_back
+    return None, _frames_text(inner)
+
+
+def _node_position(node: Any, local: dict[str, Any]) -> str:
+    """``"map operation f on column(s) ['x'] at sample 3 of epoch 0"`` from a node's frame."""
+    op = local.get("op")
+    if op is None:  # the user function a filter or a batch runs
+        op = getattr(node, "predicate", None) or getattr(node, "per_batch_map", None)
+    what = node.op_name if op is None else f"{node.op_name} operation {op_name(op)}"
+    columns = getattr(node, "input_columns", None)
+    where = f" on column(s) {list(columns)}" if columns else ""
+    unit = "batch" if node.op_name == "batch" else "sample"
+    epoch = local.get("epoch")
+    of_epoch = f" of epoch {epoch}" if isinstance(epoch, numbers.Integral) else ""
+    return f"{what}{where} at {unit} {local['index']}{of_epoch}"
+
+
+def _frames_text(inner: list[Any]) -> str | None:
+    """The innermost frames below the pipeline's that are not jisu's own, outermost first, as
+    ``function (file:line)``: the user code that is running and what it waits in."""
+    user = [f for f in inner if not f.f_code.co_filename.startswith(_JISU_DIR)]
+    if not user:
+        return None
+    shown = reversed(user[:_USER_FRAMES])
+    return " -> ".join(f"{f.f_code.co_name} ({f.f_code.co_filename}:{f.f_lineno})" for f in shown)
+
+
+class StuckTaskWatch:
+    """Watches the task a stage's consumer is waiting for (see the module doc).
+
+    Args:
+        name: the stage, for messages.
+        task: the stage's task (its ops are named when a task's stack cannot be read).
+        pool: the stage's pool; told (``mark_stuck``) about a task reported as stuck, so that
+            its shutdown does not wait for it (a stuck thread is left to end by itself, a
+            stuck process is killed).
+    """
+
+    def __init__(self, name: str, task: StageTask, pool: Any) -> None:
+        self.name = name
+        self.interval = config.get_multiprocessing_timeout_interval()
+        self.timeout = config.get_sample_timeout()
+        self._task = task
+        self._pool = pool
+        self._unit = "batch" if task.node.op_name == "batch" else "sample"
+        self._future: Future | None = None
+        self._warnings = 0
+
+    def check(self, future: Future) -> None:
+        """Warn about ``future``'s task if it ran past the next multiple of the interval;
+        raise :class:`TaskTimeoutError` if it ran past the timeout. Call it while waiting."""
+        running = getattr(future, "running", None)
+        if running is None or future.done():
+            return  # not started yet (queued behind other tasks), or just finished
+        if future is not self._future:
+            self._future, self._warnings = future, 0
+        seconds = time.perf_counter() - running[0]
+        if self.timeout is not None and seconds >= self.timeout:
+            self._pool.mark_stuck(future)
+            raise TaskTimeoutError(
+                f"{self.name}: a task ran longer than the sample timeout of {self.timeout:g} s "
+                f"(config.set_sample_timeout): {self.describe(running)}. The pipeline stopped."
+            )
+        if seconds >= self.interval * (self._warnings + 1):
+            self._warnings = int(seconds // self.interval)
+            self._pool.mark_stuck(future)
+            logger.warning(
+                "jisu: %s: a task has been running for %.1f s: %s. It may be stuck (a dead loop, "
+                "a lock, a read that never returns) or very slow. This warning repeats every %g s "
+                "(config.set_multiprocessing_timeout_interval); "
+                "config.set_sample_timeout(seconds) makes such a task an error.",
+                self.name,
+                seconds,
+                self.describe(running),
+                self.interval,
+            )
+
+    def describe(self, running: tuple) -> str:
+        """What a running task is doing: op, sample, worker, and the code it is in."""
+        _, worker, epoch, item = running
+        if isinstance(worker, threading.Thread):
+            position, code = thread_position(worker)
+            who = f"thread {worker.name}"
+        else:
+            position, code = None, None
+            who = (
+                f"worker process {worker.name} (pid {worker.pid}; "
+                f"`py-spy dump --pid {worker.pid}` shows its stack)"
+            )
+        if position is None:
+            samples = describe_items(item, self._unit)
+            position = f"{stage_ops(self._task)} on {samples} of epoch {epoch}"
+        stuck_in = f", in {code}" if code else ""
+        return f"{position}, running in {who}{stuck_in}"
