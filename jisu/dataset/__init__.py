@@ -14,10 +14,11 @@ Example:
 
 from . import config, record, transforms, vision
 from .datasets import Dataset
-from .engine.errors import PipelineError
+from .engine.errors import PipelineError, TaskTimeoutError
 from .engine.iterator import DatasetIterator
 from .ops.batch import BatchInfo
 from .ops.zip import zip_datasets as zip
+from .record.validate import MalformedFileError
 from .record.writer import FileWriter
 from .sources.generator import GeneratorDataset, Schema
 from .sources.image_folder import ImageFolderDataset
@@ -42,6 +43,7 @@ __all__ = [
     "FileWriter",
     "GeneratorDataset",
     "ImageFolderDataset",
+    "MalformedFileError",
     "MindDataset",
     "NumpySlicesDataset",
     "PipelineError",
@@ -53,6 +55,7 @@ __all__ = [
     "Shuffle",
     "SubsetRandomSampler",
     "SubsetSampler",
+    "TaskTimeoutError",
     "TorchDataset",
     "WeightedRandomSampler",
     "config",

@@ -1,7 +1,7 @@
 """Image ops (``mindspore.dataset.vision``' names): kernels from OpenCV, libjpeg-turbo, NumPy."""
 
 from .color import RandomColorAdjust
-from .decode import Decode
+from .decode import Decode, DecompressionBombError
 from .geometry import (
     CenterCrop,
     Pad,
@@ -19,6 +19,7 @@ __all__ = [
     "Border",
     "CenterCrop",
     "Decode",
+    "DecompressionBombError",
     "Inter",
     "Normalize",
     "Pad",
