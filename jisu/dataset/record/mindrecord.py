@@ -73,7 +73,7 @@ import msgpack
 import numpy as np
 
 from .schema import Field, select_fields
-from .validate import MalformedFileError, open_regular, regular_size, shard_path
+from .validate import MalformedFileError, open_regular, shard_path
 
 VERSION = "3.0"  # MindSpore's kVersion; "2.0" files (no integer compression) are refused
 MAX_JSON = 1 << 27  # MindSpore's kMaxHeaderSize
@@ -614,12 +614,18 @@ def _check_index(shard: _Shard) -> None:
     db = shard.path + ".db"
     if not os.path.exists(db):
         return
-    regular_size(db, shard.path)
+    fd = open_regular(db, shard.path)
     try:
-        with closing(sqlite3.connect(Path(db).as_uri() + "?mode=ro", uri=True)) as conn:
+        # SQLite opens by name: give it the checked descriptor's name where the system has
+        # one, so the file checked is the file read (no window to swap it in between)
+        by_fd = f"/proc/self/fd/{fd}"
+        name = by_fd if os.path.exists(by_fd) else db
+        with closing(sqlite3.connect(Path(name).as_uri() + "?mode=ro", uri=True)) as conn:
             (count,) = conn.execute("SELECT COUNT(DISTINCT ROW_ID) FROM INDEXES").fetchone()
     except sqlite3.Error as exc:
         raise MalformedFileError(db, f"is not a readable MindRecord index ({exc})") from None
+    finally:
+        os.close(fd)
     if count != len(shard):
         raise MalformedFileError(
             shard.path, f"has {len(shard)} rows but its index '{db}' lists {count}"

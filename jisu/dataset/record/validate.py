@@ -55,12 +55,27 @@ def open_regular(path: str, listed_in: str | None = None) -> int:
     file. Opened non-blocking, so a FIFO or device named as a shard cannot hang ``open()``;
     the check is made on the opened descriptor (no window between check and open).
 
+    With ``listed_in`` (the file that names ``path``), ``path`` may be a symbolic link only to
+    a file in that file's folder: a link shipped in a data set's archive must not make a
+    reader open, serve or describe (size, checksum) a file outside. The link is resolved
+    before the open; the folder check is made on the resolved name, which is then opened.
+
     Raises:
         FileNotFoundError: ``path`` does not exist.
-        MalformedFileError: ``path`` is not a regular file (a FIFO, a device, a folder).
+        MalformedFileError: ``path`` is not a regular file (a FIFO, a device, a folder), or
+            is a link that leads out of ``listed_in``'s folder.
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     where = f" (listed in '{listed_in}')" if listed_in else ""
+    if listed_in is not None and os.path.islink(path):
+        target = os.path.realpath(path)
+        if os.path.dirname(target) != os.path.realpath(os.path.dirname(listed_in)):
+            raise MalformedFileError(
+                path,
+                f"is a symbolic link out of the folder of '{listed_in}'; a data set's files "
+                "must lie beside the file that lists them (copy the file there instead)",
+            )
+        path, flags = target, flags | getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
@@ -77,13 +92,3 @@ def open_regular(path: str, listed_in: str | None = None) -> int:
         os.close(fd)
         raise
     return fd
-
-
-def regular_size(path: str, listed_in: str | None = None) -> int:
-    """The size of ``path`` after checking, on an opened descriptor, that it is a regular file
-    (see :func:`open_regular`)."""
-    fd = open_regular(path, listed_in)
-    try:
-        return os.fstat(fd).st_size
-    finally:
-        os.close(fd)

@@ -112,12 +112,23 @@ def read_manifest_json(path: str) -> Any:
 
 def _host_tag() -> str:
     """8 hex digits naming this host and pid namespace: a pid is only checked for liveness
-    where it means the same process (not on another machine sharing the folder)."""
+    where it means the same process (not on another machine sharing the folder). The host is
+    its name and its machine id (``/etc/machine-id``: two hosts of one name, cloned VMs or
+    containers with a fixed hostname, still differ; it survives a reboot, unlike the boot id,
+    so a writer killed by a crash is still recognised as this host's)."""
     try:
         namespace = os.stat("/proc/self/ns/pid").st_ino
     except OSError:
         namespace = 0
-    return f"{zlib.crc32(f'{socket.gethostname()}|{namespace}'.encode()):08x}"
+    machine = ""
+    for source in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        try:
+            with open(source) as f:
+                machine = f.read(64).strip()
+            break
+        except OSError:
+            continue
+    return f"{zlib.crc32(f'{socket.gethostname()}|{machine}|{namespace}'.encode()):08x}"
 
 
 def _pid_alive(pid: int) -> bool:

@@ -5,6 +5,7 @@ outside the listing shard's folder; nothing blocks on a FIFO."""
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import struct
 import threading
@@ -428,6 +429,25 @@ def test_a_fifo_as_an_index_is_refused_without_blocking(tmp_path):
     os.mkfifo(index)
     with pytest.raises(MalformedFileError, match=r"mindrecord0.db': is not a regular file"):
         within(10, lambda: read_all(first))
+
+
+def test_a_shard_or_index_that_links_out_of_the_folder_is_refused(tmp_path):
+    outside = copy_set(tmp_path / "elsewhere", "raw_only")
+    first, second = copy_set(tmp_path / "set", "raw_only")
+    second.unlink()
+    os.symlink(outside[1], second)  # the same bytes: only the link's target is wrong
+    with pytest.raises(MalformedFileError, match=r"mindrecord1': is a symbolic link out of"):
+        read_all(first)
+    second.unlink()
+    os.symlink(second.parent / "moved", second)  # a link beside it is fine
+    shutil.copyfile(outside[1], second.parent / "moved")
+    index = Path(f"{first}.db")
+    index.unlink()
+    os.symlink(Path(f"{outside[0]}.db"), index)
+    with pytest.raises(MalformedFileError, match=r"mindrecord0.db': is a symbolic link out of"):
+        read_all(first)
+    index.unlink()
+    assert len(read_all(first)) == len(read_all(outside[0]))
 
 
 def test_an_index_sqlite_cannot_read_is_named(tmp_path):

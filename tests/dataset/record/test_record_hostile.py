@@ -83,6 +83,26 @@ def test_an_error_reveals_nothing_of_a_file_outside(tmp_path):
     assert "12345" not in str(caught.value) and "not a plain file name" in str(caught.value)
 
 
+def test_a_shard_that_is_a_link_out_of_the_folder_is_refused_unread(tmp_path):
+    """A link in a data set's archive pointing outside: neither served nor described."""
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"s" * 12345)
+    (tmp_path / "d").mkdir()
+    path = write(tmp_path / "d" / "data.rec", 0, 5, shards=1)
+    os.remove(path)
+    os.symlink(secret, path)
+    with pytest.raises(MalformedFileError, match="symbolic link out of the folder") as caught:
+        xs(path)
+    assert "12345" not in str(caught.value)
+
+
+def test_a_shard_that_is_a_link_within_the_folder_is_read(tmp_path):
+    path = write(tmp_path / "data.rec", 0, 10, shards=2)
+    os.rename(path + "1", tmp_path / "stored-elsewhere-here")
+    os.symlink("stored-elsewhere-here", path + "1")  # relative, beside the manifest
+    assert sorted(xs(path)) == list(range(10))
+
+
 def test_a_fifo_named_as_a_shard_is_refused_at_once(tmp_path):
     path = write(tmp_path / "data.rec", 0, 10, shards=2)
     fifo = path + "1"
