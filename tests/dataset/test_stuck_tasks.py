@@ -1,4 +1,10 @@
-"""A task that never returns: a warning at config's interval, and the opt-in timeout."""
+"""A task that never returns: a warning at config's interval, and the opt-in timeout.
+
+The stuck op blocks until the test releases it, so no assertion depends on how fast the other
+tasks run: warnings are only looked at when they name the stuck sample (another task slowed
+down on a busy machine may be warned about too), and the timeout tests stick at sample 0, the
+first task the stage's consumer waits for (no other task is ever timed before it).
+"""
 
 from __future__ import annotations
 
@@ -8,11 +14,14 @@ import os
 import re
 import threading
 import time
+from concurrent.futures import Future
 
 import numpy as np
 import pytest
 
 import jisu.dataset as ds
+from jisu.dataset.engine.tasks import StageTask
+from jisu.dataset.engine.watchdog import StuckTaskWatch
 from tests.conftest import rows_of
 from tests.dataset.test_processes import wait_dead
 
@@ -31,17 +40,31 @@ def _short_interval():
     ds.config.set_sample_timeout(timeout)
 
 
-class OnStuckWarning(logging.Handler):
-    """Keeps the stuck-task warnings of the ``jisu`` loggers and runs ``action`` on the first."""
+def samples_named(message: str) -> set[int]:
+    """The samples a stuck-task message names: ``sample 3``, ``samples 2..5`` or
+    ``samples 1, 3, ... (n in all)`` (how many a task holds depends on the chunking)."""
+    match = re.search(r"\bsamples? (\d+)(?:\.\.(\d+))?((?:, \d+)*)", message)
+    if match is None:
+        return set()
+    first, last, more = match.groups()
+    named = set(range(int(first), int(last or first) + 1))
+    return named | {int(k) for k in re.findall(r"\d+", more or "")}
 
-    def __init__(self, action):
+
+class OnStuckWarning(logging.Handler):
+    """Keeps the stuck-task warnings of the ``jisu`` loggers that are ``about`` the stuck task
+    and runs ``action`` on the first (a warning about another task, slow on a busy machine,
+    is left out)."""
+
+    def __init__(self, action, about=lambda message: STUCK_AT in samples_named(message)):
         super().__init__()
         self.action = action
+        self.about = about
         self.messages: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage()
-        if "a task has been running for" in message:
+        if "a task has been running for" in message and self.about(message):
             self.messages.append(message)
             self.action()
 
@@ -89,7 +112,7 @@ def test_a_stuck_per_batch_map_is_reported_naming_the_batch():
     data = ds.NumpySlicesDataset({"v": np.arange(8)}, shuffle=False).batch(
         2, per_batch_map=stuck_at_batch_1, num_parallel_workers=2
     )
-    with OnStuckWarning(released.set) as warnings:
+    with OnStuckWarning(released.set, about=lambda m: "at batch 1 " in m) as warnings:
         assert len(rows_of(data)) == 4
     assert warnings.messages, "no warning about the stuck task"
     assert (
@@ -115,13 +138,12 @@ def test_a_warning_repeats_at_the_interval_while_the_task_runs():
     assert waited[0] >= 0.2  # not before the interval
 
 
-def until_file(path: str):
-    """An op stuck at sample 3 until ``path`` exists; every sample takes 5 ms, so that tasks
-    hold one sample each (the chunker groups faster samples)."""
+def until_file(path: str, stuck_at: int = STUCK_AT):
+    """An op stuck at sample ``stuck_at`` until ``path`` exists (a file, as the op runs in a
+    worker process)."""
 
     def stuck_until_file(x):
-        time.sleep(0.005)
-        if int(x) == STUCK_AT:
+        if int(x) == stuck_at:
             deadline = time.monotonic() + GIVE_UP_S
             while not os.path.exists(path) and time.monotonic() < deadline:
                 time.sleep(0.01)
@@ -141,8 +163,8 @@ def test_a_stuck_worker_process_is_reported_naming_ops_pid_and_sample(tmp_path):
     it.close()
     assert rows == list(range(8))
     assert warnings.messages, "no warning about the stuck task"
-    message = warnings.messages[0]
-    assert "NumpySlicesDataset -> map(stuck_until_file) on sample 3 of epoch 0" in message
+    message = warnings.messages[0]  # names the samples of its task: they hold sample 3
+    assert re.search(r"NumpySlicesDataset -> map\(stuck_until_file\) on samples? \S+ of", message)
     pid = int(re.search(r"running in worker process jisu-map-\d \(pid (\d+)", message).group(1))
     assert pid in pids
     assert f"py-spy dump --pid {pid}" in message
@@ -151,37 +173,69 @@ def test_a_stuck_worker_process_is_reported_naming_ops_pid_and_sample(tmp_path):
 def test_opt_in_timeout_fails_a_stuck_thread_task_and_stops_the_pipeline():
     release = threading.Event()
 
-    def stuck_at_3(x):
-        if int(x) == STUCK_AT:
+    def stuck_at_0(x):
+        if int(x) == 0:
             release.wait(GIVE_UP_S)
         return x
 
     ds.config.set_sample_timeout(0.5)
     try:
         with pytest.raises(TimeoutError) as info:
-            rows_of(numbers(stuck_at_3))
+            rows_of(numbers(stuck_at_0))
     finally:
         release.set()  # the thread ends once its op returns (the conftest checks it does)
     assert isinstance(info.value, RuntimeError)  # like every pipeline error
     message = str(info.value)
     assert "longer than the sample timeout of 0.5 s (config.set_sample_timeout)" in message
-    assert "map operation stuck_at_3 on column(s) ['v'] at sample 3 of epoch 0" in message
+    assert "map operation stuck_at_0 on column(s) ['v'] at sample 0 of epoch 0" in message
     assert re.search(r"running in thread jisu-map-\d", message)
 
 
-def test_opt_in_timeout_kills_a_stuck_worker_process():
-    def sleeps_at_3(x):
-        time.sleep(0.005)
-        if int(x) == STUCK_AT:
-            time.sleep(GIVE_UP_S)
-        return x
-
+def test_opt_in_timeout_kills_a_stuck_worker_process(tmp_path):
+    never = str(tmp_path / "never")  # the op is never released: only the kill ends it
     ds.config.set_sample_timeout(0.5)
-    it = numbers(sleeps_at_3, processes=True).create_tuple_iterator(num_epochs=1, output_numpy=True)
+    data = numbers(until_file(never, stuck_at=0), processes=True)
+    it = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
     with pytest.raises(TimeoutError, match=r"sample timeout of 0\.5 s") as info:
         list(it)
     assert isinstance(info.value, RuntimeError)
     message = str(info.value)
-    assert "map(sleeps_at_3) on sample 3 of epoch 0" in message
+    assert "NumpySlicesDataset -> map(stuck_until_file) on sample" in message
+    assert 0 in samples_named(message)
     pid = int(re.search(r"worker process jisu-map-\d \(pid (\d+)", message).group(1))
     assert not wait_dead([pid]), "the stuck worker process still runs"
+
+
+def test_a_worker_process_slow_to_start_is_not_timed_before_it_starts():
+    """A worker process loads the stage (source and ops) before its first task, which can take
+    long (a big model, a remote file); the sample timeout is for tasks, so it must not count."""
+
+    class SlowToLoad:
+        """An identity op that takes ``delay`` seconds to unpickle in a worker process."""
+
+        def __init__(self, delay: float) -> None:
+            self.delay = delay
+
+        def __call__(self, x):
+            return x
+
+        def __setstate__(self, state: dict) -> None:
+            time.sleep(state["delay"])
+            self.__dict__.update(state)
+
+    ds.config.set_sample_timeout(1.0)
+    # every worker starts for 1.5 s or more: a clock started at sending always ran out
+    assert rows_of(numbers(SlowToLoad(1.5), processes=True)) == list(range(8))
+
+
+def test_the_watch_ignores_a_task_not_started():
+    """A future no pool has started shows ``Future.running``, a method, where the pools put
+    their ``(start, worker, epoch, item)`` tuple: it is not a running task."""
+    ds.config.set_sample_timeout(0.001)
+    data = ds.NumpySlicesDataset({"v": np.arange(2)})
+    watch = StuckTaskWatch("map", StageTask(data, "fetch_rows"), pool=None)
+    future = Future()
+    time.sleep(0.002)
+    watch.check(future)  # neither a TypeError nor a timeout
+    future.running = None  # what a pool sets before a task starts and after it ends
+    watch.check(future)

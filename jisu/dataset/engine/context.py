@@ -33,6 +33,9 @@ class ExecContext:
         prefetch_size: rows each stage may hold ahead of its consumer.
         node_ids: structural id of every pipeline node (its DFS position), used to key RNGs so
             that the same pipeline built twice draws the same numbers.
+        epoch_folds: for nodes below a ``repeat``, how to turn the epoch they run in back
+            into the iterator's epoch: the repeat counts on the way up (innermost first;
+            -1 for an endless repeat). Nodes not listed run in the iterator's epochs.
     """
 
     def __init__(
@@ -43,8 +46,10 @@ class ExecContext:
         profile: bool = False,
         tuner: AutoTuner | None = None,
         tuned: dict[str, dict[str, int]] | None = None,
+        epoch_folds: dict[int, tuple[int, ...]] | None = None,
     ) -> None:
         self.seed = seed
+        self._epoch_folds = epoch_folds or {}
         # statistics are kept when profiling, and for AutoTune, which decides on them
         self.stats: dict[Any, StageStats] | None = {} if profile or tuner else None
         self.tuner = tuner
@@ -117,10 +122,19 @@ class ExecContext:
                 self._cache.pop(next(iter(self._cache)))
             return self._cache[key]
 
-    def note_skip(self, message: str, epoch: int) -> None:
-        """Count a sample of ``epoch`` dropped in "skip" error mode (the first few messages
-        are kept). Counts are kept per epoch: workers run ahead into the next epoch, and the
-        iterator reports an epoch's count only once it has reached that epoch."""
+    def iterator_epoch(self, node: object, epoch: int) -> int:
+        """The iterator's epoch that ``node``'s ``epoch`` belongs to: below a ``repeat`` each
+        pass is a child epoch of its own (see ``RepeatDataset.child_epoch``)."""
+        for count in self._epoch_folds.get(id(node), ()):
+            epoch = epoch >> 32 if count < 0 else epoch // count
+        return epoch
+
+    def note_skip(self, message: str, epoch: int, node: object) -> None:
+        """Count a sample dropped in "skip" error mode by ``node`` while it ran ``epoch`` (the
+        first few messages are kept). Counts are kept per iterator epoch: workers run ahead
+        into the next epoch, and the iterator reports an epoch's count only once it has
+        reached that epoch."""
+        epoch = self.iterator_epoch(node, epoch)
         with self._lock:
             self.skipped += 1
             self.skipped_by_epoch[epoch] = self.skipped_by_epoch.get(epoch, 0) + 1

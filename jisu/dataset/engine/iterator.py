@@ -107,6 +107,24 @@ def _node_ids(root: Dataset) -> dict[int, int]:
     return ids
 
 
+def _epoch_folds(root: Dataset) -> dict[int, tuple[int, ...]]:
+    """For every node below a ``repeat``: the repeat counts between it and the root, innermost
+    first (see :meth:`ExecContext.iterator_epoch`)."""
+    folds: dict[int, tuple[int, ...]] = {}
+
+    def visit(node: Dataset, above: tuple[int, ...]) -> None:
+        if id(node) in folds:
+            return
+        if above:
+            folds[id(node)] = above
+        fold = getattr(node, "epoch_fold", None)
+        for child in node.children:
+            visit(child, above if fold is None else (fold, *above))
+
+    visit(root, ())
+    return folds
+
+
 def _drive(
     root: Dataset, ctx: ExecContext, out: RowQueue, epoch: int, start: int, num_epochs: int
 ) -> None:
@@ -151,7 +169,8 @@ class DatasetIterator:
 
     :meth:`get_state` / :meth:`set_state` save and restore the position (seed, epoch and rows
     consumed). Random-access pipelines restore in constant time; pipelines with an iterable
-    source restore by re-reading the epoch up to the position.
+    source, or with a node that may drop rows (filter, a source or map in error samples mode
+    "skip"), restore by re-reading the epoch up to the position.
     """
 
     def __init__(
@@ -183,7 +202,8 @@ class DatasetIterator:
         self._seed = config.get_seed()
         self._epoch = 0
         self._position = 0
-        self._skipped_done = 0  # samples skipped in finished epochs and closed runs
+        self._skipped_done = 0  # samples skipped in finished epochs
+        self._skipped_closed = 0  # ... and in the epoch in progress when close() stopped it
         self._ctx: ExecContext | None = None
         self._stats: dict | None = None  # a closed iterator's stage statistics
         self._stopped = 0.0
@@ -202,6 +222,7 @@ class DatasetIterator:
             profile=config.get_enable_profiler(),
             tuner=tuner,
             tuned=config.get_autotune_config(),
+            epoch_folds=_epoch_folds(self._root),
         )
         self._out = RowQueue(max(2, ctx.prefetch_size), OUTPUT_QUEUE_BYTES)
         root, out, epoch, position, num_epochs = (
@@ -225,7 +246,7 @@ class DatasetIterator:
     def close(self) -> None:
         """Stop every thread of this iterator and release its buffers (idempotent)."""
         if self._ctx is not None and self._position > 0:  # keep the epoch in progress' skips
-            self._skipped_done += self._ctx.skipped_by_epoch.get(self._epoch, 0)
+            self._skipped_closed = self._ctx.skipped_by_epoch.get(self._epoch, 0)
         if self._finalizer is not None:
             self._finalizer()
             self._finalizer = None
@@ -262,6 +283,7 @@ class DatasetIterator:
             if ctx.tuner is not None:
                 ctx.tuner.finish()
             self._skipped_done += ctx.skipped_by_epoch.get(self._epoch, 0)
+            self._skipped_closed = 0
             self._epoch += 1
             self._position = 0
             if self._num_epochs > 0 and self._epoch >= self._num_epochs:
@@ -284,9 +306,17 @@ class DatasetIterator:
         """Samples dropped because an op or a source read failed on them (error samples mode
         "skip"), over this iterator's life: all the epochs it has finished (also after the
         last one, :meth:`close` and :meth:`set_state`), plus the epoch in progress once a row
-        of it has been consumed. A finished epoch's count is exact; within an epoch the count
-        can run ahead of the rows consumed, as workers prepare rows in advance."""
-        in_progress = 0
+        of it has been consumed (also after :meth:`close`).
+
+        The epoch in progress is always counted from its start. A pipeline that may drop rows
+        restores a position by reading its epoch again up to it, so after :meth:`set_state`
+        the samples skipped before the position are found and counted again, as in a run from
+        the epoch's start; the count of the unfinished epoch that :meth:`set_state` leaves is
+        dropped, so no sample is counted twice for one pass over an epoch.
+
+        A finished epoch's count is exact; within an epoch the count can run ahead of the rows
+        consumed, as workers prepare rows in advance."""
+        in_progress = self._skipped_closed
         if self._ctx is not None and self._position > 0:
             in_progress = self._ctx.skipped_by_epoch.get(self._epoch, 0)
         return self._skipped_done + in_progress
@@ -342,6 +372,8 @@ class DatasetIterator:
         if epoch < 0 or position < 0:
             raise ValueError(f"set_state: epoch and position must be >= 0. Received: {state!r}")
         self.close()
+        # the run restored reads its epoch from the start: the partial epoch left is not kept
+        self._skipped_closed = 0
         self._seed, self._epoch, self._position = seed, epoch, position
         if self._num_epochs < 0 or epoch < self._num_epochs:
             self._start()

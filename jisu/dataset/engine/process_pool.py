@@ -163,6 +163,7 @@ class ProcessPool:
         self.workers = workers
         self.busy_s = 0.0
         self._ctx = ctx
+        self._stage_node = task.node  # the epoch of a task is this node's (for skip counts)
         picklable, ids = task.for_process(ctx)
         try:
             # large arrays (a NumPy source's data) go to shared memory, not into every worker
@@ -184,6 +185,7 @@ class ProcessPool:
         self._idle: deque[int] = deque()
         self._procs: list[Any] = [None] * workers
         self._conns: list[Any] = [None] * workers
+        self._ready: list[bool] = [False] * workers  # the worker has loaded the stage
         self._known: list[set[int]] = [set() for _ in range(workers)]
         self._drops: list[set[int]] = [set() for _ in range(workers)]
         self._restarts = 0
@@ -222,8 +224,9 @@ class ProcessPool:
         parent.send_bytes(self._spec)
         self._procs[i], self._conns[i] = process, parent
         self._known[i], self._drops[i] = set(), set()
+        self._ready[i] = False
         self._stuck.discard(i)
-        self._idle.append(i)
+        self._idle.append(i)  # tasks may be sent at once: the worker runs them when ready
 
     #: how long a new worker may take before it serves tasks (AutoTune judges a resize after)
     start_seconds = 1.0
@@ -244,6 +247,7 @@ class ProcessPool:
                 if i == len(self._procs):
                     self._procs.append(None)
                     self._conns.append(None)
+                    self._ready.append(False)
                     self._known.append(set())
                     self._drops.append(set())
                 self._start_worker(i)
@@ -272,6 +276,7 @@ class ProcessPool:
 
     def submit(self, epoch: int, item: Any) -> Future:
         future: Future = Future()
+        future.running = None  # not started (see watchdog); shadows Future.running()
         with self._lock:
             if self._broken is not None:
                 future.set_exception(self._broken)
@@ -298,7 +303,10 @@ class ProcessPool:
                 self._fail_all(exc, future)
                 return
             self._busy[i] = (future, task_id, epoch, item, slab_id)
-            future.running = (time.perf_counter(), self._procs[i], epoch, item)  # see watchdog
+            # The watchdog's clock starts when the worker begins the task: now if it is ready,
+            # else when it says it is (see _on_message), so that a slow start never counts.
+            if self._ready[i]:
+                future.running = (time.perf_counter(), self._procs[i], epoch, item)
             try:
                 self._send_task(i, task_id, epoch, item, slab_id)
             except OSError:  # the worker is gone; its sentinel will say how
@@ -399,6 +407,13 @@ class ProcessPool:
                         self._worker_died(i)
 
     def _on_message(self, i: int, message: tuple) -> None:
+        if message[0] == "ready":  # worker i has loaded the stage: a task sent runs from now
+            with self._lock:
+                self._ready[i] = True
+                entry = self._busy.get(i)
+                if entry is not None:
+                    entry[0].running = (time.perf_counter(), self._procs[i], entry[2], entry[3])
+            return
         kind, _task_id, seconds = message[:3]
         with self._lock:
             entry = self._busy.pop(i, None)
@@ -416,7 +431,9 @@ class ProcessPool:
         if kind == "ok":
             payload, (skipped, examples) = message[3], message[4]
             for k in range(skipped):  # samples dropped in "skip" mode count in this process
-                self._ctx.note_skip(examples[k] if k < len(examples) else "", entry[2])
+                self._ctx.note_skip(
+                    examples[k] if k < len(examples) else "", entry[2], self._stage_node
+                )
             if payload[0] == "slab":
                 slab = self._slabs[slab_id]
                 result = unpack(payload[2], slab.map, lambda s=slab_id: self._release(s))

@@ -8,6 +8,8 @@ Protocol over the worker's duplex pipe (parent -> worker):
     ``("task", task_id, epoch, item, slab_id or None)``;
     ``None``: exit.
 worker -> parent:
+    ``("ready",)`` once the spec is loaded (the watchdog times a task from then, not from when
+    it was sent: a slow start is not a slow task);
     ``("ok", task_id, seconds, ("slab", slab_id, layout) | ("pickle", result, nbytes),
     (samples skipped, their messages))``;
     ``("err", task_id, seconds, exception or None, message, traceback text)``, also for a
@@ -140,6 +142,10 @@ def main(conn: Connection) -> None:
             os.close(fd)
     ctx = ExecContext(seed, prefetch_size, {id(n): i for n, i in zip(task.nodes(), node_ids)})
     slabs: dict[int, mmap.mmap] = {}
+    try:
+        conn.send(("ready",))
+    except (EOFError, OSError):
+        return
     while True:
         try:
             message = conn.recv()

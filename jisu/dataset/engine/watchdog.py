@@ -6,7 +6,10 @@ op, the worker (a thread's name, a process's pid) and the sample. ``config.set_s
 turns a task that runs longer than that into a :class:`~.errors.TaskTimeoutError`.
 
 Cost: nothing per task beyond one tuple the pool stores on the task's future when it starts
-(``future.running = (start, worker, epoch, item)``, back to None when it ends). The check runs
+(``future.running = (start, worker, epoch, item)``, back to None when it ends). A task starts
+when its worker begins it: a thread when it takes the task, a worker process when it is ready
+(it has loaded the stage, which can take seconds for a large source) and has the task, so a
+short timeout never fails a task that is still waiting for its worker to start. The check runs
 in the stage's consumer (:func:`.stage.ordered_map`) only while it is already waiting for that
 future (it wakes every ``POLL_S`` to look at the stop flag): no thread and no timer per task.
 
@@ -152,8 +155,10 @@ class StuckTaskWatch:
         """Warn about ``future``'s task if it ran past the next multiple of the interval;
         raise :class:`TaskTimeoutError` if it ran past the timeout. Call it while waiting."""
         running = getattr(future, "running", None)
-        if running is None or future.done():
-            return  # not started yet (queued behind other tasks), or just finished
+        # not started yet (queued, or its worker still starting; a Future's own ``running``
+        # method shows through until a pool sets the attribute), or just finished
+        if not isinstance(running, tuple) or future.done():
+            return
         if future is not self._future:
             self._future, self._warnings = future, 0
         seconds = time.perf_counter() - running[0]

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..datasets import Dataset
 from ..engine.context import ExecContext
-from .index_map import join_parts
+from .index_map import join_parts, stream_row_count
 from .zip import _check_datasets
 
 
@@ -58,8 +58,8 @@ class ConcatDataset(Dataset):
         )
 
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        counts = self._counts()
-        if counts is None:
+        counts = [stream_row_count(d) for d in self.children]
+        if None in counts:  # row ``start`` cannot be placed without running: replay
             yield from islice(self._chain(ctx, epoch), start, None)
             return
         for child, n in zip(self.children, counts):

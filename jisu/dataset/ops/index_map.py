@@ -8,6 +8,19 @@ import numpy as np
 
 from ..datasets import Dataset
 from ..engine.context import ExecContext
+from ..engine.tasks import walk
+
+
+def stream_row_count(node: Dataset) -> int | None:
+    """Rows ``node``'s stream delivers per epoch, when known without running it.
+
+    That is ``_row_count()``, unless a node below may drop rows it counts (a source or a map in
+    error samples mode "skip": the count is the rows they would deliver if nothing failed). Ops
+    that place a position by counting their child's rows (concat, repeat) must then replay.
+    """
+    if any(getattr(n, "skip_errors", False) for n in walk(node)):
+        return None
+    return node._row_count()
 
 
 def join_parts(parts: Iterable[list | None]) -> list | None:

@@ -166,7 +166,7 @@ class MapDataset(Dataset):
                     f"{epoch}"
                 )
                 if self.skip_errors:
-                    ctx.note_skip(f"{where}: {type(exc).__name__}: {exc}", epoch)
+                    ctx.note_skip(f"{where}: {type(exc).__name__}: {exc}", epoch, self)
                     return None
                 raise_in_context(exc, where)
         if tail is not None:
@@ -210,14 +210,23 @@ class MapDataset(Dataset):
         return out
 
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
+        """Rows of one epoch from output row ``start`` on.
+
+        Maps that cannot drop rows start their input at ``start`` too. A map in "skip" mode
+        can: its output row ``start`` is some later input row, known only by running the maps,
+        so it restores its position by replaying the epoch from the start and dropping the
+        first ``start`` rows it delivers (as filter does).
+        """
         chain, base = self.map_chain()
+        drops = any(node.skip_errors for node in chain)
+        first, to_drop = (0, start) if drops else (start, 0)
         chunker = AdaptiveChunker()
         results = ordered_map(
             ctx,
             StageTask(self, "map_rows", cut=base),
             at_epoch(
                 epoch,
-                chunker.split(enumerate(base._stream(ctx, epoch, start), start)),
+                chunker.split(enumerate(base._stream(ctx, epoch, first), first)),
             ),
             chunker=chunker,
             key=(id(self), "map"),
@@ -226,4 +235,8 @@ class MapDataset(Dataset):
             inflight=self._workers() + ctx.prefetch_size,
         )
         for rows in results:
+            if to_drop:  # replaying up to the restored position
+                dropped = min(to_drop, len(rows))
+                to_drop -= dropped
+                rows = rows[dropped:]
             yield from rows

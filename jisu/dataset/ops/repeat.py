@@ -11,7 +11,7 @@ import numpy as np
 from ..datasets import Dataset
 from ..engine.context import ExecContext
 from ..validation import check_int
-from .index_map import join_parts
+from .index_map import join_parts, stream_row_count
 
 
 class RepeatDataset(Dataset):
@@ -27,6 +27,13 @@ class RepeatDataset(Dataset):
         self.count = count
         self._columns = child._columns
         self.random_access = child.random_access and count > 0
+
+    @property
+    def epoch_fold(self) -> int:
+        """How the child's epochs fold back into this node's: ``count`` passes per epoch
+        (-1: endless, see :meth:`child_epoch`). The engine reads it to count skipped samples
+        in the iterator's epoch."""
+        return self.count
 
     def child_epoch(self, epoch: int, repetition: int) -> int:
         if self.count < 0:
@@ -55,7 +62,7 @@ class RepeatDataset(Dataset):
 
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         child = self.children[0]
-        n = child._row_count()
+        n = stream_row_count(child)  # unknown: the passes are replayed up to ``start``
         first_rep, skip = (start // n, start % n) if n else (0, start)
         reps = counter(first_rep) if self.count < 0 else range(first_rep, self.count)
 

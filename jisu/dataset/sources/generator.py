@@ -286,25 +286,36 @@ class GeneratorDataset(Dataset):
                 rows.append(self._read(index))
             except Exception as exc:
                 where = f"{self.op_name}: reading {self._sample_name(index)} failed"
-                ctx.note_skip(str(with_context(exc, where)), epoch)
+                ctx.note_skip(str(with_context(exc, where)), epoch, self)
         return rows
 
     def _read_stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         """A random-access source in "skip" mode: rows read by index in parallel (in worker
-        processes with ``python_multiprocessing``), in order, without those that failed."""
+        processes with ``python_multiprocessing``), in order, without those that failed.
+
+        ``start`` counts rows delivered, not positions in the read order: which reads fail is
+        known only by reading them, so a restored position reads the epoch again from its
+        start and drops the first ``start`` rows it delivers (the skips before them are found,
+        and counted, again in this run).
+        """
         chunker = AdaptiveChunker(max_size=4096)
         workers = self._workers()
         results = ordered_map(
             ctx,
             StageTask(self, "fetch_rows"),
-            at_epoch(epoch, chunker.split(range(start, self._row_count()))),
+            at_epoch(epoch, chunker.split(range(self._row_count()))),
             chunker=chunker,
             key=(id(self), "read"),
             name=self.op_name,
             workers=workers,
             inflight=workers + ctx.prefetch_size,
         )
+        to_drop = start
         for rows in results:
+            if to_drop:  # replaying up to the restored position
+                dropped = min(to_drop, len(rows))
+                to_drop -= dropped
+                rows = rows[dropped:]
             yield from rows
 
     # ----------------------------------------------------------------- iterable
