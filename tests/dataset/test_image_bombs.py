@@ -3,7 +3,10 @@ that runs out of data is an error (never a gray fill), and no mutation escapes a
 
 from __future__ import annotations
 
+import contextlib
 import io
+import re
+import sys
 import tracemalloc
 
 import cv2
@@ -161,7 +164,15 @@ def test_declared_size_equals_the_size_encoded(h, w, ext, variant):
 def test_jpeg_size_agrees_with_turbojpeg_and_os2_bitmaps_are_read():
     for kind in ("jpeg-progressive", "jpeg-420"):
         data = pillow_variant(kind, 37, 53)
-        assert decode_module.declared_size(data) == simplejpeg.decode_jpeg_header(data)[:2]
+        expected = simplejpeg.decode_jpeg_header(data)[:2]
+        assert decode_module.declared_size(data) == expected
+        # the Python walk (for headers TurboJPEG refuses) reads the same size, also past junk,
+        # fill bytes and stuffed zeros between segments
+        sof = data.tobytes().find(b"\xff\xc0")
+        sof = sof if sof > 0 else data.tobytes().find(b"\xff\xc2")
+        noisy = data[:sof].tobytes() + b"junk\xff\x00\xff\xff\xff" + data[sof:].tobytes()
+        for walked in (data, np.frombuffer(noisy, np.uint8)):
+            assert decode_module._jpeg_walk(memoryview(walked)) == expected
     # an OS/2 bitmap (12-byte core header, 16-bit sizes), 3x5 pixels of 24 bits
     rows = b"".join(bytes(range(15)) + b"\x00" for _ in range(3))  # rows padded to 4 bytes
     header = (12).to_bytes(4, "little") + (5).to_bytes(2, "little") + (3).to_bytes(2, "little")
@@ -220,6 +231,191 @@ def test_harmless_jpeg_warnings_still_decode_to_the_full_image():
     # the same warning in a file that was also cut short: refused, not partly gray
     with pytest.raises(ValueError, match="its data ends before the image"):
         vision.Decode()(np.frombuffer(junk[: len(junk) * 2 // 3], np.uint8))
+
+
+# ----------------------------------------------------------------- warnings and corruption
+
+
+def photo_jpeg(**pillow) -> bytes:
+    """A smooth 97x130 photo-like image saved by Pillow (quality 90): decoders agree on it
+    within 2 levels."""
+    y, x = np.mgrid[0:97, 0:130].astype(np.float32)
+    rgb = np.stack([x / 130 * 255, y / 97 * 255, (x + y) / 227 * 255], axis=-1)
+    rgb += 20 * np.sin(x / 3)[..., None] * np.cos(y / 5)[..., None]
+    out = io.BytesIO()
+    Image.fromarray(np.clip(rgb, 0, 255).astype(np.uint8)).save(out, "JPEG", quality=90, **pillow)
+    return out.getvalue()
+
+
+def pillow_pixels(jpeg: bytes) -> np.ndarray:
+    with Image.open(io.BytesIO(jpeg)) as im:
+        return np.asarray(im.convert("RGB"), np.int16)
+
+
+def count_decoder_calls(monkeypatch) -> list[str]:
+    """The calls to TurboJPEG's header reader ("header") and decoder ("decode"), in order."""
+    calls: list[str] = []
+    header, decode = simplejpeg.decode_jpeg_header, simplejpeg.decode_jpeg
+
+    def spy_header(*args, **kwargs):
+        calls.append("header")
+        return header(*args, **kwargs)
+
+    def spy_decode(*args, **kwargs):
+        calls.append("decode")
+        return decode(*args, **kwargs)
+
+    monkeypatch.setattr(simplejpeg, "decode_jpeg_header", spy_header)
+    monkeypatch.setattr(simplejpeg, "decode_jpeg", spy_decode)
+    return calls
+
+
+@pytest.mark.parametrize("op", OPS, ids=OP_IDS)
+def test_a_good_jpeg_header_is_read_by_turbojpeg_and_the_image_decoded_once(op, monkeypatch):
+    calls = count_decoder_calls(monkeypatch)
+    assert op(np.frombuffer(photo_jpeg(), np.uint8)).shape[2] == 3
+    assert calls == ["header", "decode"]
+
+
+@pytest.mark.parametrize(
+    "field, value", [(1, 62), (0, 1), (2, 0x01), (2, 0x10)], ids=["Se=62", "Ss=1", "Al=1", "Ah=1"]
+)
+def test_jpeg_with_unusual_sequential_scan_parameters_decodes_like_pillow(
+    field, value, monkeypatch
+):
+    """libjpeg warns "Invalid SOS parameters for sequential JPEG" and ignores them (a baseline
+    scan codes all 64 coefficients at full precision), so the pixels are intact: Pillow
+    decodes the file, and jisu must too, to the same pixels."""
+    jpeg = bytearray(photo_jpeg())
+    sos = jpeg.find(b"\xff\xda")
+    jpeg[sos + 5 + 2 * jpeg[sos + 4] + field] = value  # Ss, Se, Ah<<4|Al after the components
+    jpeg = bytes(jpeg)
+    with pytest.raises(ValueError, match="Invalid SOS parameters for sequential JPEG"):
+        simplejpeg.decode_jpeg(jpeg, strict=True)
+    expected = pillow_pixels(jpeg)
+    calls = count_decoder_calls(monkeypatch)
+    got = vision.Decode()(np.frombuffer(jpeg, np.uint8))
+    assert got.shape == expected.shape
+    assert np.abs(got.astype(np.int16) - expected).max() <= 2
+    assert calls == ["header", "decode", "decode"]  # strict, then again past the warning
+    assert vision.RandomCropDecodeResize(8)(np.frombuffer(jpeg, np.uint8)).shape == (8, 8, 3)
+
+
+def corrupted(kind: str) -> bytes:
+    jpeg = photo_jpeg()
+    if kind == "bad-huffman-code":  # all-ones bits (stuffed 0xFF bytes): no valid Huffman code
+        mid = (jpeg.find(b"\xff\xda") + len(jpeg)) // 2
+        return jpeg[:mid] + b"\xff\x00" * 20 + jpeg[mid + 40 :]
+    if kind == "wrong-restart-marker":
+        jpeg = photo_jpeg(restart_marker_blocks=4)
+        rst3 = jpeg.find(b"\xff\xd3")
+        return jpeg[: rst3 + 1] + b"\xd5" + jpeg[rst3 + 2 :]
+    # a progressive JPEG without its first scan (DC): later scans refine what never came
+    jpeg = photo_jpeg(progressive=True)
+    first = jpeg.find(b"\xff\xda")
+    after = re.compile(rb"\xff[^\x00\xd0-\xd7]").search(jpeg, first + 2).start()
+    return jpeg[:first] + jpeg[after:]
+
+
+@pytest.mark.parametrize(
+    "kind, warning",
+    [
+        ("bad-huffman-code", "bad Huffman code"),
+        ("wrong-restart-marker", "found marker 0xd5 instead of RST3"),
+        ("progressive-without-dc-scan", "Inconsistent progression sequence"),
+    ],
+)
+@pytest.mark.parametrize("op", OPS, ids=OP_IDS)
+def test_jpeg_warnings_that_mean_lost_or_wrong_pixels_are_errors(op, kind, warning):
+    data = corrupted(kind)
+    with pytest.raises(ValueError, match=warning):  # libjpeg-turbo's warning, made an error
+        simplejpeg.decode_jpeg(data, strict=True)
+    with pytest.raises(ValueError, match=f"its image data is corrupt; libjpeg-turbo: .*{warning}"):
+        op(np.frombuffer(data, np.uint8))
+
+
+# ----------------------------------------------------------------- hostile headers
+
+
+class TooManySteps(Exception):
+    """The decoder ran more Python lines than :func:`python_steps_in_decode` allows."""
+
+
+@contextlib.contextmanager
+def python_steps_in_decode(limit: int):
+    """Count the Python lines run in jisu's decode module, and stop the run past ``limit``:
+    a deterministic proxy for the time a header walk takes (it does not depend on the machine,
+    and a walk byte by byte through megabytes fails fast instead of taking minutes)."""
+    steps = [0]
+
+    def line(frame, event, arg):
+        if event == "line":
+            steps[0] += 1
+            if steps[0] > limit:
+                raise TooManySteps(f"more than {limit} Python lines run in decode.py")
+        return line
+
+    def call(frame, event, arg):
+        return line if frame.f_code.co_filename == decode_module.__file__ else None
+
+    before = sys.gettrace()
+    sys.settrace(call)
+    try:
+        yield steps
+    finally:
+        sys.settrace(before)
+
+
+HOSTILE_HEADERS = {  # TurboJPEG refuses them, so the Python walk runs; the old walk took seconds
+    "10MB-fill-bytes": (b"\xff\xd8" + b"\xff" * 10_000_000, "it has no JPEG frame header"),
+    "5M-stuffed-zeros": (b"\xff\xd8" + b"\xff\x00" * 5_000_000, "it has no JPEG frame header"),
+    "100k-tiny-segments": (
+        b"\xff\xd8" + b"\xff\xfe\x00\x02" * 100_000,
+        "it has more than 1024 JPEG marker segments before its frame header",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_HEADERS))
+@pytest.mark.parametrize("op", OPS, ids=OP_IDS)
+def test_hostile_jpeg_headers_are_refused_in_a_bounded_number_of_python_steps(op, name):
+    data, message = HOSTILE_HEADERS[name]
+    expected = pytest.raises(ValueError, match=f"cannot decode {len(data)} bytes: {message}")
+    with python_steps_in_decode(limit=30_000), expected:
+        op(np.frombuffer(data, np.uint8))
+
+
+@pytest.mark.parametrize("op", OPS, ids=OP_IDS)
+def test_a_jpeg_with_100k_segments_before_its_frame_is_sized_in_c_and_decoded(op):
+    jpeg = photo_jpeg()
+    many = jpeg[:2] + b"\xff\xfe\x00\x02" * 100_000 + jpeg[2:]  # empty comments, then the image
+    with python_steps_in_decode(limit=30_000):
+        got = op(np.frombuffer(many, np.uint8))
+    if op is OPS[0]:
+        assert np.abs(got.astype(np.int16) - pillow_pixels(many)).max() <= 2
+
+
+def test_a_jpeg_turbojpeg_refuses_is_sized_by_the_walk_and_decoded_like_pillow():
+    """Sampling factors TurboJPEG has no name for (luma 1x1, Cb 2x2): its header reader
+    refuses the file; the walk reads the size and OpenCV decodes it as Pillow does."""
+    jpeg = bytearray(photo_jpeg(subsampling=0))
+    sof = jpeg.find(b"\xff\xc0")
+    jpeg[sof + 14] = 0x22  # component 2's sampling factors (the scan data no longer fits:
+    jpeg = bytes(jpeg)  # libjpeg warns about extraneous bytes, a harmless warning)
+    with pytest.raises(ValueError, match="Could not determine subsampling level"):
+        simplejpeg.decode_jpeg_header(jpeg)
+    expected = pillow_pixels(jpeg)
+    assert decode_module.declared_size(np.frombuffer(jpeg, np.uint8)) == expected.shape[:2]
+    got = vision.Decode()(np.frombuffer(jpeg, np.uint8))
+    assert np.abs(got.astype(np.int16) - expected).max() <= 2
+    assert vision.RandomCropDecodeResize(8)(np.frombuffer(jpeg, np.uint8)).shape == (8, 8, 3)
+
+
+@pytest.mark.parametrize("op", OPS, ids=OP_IDS)
+def test_an_empty_file_is_a_clear_error(op):
+    name = OP_IDS[OPS.index(op)]
+    with pytest.raises(ValueError, match=f"^{name}: cannot decode '/data/empty.jpg': it is empty"):
+        op(as_file(b"", "/data/empty.jpg"))
 
 
 # ----------------------------------------------------------------- fuzzing

@@ -229,3 +229,90 @@ def test_an_iterable_source_that_raises_stays_an_error_in_skip_mode(skip_mode):
 
     with pytest.raises(RuntimeError, match=r"the source raised at row 1: OSError: stream broke"):
         list(ds.GeneratorDataset(rows, ["x"]).create_tuple_iterator(num_epochs=1))
+
+
+# ----------------------------------------------------------------- decode errors keep their type
+
+
+def test_decode_error_in_an_image_folder_keeps_its_type_and_names_the_file_once(folder):
+    bomb = folder / "a" / "1_bomb.jpg"  # row 2: 0.jpg, 1.jpg, 1_bomb.jpg
+    data = ds.ImageFolderDataset(str(folder), shuffle=False, decode=True)
+    with pytest.raises(RuntimeError) as info:
+        list(data.create_tuple_iterator(num_epochs=1, output_numpy=True))
+    error = info.value
+    assert isinstance(error, vision.DecompressionBombError)  # not a plain ValueError
+    message = str(error)
+    assert message.startswith(
+        f"ImageFolderDataset: reading source[2] ('{bomb}') failed: DecompressionBombError: "
+        "Decode: refusing to decode"
+    )
+    assert "declares a 20000x20000 image" in message
+    assert message.count(str(bomb)) == 1
+
+
+# ----------------------------------------------------------------- files that are no files
+
+
+class FifoWithWriter:
+    """A FIFO at ``path`` whose write end a thread keeps opening and closing while the context
+    is open: code that opens the FIFO blocking gets an empty file (and the test fails on the
+    error that is missing) instead of hanging the test run."""
+
+    def __init__(self, path) -> None:
+        import threading
+
+        self.path = path
+        self.stop = threading.Event()
+        self.writer = threading.Thread(target=self._release_readers, daemon=True)
+
+    def _release_readers(self) -> None:
+        while not self.stop.wait(0.005):
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # ENXIO: no reader is waiting
+                continue
+            os.close(fd)
+
+    def __enter__(self):
+        os.mkfifo(self.path)
+        self.writer.start()
+        return self.path
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop.set()
+        self.writer.join()
+
+
+@pytest.fixture
+def fifo_in_folder(folder):
+    """The folder with a FIFO named ``a/x.jpg`` (row 4, the last of class a)."""
+    with FifoWithWriter(folder / "a" / "x.jpg") as fifo:
+        yield folder, fifo
+
+
+def test_fifo_in_an_image_folder_is_an_error_naming_it_in_raise_mode(fifo_in_folder):
+    root, fifo = fifo_in_folder
+    data = ds.ImageFolderDataset(str(root), shuffle=False)
+    with pytest.raises(RuntimeError) as info:
+        list(data.create_tuple_iterator(num_epochs=1, output_numpy=True))
+    assert isinstance(info.value, ds.MalformedFileError) and info.value.path == str(fifo)
+    assert str(info.value) == (
+        f"ImageFolderDataset: reading source[4] ('{fifo}') failed: "
+        f"MalformedFileError: '{fifo}': is not a regular file"
+    )
+
+
+@pytest.mark.parametrize("decode", [False, True])
+def test_fifo_in_an_image_folder_is_skipped_and_counted(fifo_in_folder, skip_mode, decode):
+    root, _ = fifo_in_folder
+    data = ds.ImageFolderDataset(str(root), shuffle=False, decode=decode)
+    it = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    rows = list(it)
+    if decode:  # the bomb and the truncated JPEG are skipped too
+        assert heights(rows) == [12, 13, 14, 15, 16]
+        assert it.skipped_samples == 3
+    else:  # the files' bytes as stored, the FIFO left out
+        kept = ["a/0.jpg", "a/1.jpg", "a/1_bomb.jpg", "a/2.jpg", "b/3.jpg", "b/3_truncated.jpg"]
+        kept.append("b/4.jpg")
+        assert [r[0].tobytes() for r in rows] == [(root / k).read_bytes() for k in kept]
+        assert it.skipped_samples == 1

@@ -40,6 +40,17 @@ def test_an_error_in_context_pickles_with_its_types_and_message():
         assert str(copy) == str(error)
 
 
+def test_a_file_error_in_context_keeps_its_type_and_names_the_file():
+    """A MalformedFileError is built from (path, reason); in a pipeline's context it stays one
+    (``except ValueError`` and its ``path`` work) and pickles so (a worker process's error)."""
+    original = ds.MalformedFileError("/data/a.rec", "is not a regular file")
+    error = with_context(original, "ImageFolderDataset: reading source[3] failed")
+    for copy in (error, pickle.loads(pickle.dumps(error))):
+        assert isinstance(copy, ds.MalformedFileError) and isinstance(copy, RuntimeError)
+        assert (copy.path, copy.reason) == ("/data/a.rec", "is not a regular file")
+        assert str(copy).endswith("MalformedFileError: '/data/a.rec': is not a regular file")
+
+
 def returns_lock(x):
     return threading.Lock() if int(x) == 3 else x
 

@@ -77,6 +77,8 @@ def with_context(exc: BaseException, context: str) -> BaseException:
         new = in_context_type(type(exc))(message)
         if str(new) != message and not isinstance(new, KeyError):
             raise TypeError("message not kept")
+        for name, value in vars(exc).items():  # e.g. the file a MalformedFileError names
+            vars(new).setdefault(name, value)
     except Exception:
         new = PipelineError(message)
     new.__cause__ = exc

@@ -7,6 +7,7 @@ removes them, so a rerun starts from scratch and no half data set is ever visibl
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 import time
@@ -18,6 +19,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .schema import NUMERIC
+from .validate import open_regular
 from .writer import FileWriter
 
 if TYPE_CHECKING:
@@ -157,10 +159,12 @@ def write_chunks(
 
 
 def _read_into(paths: list[str], offsets: np.ndarray, buffer: memoryview) -> None:
-    """Read each file into its slice of ``buffer`` (no intermediate bytes objects)."""
+    """Read each file into its slice of ``buffer`` (no intermediate bytes objects). Files are
+    opened with :func:`open_regular`, so a FIFO or device named like an image is refused
+    instead of hanging the conversion."""
     for k, path in enumerate(paths):
         start, end = int(offsets[k]), int(offsets[k + 1])
-        fd = os.open(path, os.O_RDONLY)
+        fd = open_regular(path)
         try:
             got = os.readv(fd, [buffer[start:end]]) if end > start else 0
         finally:
@@ -256,7 +260,14 @@ def list_image_folder(
 
 
 class ImageFiles:
-    """Random-access source of (encoded bytes, label[, path relative to ``root``])."""
+    """Random-access source of (encoded bytes, label[, path relative to ``root``]).
+
+    Files are opened with :func:`~jisu.dataset.record.validate.open_regular`: anything but a
+    regular file (a FIFO, a device) is refused with a ``MalformedFileError`` naming it instead
+    of hanging the read. With ``decode``, a decode error (``DecompressionBombError``, a
+    ``ValueError`` for a corrupt file) propagates with its type; the file is named by the
+    dataset's sample name (``ImageFolderDataset: reading source[i] ('path') failed``).
+    """
 
     def __init__(
         self,
@@ -279,15 +290,22 @@ class ImageFiles:
         path = str(self.paths[index])
         from ..vision.decode import FileBytes
 
-        with open(path, "rb") as f:
-            data = FileBytes.of(np.frombuffer(f.read(), dtype=np.uint8), path)
+        try:
+            fd = open_regular(path)  # a FIFO named like an image is refused, not waited on
+        except FileNotFoundError:
+            # the OS's error, with errno and filename, raised where the source reads its file
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path) from None
+        with open(fd, "rb") as f:
+            raw = np.frombuffer(f.read(), dtype=np.uint8)
         if self.decode:
             from ..vision import Decode
 
-            try:
-                data = Decode().apply(data)
-            except ValueError as exc:
-                raise ValueError(f"cannot decode '{path}': {exc}") from exc
+            # errors keep their type (DecompressionBombError, ...); the dataset's sample name
+            # ("source[i] ('path')") names the file, so Decode gets bare bytes and the path is
+            # named once
+            data = Decode().apply(raw)
+        else:  # bytes that remember their file, so a later Decode's errors can name it
+            data = FileBytes.of(raw, path)
         label = self.labels[index : index + 1].reshape(())
         if not self.names:
             return data, label

@@ -18,7 +18,13 @@ class MalformedFileError(ValueError):
         reason: what is wrong, in words.
     """
 
-    def __init__(self, path: str, reason: str) -> None:
+    path: str | None = None
+    reason: str | None = None
+
+    def __init__(self, path: str, reason: str | None = None) -> None:
+        if reason is None:  # one message: how exceptions are rebuilt (a pipeline's context)
+            super().__init__(path)
+            return
         super().__init__(f"'{path}': {reason}")
         self.path = path
         self.reason = reason

@@ -13,7 +13,12 @@ names the file:
   header declaring a larger image than its data holds) or whose entropy-coded data is corrupt
   is an error. libjpeg only warns about these and fills the missing pixels with gray; Pillow
   and tf.data refuse such files too. Other libjpeg warnings (extraneous bytes before a marker,
-  an unknown JFIF version) leave the image intact and are accepted, as Pillow and OpenCV do.
+  an unknown JFIF version, SOS parameters unusual for a sequential JPEG) leave the image
+  intact and are accepted, as Pillow and OpenCV do.
+
+A JPEG's header is read by TurboJPEG (C); only a header it refuses is walked in Python, in
+bounded steps, so hostile headers (megabytes of fill bytes, thousands of tiny segments) cost
+milliseconds, not seconds of a thread holding the GIL.
 """
 
 from __future__ import annotations
@@ -58,8 +63,9 @@ def describe(data: np.ndarray) -> str:
 
 
 def _buffer(data: np.ndarray) -> np.ndarray:
+    """The encoded bytes as one contiguous 1-D uint8 array (what the decoders read)."""
     if data.dtype == np.uint8 and data.ndim == 1:
-        return data
+        return data if data.flags.c_contiguous else np.ascontiguousarray(data)
     if data.dtype.kind == "S" and data.ndim == 0:
         return np.frombuffer(data.item(), dtype=np.uint8)
     raise TypeError(
@@ -80,7 +86,9 @@ class _HeaderError(ValueError):
     """A header that a format's signature announces but that cannot be read."""
 
 
-def _uint(data: bytes, pos: int, size: int, order: Literal["big", "little"] = "big") -> int:
+def _uint(
+    data: bytes | memoryview, pos: int, size: int, order: Literal["big", "little"] = "big"
+) -> int:
     """The unsigned integer of ``size`` bytes at ``pos``; a header cut short is an error."""
     if pos < 0 or pos + size > len(data):
         raise _HeaderError("its header is truncated")
@@ -89,34 +97,61 @@ def _uint(data: bytes, pos: int, size: int, order: Literal["big", "little"] = "b
 
 #: JPEG start-of-frame markers (all coding processes); C4, C8 and CC are other markers
 _JPEG_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+#: a marker: 0xFF then a byte other than 0xFF (a fill byte) and 0x00 (a stuffed 0xFF, no
+#: marker). Searched in C, so runs of fill bytes and junk cost no Python loop; one try per
+#: byte, no backtracking: linear time
+_JPEG_MARKER = re.compile(rb"\xff[^\x00\xff]")
+#: a real JPEG has a few dozen marker segments before its frame header (APPn, DQT, DHT, COM,
+#: an ICC profile or XMP split into 64 KB segments); the walk refuses a file with more, so a
+#: hostile file of tiny segments costs at most this many Python steps
+_JPEG_MAX_SEGMENTS = 1024
 
 
-def _jpeg_size(data: bytes) -> tuple[int, int]:
-    """(height, width) from a JPEG's frame header, found by walking the marker segments.
+def _jpeg_size(buf: np.ndarray) -> tuple[int, int]:
+    """(height, width) from a JPEG's frame header.
 
-    TurboJPEG's header reader (``simplejpeg.decode_jpeg_header``) refuses valid JPEGs with
-    unusual chroma subsampling that OpenCV still decodes, so the walk is done here, skipping
-    stray and fill bytes between segments as libjpeg does.
+    Read by TurboJPEG's header reader (C, about a microsecond, ignoring warnings such as junk
+    before the frame header). It refuses valid JPEGs with unusual chroma subsampling or
+    precision that OpenCV still decodes; for those (and for files with no readable header)
+    the marker segments are walked here instead (:func:`_jpeg_walk`).
+    """
+    try:
+        height, width, _, _ = simplejpeg.decode_jpeg_header(buf, strict=False)
+    except (ValueError, KeyError):  # KeyError: a header read with warnings but no frame
+        return _jpeg_walk(memoryview(buf))
+    return height, width
+
+
+def _jpeg_walk(data: memoryview) -> tuple[int, int]:
+    """(height, width) from the first frame header (SOF marker), found by walking the marker
+    segments after the start-of-image marker as libjpeg does: bytes between segments (fill
+    bytes, stuffed zeros, junk) are skipped by one regex search in C, not byte by byte, and the
+    walk stops after ``_JPEG_MAX_SEGMENTS`` segments, so hostile input (megabytes of fill
+    bytes, 100k tiny segments) is refused quickly instead of holding the GIL for seconds. The
+    bytes are read in place, never copied.
     """
     pos = 2
-    while True:
-        pos = data.find(b"\xff", pos)
-        if pos < 0 or pos + 1 >= len(data):
+    for _ in range(_JPEG_MAX_SEGMENTS):
+        found = _JPEG_MARKER.search(data, pos)
+        if found is None:
             raise _HeaderError("it has no JPEG frame header (SOF marker)")
+        pos = found.start()
         marker = data[pos + 1]
-        if marker in (0xFF, 0x00):  # a fill byte, or a stuffed 0xFF that is no marker
-            pos += 1 if marker == 0xFF else 2
-        elif marker in _JPEG_SOF:
+        if marker in _JPEG_SOF:
             return _uint(data, pos + 5, 2), _uint(data, pos + 7, 2)
-        elif marker in (0xD9, 0xDA):
+        if marker in (0xD9, 0xDA):
             raise _HeaderError("its image data starts before a JPEG frame header (SOF marker)")
-        elif 0xD0 <= marker <= 0xD8 or marker == 0x01:  # markers without a length
+        if 0xD0 <= marker <= 0xD8 or marker == 0x01:  # markers without a length
             pos += 2
-        else:
-            length = _uint(data, pos + 2, 2)
-            if length < 2:
-                raise _HeaderError(f"its JPEG marker 0x{marker:02x} has length {length}")
-            pos += 2 + length
+            continue
+        length = _uint(data, pos + 2, 2)
+        if length < 2:
+            raise _HeaderError(f"its JPEG marker 0x{marker:02x} has length {length}")
+        pos += 2 + length
+    raise _HeaderError(
+        f"it has more than {_JPEG_MAX_SEGMENTS} JPEG marker segments before its frame header "
+        "(SOF marker); a real JPEG has a few dozen"
+    )
 
 
 def _bmp_size(data: bytes) -> tuple[int, int]:
@@ -212,7 +247,7 @@ def declared_size(buf: np.ndarray) -> tuple[int, int] | None:
 
 def _read_size(buf: np.ndarray) -> tuple[int, int] | None:
     if is_jpeg(buf):
-        return _jpeg_size(buf.tobytes())
+        return _jpeg_size(buf)
     head = bytes(buf[:16])
     if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
         return _webp_size(bytes(buf[:32]))
@@ -248,16 +283,21 @@ def check_declared_size(op: str, data: np.ndarray, buf: np.ndarray) -> tuple[int
 
 # ------------------------------------------------------------------ decoders
 
-#: libjpeg warnings that leave the pixels intact: junk bytes between segments, an unknown JFIF
-#: version or Adobe transform code, a bad ICC profile marker. Any other warning means pixels are
-#: missing or wrong (the data ran out, or it is corrupt), which libjpeg would fill with gray.
-_JPEG_HARMLESS = (
-    "extraneous bytes before marker",
-    "unknown JFIF revision",
-    "Unknown Adobe color transform",
-    "bad ICC marker",
-)
+#: libjpeg-turbo's warnings (jerror.h) that mean pixels are missing or wrong, which libjpeg
+#: fills with gray or decodes to garbage: the data ran out (JWRN_JPEG_EOF, JWRN_HIT_MARKER),
+#: the entropy-coded data is corrupt (JWRN_HUFF_BAD_CODE, JWRN_ARITH_BAD_CODE,
+#: JWRN_MUST_RESYNC), or a progressive scan refines coefficients it never got
+#: (JWRN_BOGUS_PROGRESSION). Its other warnings leave the pixels intact: junk bytes before a
+#: marker, an unknown JFIF revision or Adobe transform, a bad ICC marker, SOS parameters
+#: unusual for a sequential JPEG; Pillow and OpenCV decode such files.
 _JPEG_OUT_OF_DATA = ("Premature end of JPEG file", "premature end of data segment")
+_JPEG_DATA_LOST = (
+    *_JPEG_OUT_OF_DATA,
+    "bad Huffman code",
+    "bad arithmetic code",
+    "instead of RST",
+    "Inconsistent progression sequence",
+)
 #: TurboJPEG's errors for JPEGs it does not decode at all (unusual chroma subsampling, 12-bit)
 _JPEG_UNSUPPORTED = ("Could not determine subsampling level", "Unsupported JPEG data precision")
 
@@ -274,21 +314,24 @@ def _ends_after_last_scan(buf: np.ndarray) -> bool:
 
 def decode_jpeg(
     op: str, data: np.ndarray, buf: np.ndarray, min_height: int = 0, min_width: int = 0
-) -> np.ndarray | None:
-    """A JPEG decoded to RGB by libjpeg-turbo (scaled down to at least ``min_height`` x
-    ``min_width`` when they are given), refusing truncated or corrupt data.
+) -> np.ndarray:
+    """A JPEG decoded to RGB, refusing truncated or corrupt data.
 
-    libjpeg-turbo stops at the first warning (``strict``); only after a warning that leaves
-    the pixels intact is the image decoded again, without stopping, provided that it ends with
-    an end-of-image marker after its last scan (a check like Pillow's and OpenCV's, which
-    refuse a file that runs out of bytes but not one whose data ends at an early end marker).
+    libjpeg-turbo decodes it (scaled down to at least ``min_height`` x ``min_width`` when they
+    are given), stopping at the first warning (``strict``), so a good file is decoded once.
+    A warning that means lost or wrong pixels (``_JPEG_DATA_LOST``) is an error; after any
+    other warning the image is decoded again without stopping, provided that it ends with an
+    end-of-image marker after its last scan (a check like Pillow's and OpenCV's, which refuse
+    a file that runs out of bytes but not one whose data ends at an early end marker). That
+    second decode cannot see a later warning, so corrupt data after a harmless warning goes
+    unnoticed, as in Pillow and OpenCV.
 
-    Returns:
-        None when libjpeg-turbo does not decode this JPEG at all (unusual chroma subsampling,
-        a warning in its header): the caller lets OpenCV try.
+    OpenCV decodes (at full size) what libjpeg-turbo does not: unusual chroma subsampling,
+    12-bit data, and headers with a warning (TurboJPEG stops at those even when not strict).
 
     Raises:
         ValueError: the data ended early or is corrupt.
+        DecompressionBombError: OpenCV's image is larger than the pixel limit.
     """
     scale = {"min_height": min_height, "min_width": min_width}
     try:
@@ -297,13 +340,20 @@ def decode_jpeg(
         error = exc
     text = str(error)
     if isinstance(error, KeyError) or any(s in text for s in _JPEG_UNSUPPORTED):
-        return None
-    if any(s in text for s in _JPEG_HARMLESS) and _ends_after_last_scan(buf):
+        return decode_opencv(op, data, buf)
+    ends = _ends_after_last_scan(buf)
+    if ends and not any(s in text for s in _JPEG_DATA_LOST):
         try:
             return simplejpeg.decode_jpeg(buf, colorspace="RGB", strict=False, **scale)
-        except (ValueError, KeyError):  # TurboJPEG stops at warnings in the header: OpenCV
-            return None
-    if any(s in text for s in _JPEG_OUT_OF_DATA) or not _ends_after_last_scan(buf):
+        except (ValueError, KeyError):
+            pass
+        try:  # a warning in the header, or an error that OpenCV fails at too
+            return decode_opencv(op, data, buf)
+        except DecompressionBombError:
+            raise
+        except ValueError:
+            why = "its image data is corrupt"
+    elif not ends or any(s in text for s in _JPEG_OUT_OF_DATA):
         why = (
             "its data ends before the image does (a truncated file, or a header that "
             "declares a larger image than the data holds)"
@@ -318,6 +368,8 @@ def decode_jpeg(
 def decode_opencv(op: str, data: np.ndarray, buf: np.ndarray) -> np.ndarray:
     """Any format OpenCV reads, to RGB; the result is checked against the pixel limit too,
     for formats whose header :func:`declared_size` does not read."""
+    if buf.size == 0:  # an empty file (OpenCV's own error is a failed assertion)
+        raise ValueError(f"{op}: cannot decode {describe(data)}: it is empty (0 bytes)")
     try:
         image = cv2.imdecode(np.asarray(buf), cv2.IMREAD_COLOR)
     except cv2.error as exc:  # e.g. more pixels than OPENCV_IO_MAX_IMAGE_PIXELS
@@ -336,9 +388,7 @@ def decode_image(op: str, data: np.ndarray) -> np.ndarray:
     buf = _buffer(data)
     check_declared_size(op, data, buf)
     if is_jpeg(buf):
-        image = decode_jpeg(op, data, buf)
-        if image is not None:
-            return image
+        return decode_jpeg(op, data, buf)
     return decode_opencv(op, data, buf)
 
 

@@ -16,14 +16,7 @@ import cv2
 import numpy as np
 
 from ..transforms.base import TensorOperation
-from .decode import (
-    _buffer,
-    check_declared_size,
-    decode_image,
-    decode_jpeg,
-    decode_opencv,
-    is_jpeg,
-)
+from .decode import _buffer, check_declared_size, decode_image, decode_jpeg, is_jpeg
 from .utils import Inter, check_image, size_pair
 
 
@@ -165,8 +158,8 @@ class RandomCropDecodeResize(_RandomCropResize):
             min_height=math.ceil(height / factor) if factor > 1 else 0,
             min_width=math.ceil(width / factor) if factor > 1 else 0,
         )
-        if image is None:  # a JPEG flavour libjpeg-turbo does not decode: OpenCV, full size
-            image = decode_opencv(op, data, buf)
+        # the scale of what came back: OpenCV decodes JPEG flavours libjpeg-turbo does not (at
+        # full size)
         fy, fx = image.shape[0] / height, image.shape[1] / width
         y0, x0 = round(top * fy), round(left * fx)
         y1 = max(y0 + 1, min(image.shape[0], round((top + h) * fy)))

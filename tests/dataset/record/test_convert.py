@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import cv2
@@ -14,6 +15,7 @@ import jisu.dataset as ds
 from jisu.cli import main
 from jisu.dataset import vision
 from tests.conftest import rows_of
+from tests.dataset.test_skip_mode import FifoWithWriter
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "mindrecord"
 
@@ -138,3 +140,19 @@ def test_save_keeps_rows_whose_first_axis_varies(tmp_path):
     back = ds.RecordDataset(str(tmp_path / "ragged.rec"), shuffle=False)
     assert rows_of(back, None) == [[list(range(i + 1)), list(range(i))] for i in range(6)]
     assert back.output_types()[0] == np.int16
+
+
+@pytest.mark.parametrize("reencode", [False, True], ids=["bytes-as-stored", "reencoded"])
+def test_fifo_in_an_image_folder_fails_the_conversion_naming_it(tmp_path, image_folder, reencode):
+    """Opened blocking, a FIFO named like an image would hang the conversion forever."""
+    root, _ = image_folder
+    options = {"max_size": 30} if reencode else {}
+    with FifoWithWriter(root / "cat" / "3.jpg") as fifo:
+        refused = re.escape(f"'{fifo}': is not a regular file")
+        # bytes as stored: read by convert itself; reencoded: read in a pipeline (RuntimeError)
+        with pytest.raises(ds.MalformedFileError, match=refused) as info:
+            ds.record.convert.convert(
+                str(root), str(tmp_path / "out.rec"), workers=2, progress=False, **options
+            )
+    assert info.value.path == str(fifo)
+    assert not list(tmp_path.glob("out.rec*"))  # all or nothing: no data set was published
