@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -234,9 +235,5 @@ class MapDataset(Dataset):
             workers=max(node._workers() for node in chain),
             inflight=self._workers() + ctx.prefetch_size,
         )
-        for rows in results:
-            if to_drop:  # replaying up to the restored position
-                dropped = min(to_drop, len(rows))
-                to_drop -= dropped
-                rows = rows[dropped:]
-            yield from rows
+        rows = itertools.chain.from_iterable(results)
+        yield from itertools.islice(rows, to_drop, None)  # replayed up to the restored position

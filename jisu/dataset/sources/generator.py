@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
-from itertools import islice
+from itertools import chain, islice
 from typing import Any
 
 import numpy as np
@@ -310,13 +310,7 @@ class GeneratorDataset(Dataset):
             workers=workers,
             inflight=workers + ctx.prefetch_size,
         )
-        to_drop = start
-        for rows in results:
-            if to_drop:  # replaying up to the restored position
-                dropped = min(to_drop, len(rows))
-                to_drop -= dropped
-                rows = rows[dropped:]
-            yield from rows
+        yield from islice(chain.from_iterable(results), start, None)  # replayed up to start
 
     # ----------------------------------------------------------------- iterable
     def _iterate(self) -> Iterator[tuple]:
