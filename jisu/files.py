@@ -5,7 +5,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
+import socket
 import tempfile
+import zlib
 from collections.abc import Iterator
 from typing import IO
 
@@ -20,7 +23,8 @@ def atomic_write(path: str, mode: str = "wb") -> Iterator[IO]:
 
     Guarantees: on any error (an exception in the caller's block, a full disk, a kill) ``path``
     keeps its previous content, or stays absent; on an error the temporary file
-    (``.tmp-*`` in the same folder) is removed. Text modes write UTF-8.
+    (``.tmp-<pid>-<host tag>*`` in the same folder) is removed; one left by a killed process
+    is found by :func:`remove_dead_temporaries`. Text modes write UTF-8.
 
     Raises:
         OSError: with ``errno`` ENOSPC (or EDQUOT) when the disk or quota is full, whether the
@@ -32,7 +36,9 @@ def atomic_write(path: str, mode: str = "wb") -> Iterator[IO]:
     os.makedirs(folder, exist_ok=True)
     tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.splitext(path)[1], dir=folder)
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".tmp-{os.getpid()}-{host_tag()}", suffix=os.path.splitext(path)[1], dir=folder
+        )
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a plain open() would not
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
             yield f
@@ -84,3 +90,66 @@ def _fsync_folder(folder: str) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def host_tag() -> str:
+    """8 hex digits naming this host and pid namespace: a pid is only checked for liveness
+    where it means the same process (not on another machine sharing the folder). The host is
+    its name and its machine id (``/etc/machine-id``: two hosts of one name, cloned VMs or
+    containers with a fixed hostname, still differ; it survives a reboot, unlike the boot id,
+    so a writer killed by a crash is still recognised as this host's)."""
+    try:
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        namespace = 0
+    machine = ""
+    for source in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        try:
+            with open(source) as f:
+                machine = f.read(64).strip()
+            break
+        except OSError:
+            continue
+    return f"{zlib.crc32(f'{socket.gethostname()}|{machine}|{namespace}'.encode()):08x}"
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` may be alive: only a definite "no such process" says no."""
+    if pid <= 0:
+        return True  # not a writer's pid (0 would signal our own process group)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OverflowError, OSError):  # PermissionError: another user's process; or unsure
+        return True
+    return True
+
+
+def remove_dead_temporaries(folder: str, suffix: str) -> list[tuple[str, int]]:
+    """Remove the temporary files of :func:`atomic_write` calls (those writing ``*suffix``
+    files into ``folder``) whose process was killed before it could: only files of this host
+    and pid namespace whose pid no longer runs, so a live writer's file (here or on another
+    machine sharing the folder) is never touched.
+
+    Returns:
+        ``(path, bytes freed)`` of every file removed.
+    """
+    pattern = re.compile(r"\.tmp-(\d+)-([0-9a-f]{8})[0-9a-z_]+" + re.escape(suffix))
+    tag, removed = host_tag(), []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        match = pattern.fullmatch(name)
+        if not match or match[2] != tag or pid_alive(int(match[1])):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            size = os.lstat(path).st_size
+            os.remove(path)
+        except OSError:  # gone meanwhile
+            continue
+        removed.append((path, size))
+    return removed

@@ -32,6 +32,7 @@ reads it too, without the check.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import pickle
 import random
@@ -49,8 +50,10 @@ from torch import nn
 
 from ..dataset.record.validate import MalformedFileError
 from ..distributed import is_main_process
-from ..files import atomic_write
+from ..files import atomic_write, remove_dead_temporaries
 from .callback import Callback, RunContext
+
+logger = logging.getLogger("jisu.train")
 
 _MAGIC = b"jisu-checkpoint "  # the start of every jisu checksum comment, any version
 _V1 = _MAGIC + b"v1 crc32="
@@ -471,6 +474,8 @@ class ModelCheckpoint(Callback):
         self._last_step = params.cur_step_num
         if not is_main_process():
             return
+        if not self.saved:  # the first save of this run: clear what killed runs left
+            self._remove_dead_temporaries()
         in_epoch = params.get("step_in_epoch", params.cur_step_num)
         name = f"{self.prefix}-{params.cur_epoch_num}_{in_epoch}.ckpt"
         path = os.path.join(self.directory, name)
@@ -500,6 +505,20 @@ class ModelCheckpoint(Callback):
         if params.get("loss_scale_manager") is not None:
             state["loss_scale_manager"] = params.loss_scale_manager.state_dict()
         return state
+
+    def _remove_dead_temporaries(self) -> None:
+        """Remove the partial ``.tmp-*.ckpt`` files of saves whose process was killed (a
+        checkpoint is as large as the model: a few crashes would otherwise fill the disk)."""
+        removed = remove_dead_temporaries(self.directory, ".ckpt")
+        if removed:
+            logger.warning(
+                "ModelCheckpoint: removed %d partial checkpoint file(s) of killed runs from "
+                "'%s' (%.1f MiB): %s",
+                len(removed),
+                self.directory,
+                sum(size for _, size in removed) / (1 << 20),
+                ", ".join(os.path.basename(path) for path, _ in removed),
+            )
 
     def _own_files(self) -> list[str]:
         """This prefix's checkpoint files in the folder (regular files, not links), oldest

@@ -147,3 +147,39 @@ def test_graph_mode_gives_the_same_losses_as_pynative():
     finally:
         jisu.set_context(mode=jisu.PYNATIVE_MODE)
     np.testing.assert_allclose(compiled, eager, rtol=1e-4, atol=1e-5)
+
+
+KILLED_SAVE = textwrap.dedent(
+    """
+    import os, signal, sys
+    sys.path.insert(0, {root!r})
+    from jisu.files import atomic_write
+
+    with atomic_write(os.path.join({folder!r}, "run-1_4.ckpt")) as f:
+        f.write(b"half a checkpoint" * 1000)
+        f.flush()
+        os.kill(os.getpid(), signal.SIGKILL)  # killed in the middle of a save
+    """
+)
+
+
+def test_a_killed_saves_partial_file_is_removed_by_the_next_run(tmp_path, caplog):
+    from jisu.files import host_tag
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    script = KILLED_SAVE.format(root=root, folder=str(tmp_path))
+    killed = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE)
+    _, err = killed.communicate(timeout=120)
+    assert killed.returncode == -9, err.decode()[-2000:]
+    (partial,) = os.listdir(tmp_path)  # what the kill left behind
+    assert partial.startswith(f".tmp-{killed.pid}-{host_tag()}") and partial.endswith(".ckpt")
+    live = f".tmp-{os.getpid()}-{host_tag()}abcdefgh.ckpt"  # a save running in this process
+    elsewhere = f".tmp-{killed.pid}-00000000abcdefgh.ckpt"  # a dead pid, but another host's
+    for name in (live, elsewhere):
+        (tmp_path / name).write_bytes(b"in progress")
+    with caplog.at_level("WARNING", logger="jisu.train"):
+        model().train(1, data()[0], callbacks=[ModelCheckpoint("run", str(tmp_path))])
+    assert partial not in os.listdir(tmp_path)
+    assert {live, elsewhere} <= set(os.listdir(tmp_path))  # never a live or foreign writer's
+    assert f"removed 1 partial checkpoint file(s) of killed runs from '{tmp_path}'" in caplog.text
+    assert partial in caplog.text

@@ -33,7 +33,6 @@ import mmap
 import os
 import re
 import secrets
-import socket
 import weakref
 import zlib
 from collections.abc import Sequence
@@ -44,6 +43,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc
 
+from ...files import host_tag, pid_alive
 from .schema import Field, arrow_schema, check_value, checked_column, column_of, parse_schema
 from .validate import MalformedFileError, open_regular
 
@@ -108,40 +108,6 @@ def read_manifest_json(path: str) -> Any:
         raise MalformedFileError(path, "is not a manifest: its JSON is nested too deeply") from None
     except ValueError as exc:  # also bad UTF-8
         raise MalformedFileError(path, f"is not valid JSON: {exc}") from None
-
-
-def _host_tag() -> str:
-    """8 hex digits naming this host and pid namespace: a pid is only checked for liveness
-    where it means the same process (not on another machine sharing the folder). The host is
-    its name and its machine id (``/etc/machine-id``: two hosts of one name, cloned VMs or
-    containers with a fixed hostname, still differ; it survives a reboot, unlike the boot id,
-    so a writer killed by a crash is still recognised as this host's)."""
-    try:
-        namespace = os.stat("/proc/self/ns/pid").st_ino
-    except OSError:
-        namespace = 0
-    machine = ""
-    for source in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
-        try:
-            with open(source) as f:
-                machine = f.read(64).strip()
-            break
-        except OSError:
-            continue
-    return f"{zlib.crc32(f'{socket.gethostname()}|{machine}|{namespace}'.encode()):08x}"
-
-
-def _pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` may be alive: only a definite "no such process" says no."""
-    if pid <= 0:
-        return True  # not a writer's pid (0 would signal our own process group)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (OverflowError, OSError):  # PermissionError: another user's process; or unsure
-        return True
-    return True
 
 
 def _fsync(path: str) -> None:
@@ -219,7 +185,7 @@ class _DataSetFiles:
         Returns:
             ``(path, bytes freed)`` of every file removed.
         """
-        tag = _host_tag()
+        tag = host_tag()
         temps, generations = [], []
         try:
             names = [n for n in os.listdir(self.directory) if n.startswith(self.base)]
@@ -228,7 +194,7 @@ class _DataSetFiles:
         for name in names:
             for pattern, found in ((self.temp, temps), (self.generation, generations)):
                 match = pattern.fullmatch(name)
-                if match and match["tag"] == tag and not _pid_alive(int(match["pid"])):
+                if match and match["tag"] == tag and not pid_alive(int(match["pid"])):
                     found.append(name)
         if generations:
             # Read the manifest after the pid checks: a writer dead by then publishes nothing
@@ -304,7 +270,7 @@ class FileWriter:
         self.overwrite = bool(overwrite)
         self._files = _DataSetFiles(self.file_name)
         self.removed_leftovers = self._files.remove_leftovers()
-        self._token = f"{os.getpid()}-{_host_tag()}{secrets.token_hex(4)}"
+        self._token = f"{os.getpid()}-{host_tag()}{secrets.token_hex(4)}"
         self._temp = [f"{p}.tmp-{self._token}" for p in self.paths]
         self._temp_manifest = f"{self.manifest}.tmp-{self._token}"
         self._cleanup = weakref.finalize(self, _remove, [*self._temp, self._temp_manifest])
