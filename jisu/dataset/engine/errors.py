@@ -78,7 +78,8 @@ def with_context(exc: BaseException, context: str) -> BaseException:
         if str(new) != message and not isinstance(new, KeyError):
             raise TypeError("message not kept")
         for name, value in vars(exc).items():  # e.g. the file a MalformedFileError names
-            vars(new).setdefault(name, value)
+            if name != "__notes__":  # the cause's notes are shown with the cause
+                vars(new).setdefault(name, value)
     except Exception:
         new = PipelineError(message)
     new.__cause__ = exc

@@ -109,7 +109,9 @@ def _node_ids(root: Dataset) -> dict[int, int]:
 
 def _epoch_folds(root: Dataset) -> dict[int, tuple[int, ...]]:
     """For every node below a ``repeat``: the repeat counts between it and the root, innermost
-    first (see :meth:`ExecContext.iterator_epoch`)."""
+    first (see :meth:`ExecContext.iterator_epoch`). A node reached by two paths (``s +
+    s.repeat(2)``) keeps the folds of the first: its skips on the other path are then counted
+    in another epoch (a known limit; counts stay right for every tree-shaped pipeline)."""
     folds: dict[int, tuple[int, ...]] = {}
 
     def visit(node: Dataset, above: tuple[int, ...]) -> None:

@@ -62,9 +62,11 @@ def open_regular(path: str, listed_in: str | None = None) -> int:
     the check is made on the opened descriptor (no window between check and open).
 
     With ``listed_in`` (the file that names ``path``), ``path`` may be a symbolic link only to
-    a file in that file's folder: a link shipped in a data set's archive must not make a
-    reader open, serve or describe (size, checksum) a file outside. The link is resolved
-    before the open; the folder check is made on the resolved name, which is then opened.
+    a file in that file's folder, or in the folder ``listed_in`` itself links to (a download
+    cache such as Hugging Face's keeps every file of a snapshot as a link into one ``blobs``
+    folder): a link shipped in a data set's archive must not make a reader open, serve or
+    describe (size, checksum) a file elsewhere. The link is resolved before the open; the
+    folder check is made on the resolved name, which is then opened.
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
@@ -75,7 +77,11 @@ def open_regular(path: str, listed_in: str | None = None) -> int:
     where = f" (listed in '{listed_in}')" if listed_in else ""
     if listed_in is not None and os.path.islink(path):
         target = os.path.realpath(path)
-        if os.path.dirname(target) != os.path.realpath(os.path.dirname(listed_in)):
+        allowed = {
+            os.path.realpath(os.path.dirname(listed_in)),
+            os.path.dirname(os.path.realpath(listed_in)),
+        }
+        if os.path.dirname(target) not in allowed:
             raise MalformedFileError(
                 path,
                 f"is a symbolic link out of the folder of '{listed_in}'; a data set's files "

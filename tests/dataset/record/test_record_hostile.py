@@ -103,6 +103,19 @@ def test_a_shard_that_is_a_link_within_the_folder_is_read(tmp_path):
     assert sorted(xs(path)) == list(range(10))
 
 
+def test_a_data_set_in_a_download_cache_of_links_is_read(tmp_path):
+    """Hugging Face's cache keeps snapshots/<rev>/<file> as links to ../../blobs/<hash>."""
+    (tmp_path / "made").mkdir()
+    made = write(tmp_path / "made" / "data.rec", 0, 10, shards=2)
+    blobs, snapshot = tmp_path / "blobs", tmp_path / "snapshots" / "rev1"
+    blobs.mkdir()
+    snapshot.mkdir(parents=True)
+    for k, name in enumerate(sorted(os.listdir(tmp_path / "made"))):
+        os.rename(tmp_path / "made" / name, blobs / f"hash{k}")
+        os.symlink(f"../../blobs/hash{k}", snapshot / name)
+    assert sorted(xs(snapshot / os.path.basename(made))) == list(range(10))
+
+
 def test_a_fifo_named_as_a_shard_is_refused_at_once(tmp_path):
     path = write(tmp_path / "data.rec", 0, 10, shards=2)
     fifo = path + "1"
