@@ -256,3 +256,35 @@ def test_skips_below_a_repeat_count_in_the_iterators_epoch(build, per_epoch, row
     for epoch in range(1, NUM_EPOCHS + 1):
         assert len(list(it)) == rows
         assert it.skipped_samples == epoch * per_epoch
+
+
+class CountingSource:
+    """Rows ``(i,)`` of a random-access source that counts its reads."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.reads = n, []
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, index: int):
+        self.reads.append(index)
+        return (np.array(index),)
+
+
+def test_a_pipeline_that_cannot_drop_rows_restores_without_replaying():
+    """In "raise" mode nothing drops rows: a restore at row 60 reads rows 60..99 only."""
+    source = CountingSource(100)
+    data = ds.GeneratorDataset(source, ["i"], shuffle=False, num_parallel_workers=2)
+    data = data.map(plus_1000, "i", num_parallel_workers=2)
+    it = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    for _ in range(60):
+        next(it)
+    state = it.get_state()
+    it.close()
+    source.reads.clear()
+    restored = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    restored.set_state(state)
+    rest = [int(r[0]) for r in restored]
+    assert rest == list(range(1060, 1100))
+    assert sorted(source.reads) == list(range(60, 100))  # each once, none before the position
