@@ -239,3 +239,43 @@ def test_the_watch_ignores_a_task_not_started():
     watch.check(future)  # neither a TypeError nor a timeout
     future.running = None  # what a pool sets before a task starts and after it ends
     watch.check(future)
+
+
+class BlocksWhileLoading:
+    """An identity op whose unpickling in a worker process waits for ``release`` to exist."""
+
+    def __init__(self, release: str) -> None:
+        self.release = release
+
+    def __call__(self, x):
+        return x
+
+    def __setstate__(self, state: dict) -> None:
+        deadline = time.monotonic() + GIVE_UP_S
+        while not os.path.exists(state["release"]) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.__dict__.update(state)
+
+
+def test_a_worker_process_stuck_while_loading_the_stage_is_reported(tmp_path):
+    """Loading the stage is not a task (no timeout), but a worker that never finishes it
+    leaves the pipeline waiting: it is reported at the interval, naming the worker's pid."""
+    release = tmp_path / "release"
+    warnings: list[str] = []
+
+    class OnLoadingWarning(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "has been loading the stage" in record.getMessage():
+                warnings.append(record.getMessage())
+                release.touch()
+
+    handler = OnLoadingWarning()
+    logging.getLogger("jisu").addHandler(handler)
+    try:
+        data = numbers(BlocksWhileLoading(str(release)), processes=True, workers=1)
+        assert rows_of(data) == list(range(8))
+    finally:
+        logging.getLogger("jisu").removeHandler(handler)
+    assert warnings, "the worker stuck while loading was never reported"
+    assert re.search(r"worker process \S+ \(pid \d+\) has been loading the stage", warnings[0])
+    assert "map(BlocksWhileLoading)" in warnings[0]

@@ -307,6 +307,8 @@ class ProcessPool:
             # else when it says it is (see _on_message), so that a slow start never counts.
             if self._ready[i]:
                 future.running = (time.perf_counter(), self._procs[i], epoch, item)
+            else:  # the watchdog tells a worker that is slow to load apart from a stuck task
+                future.waiting_for_worker = (time.perf_counter(), self._procs[i])
             try:
                 self._send_task(i, task_id, epoch, item, slab_id)
             except OSError:  # the worker is gone; its sentinel will say how
@@ -413,6 +415,7 @@ class ProcessPool:
                 entry = self._busy.get(i)
                 if entry is not None:
                     entry[0].running = (time.perf_counter(), self._procs[i], entry[2], entry[3])
+                    entry[0].waiting_for_worker = None
             return
         kind, _task_id, seconds = message[:3]
         with self._lock:
@@ -486,7 +489,7 @@ class ProcessPool:
             entry = self._busy.pop(i, None)
             self._stuck.discard(i)
             if entry is not None:
-                entry[0].running = None
+                entry[0].running = entry[0].waiting_for_worker = None
             if i in self._idle:
                 self._idle.remove(i)
             conn.close()

@@ -157,11 +157,12 @@ class StuckTaskWatch:
         running = getattr(future, "running", None)
         # not started yet (queued, or its worker still starting; a Future's own ``running``
         # method shows through until a pool sets the attribute), or just finished
-        if not isinstance(running, tuple) or future.done():
+        if future.done():
             return
-        if future is not self._future:
-            self._future, self._warnings = future, 0
-        seconds = time.perf_counter() - running[0]
+        if not isinstance(running, tuple):
+            self._check_worker_start(future)
+            return
+        seconds = self._seconds(future, running[0])
         if self.timeout is not None and seconds >= self.timeout:
             self._pool.mark_stuck(future)
             raise TaskTimeoutError(
@@ -179,6 +180,38 @@ class StuckTaskWatch:
                 self.name,
                 seconds,
                 self.describe(running),
+                self.interval,
+            )
+
+    def _seconds(self, future: Future, since: float) -> float:
+        """Seconds since ``since``; a new future's warnings are counted afresh."""
+        if future is not self._future:
+            self._future, self._warnings = future, 0
+        return time.perf_counter() - since
+
+    def _check_worker_start(self, future: Future) -> None:
+        """Warn (never time out: no sample runs yet) about a worker process that was sent
+        ``future``'s task but has not finished loading the stage after the interval: the
+        stage's ops or source block while they unpickle or import (a ``__setstate__`` that
+        waits, a lock taken at import)."""
+        starting = getattr(future, "waiting_for_worker", None)
+        if not isinstance(starting, tuple):
+            return
+        seconds = self._seconds(future, starting[0])
+        if seconds >= self.interval * (self._warnings + 1):
+            self._warnings = int(seconds // self.interval)
+            worker = starting[1]
+            logger.warning(
+                "jisu: %s: worker process %s (pid %s) has been loading the stage (%s) for "
+                "%.1f s and a task waits for it: unpickling or importing the stage's ops or "
+                "source may be stuck (`py-spy dump --pid %s` shows where). This warning repeats "
+                "every %g s (config.set_multiprocessing_timeout_interval).",
+                self.name,
+                worker.name,
+                worker.pid,
+                stage_ops(self._task),
+                seconds,
+                worker.pid,
                 self.interval,
             )
 
