@@ -80,6 +80,51 @@ def test_state_carries_the_seed():
         resumed.set_state({"epoch": 0})
 
 
+class CountingReads:
+    """A random-access source that records which rows were read."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.reads = n, []
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, index: int):
+        self.reads.append(index)
+        return (np.array(index),)
+
+
+def test_no_thread_runs_and_nothing_is_read_before_the_first_row_is_asked_for():
+    """So a set_state() right after creation (a resumed run) reads nothing before it."""
+    source = CountingReads(50)
+    data = ds.GeneratorDataset(source, ["i"], shuffle=False, num_parallel_workers=2).batch(5)
+    source.reads.clear()  # the source's first row, checked when the pipeline was built
+    it = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    time.sleep(0.05)  # a started pipeline would have read ahead by now; this one must not
+    assert source.reads == [] and not jisu_threads()
+    it.set_state({"seed": ds.config.get_seed(), "epoch": 0, "position": 8})
+    assert [int(b[0][0]) for b in it] == [40, 45]
+    assert sorted(source.reads) == list(range(40, 50))
+
+
+def test_an_iterator_runs_with_the_configuration_of_its_creation():
+    data = ds.NumpySlicesDataset(np.arange(8), shuffle=False)
+    ds.config.set_enable_profiler(True)
+    try:
+        profiled = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    finally:
+        ds.config.set_enable_profiler(False)
+    plain = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    ds.config.set_enable_profiler(True)
+    try:
+        assert len(take_all(profiled)) == len(take_all(plain)) == 8
+    finally:
+        ds.config.set_enable_profiler(False)
+    assert profiled.profile()["output"]["batches"] >= 8  # each row waited for was recorded
+    with pytest.raises(RuntimeError, match="created without the profiler"):
+        plain.profile()
+
+
 def test_epochs_end_with_stop_iteration_and_continue():
     it = ds.NumpySlicesDataset(np.arange(4), shuffle=False).create_tuple_iterator(
         num_epochs=3, output_numpy=True

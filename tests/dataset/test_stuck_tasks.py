@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import jisu.dataset as ds
+from jisu.dataset.engine.context import RunSettings
 from jisu.dataset.engine.tasks import StageTask
 from jisu.dataset.engine.watchdog import StuckTaskWatch
 from tests.conftest import rows_of
@@ -233,7 +234,8 @@ def test_the_watch_ignores_a_task_not_started():
     their ``(start, worker, epoch, item)`` tuple: it is not a running task."""
     ds.config.set_sample_timeout(0.001)
     data = ds.NumpySlicesDataset({"v": np.arange(2)})
-    watch = StuckTaskWatch("map", StageTask(data, "fetch_rows"), pool=None)
+    settings = RunSettings.from_config()
+    watch = StuckTaskWatch("map", StageTask(data, "fetch_rows"), pool=None, settings=settings)
     future = Future()
     time.sleep(0.002)
     watch.check(future)  # neither a TypeError nor a timeout

@@ -6,11 +6,13 @@ import logging
 import queue
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .tasks import StageTask
 
+from .. import config
 from .autotune import AutoTuner
 from .buffers import batch_buffers
 from .stats import StageStats
@@ -19,6 +21,34 @@ from .thread_pool import ThreadPool
 logger = logging.getLogger("jisu.dataset")
 
 POLL_S = 0.05  # how often blocked engine threads look at the stop flag
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The configuration an iterator runs with: read once, when the iterator is created, so
+    that a ``config.set_*`` call after that changes only iterators created later."""
+
+    prefetch_size: int
+    profile: bool
+    autotune: bool
+    autotune_path: str | None
+    tuned: dict[str, dict[str, int]] | None
+    worker_restart: bool
+    timeout_interval: float
+    sample_timeout: float | None
+
+    @classmethod
+    def from_config(cls) -> RunSettings:
+        return cls(
+            prefetch_size=config.get_prefetch_size(),
+            profile=config.get_enable_profiler(),
+            autotune=config.get_enable_autotune(),
+            autotune_path=config.get_autotune_filepath(),
+            tuned=config.get_autotune_config(),
+            worker_restart=config.get_worker_restart(),
+            timeout_interval=config.get_multiprocessing_timeout_interval(),
+            sample_timeout=config.get_sample_timeout(),
+        )
 
 
 class Stopped(Exception):
@@ -36,6 +66,7 @@ class ExecContext:
         epoch_folds: for nodes below a ``repeat``, how to turn the epoch they run in back
             into the iterator's epoch: the repeat counts on the way up (innermost first;
             -1 for an endless repeat). Nodes not listed run in the iterator's epochs.
+        settings: the iterator's configuration (read from ``config`` now when None).
     """
 
     def __init__(
@@ -47,8 +78,10 @@ class ExecContext:
         tuner: AutoTuner | None = None,
         tuned: dict[str, dict[str, int]] | None = None,
         epoch_folds: dict[int, tuple[int, ...]] | None = None,
+        settings: RunSettings | None = None,
     ) -> None:
         self.seed = seed
+        self.settings = settings or RunSettings.from_config()
         self._epoch_folds = epoch_folds or {}
         # statistics are kept when profiling, and for AutoTune, which decides on them
         self.stats: dict[Any, StageStats] | None = {} if profile or tuner else None

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import config
 from .autotune import AutoTuner
-from .context import ExecContext, Stopped, logger
+from .context import ExecContext, RunSettings, Stopped, logger
 from .cpus import available_cpus
 from .rows import to_output
 from .stage import EPOCH_END
@@ -166,8 +166,11 @@ class DatasetIterator:
     sharing memory with the pipeline's arrays (NumPy arrays with ``output_numpy=True``), or
     dicts with ``as_dict=True``.
 
-    The iterator owns threads; :meth:`close` stops them (also called on garbage collection, on
-    KeyboardInterrupt while waiting for a row, and at interpreter exit).
+    The iterator owns threads, started when the first row is asked for (so a
+    :meth:`set_state` right after creation reads nothing before its position), with the
+    configuration in force when it was created; :meth:`close` stops them (also called on
+    garbage collection, on KeyboardInterrupt while waiting for a row, and at interpreter
+    exit).
 
     :meth:`get_state` / :meth:`set_state` save and restore the position (seed, epoch and rows
     consumed). Random-access pipelines restore in constant time; pipelines with an iterable
@@ -202,6 +205,7 @@ class DatasetIterator:
         self._output_numpy = output_numpy
         self._as_dict = as_dict
         self._seed = config.get_seed()
+        self._settings = RunSettings.from_config()  # the configuration it runs with
         self._epoch = 0
         self._position = 0
         self._skipped_done = 0  # samples skipped in finished epochs
@@ -210,21 +214,30 @@ class DatasetIterator:
         self._stats: dict | None = None  # a closed iterator's stage statistics
         self._stopped = 0.0
         self._finalizer: weakref.finalize | None = None
-        self._start()
+        # Threads start at the first row asked for, not here: a set_state() right after
+        # creation (a resumed run) then reads nothing before its position.
+        self._pending = True
 
     # ------------------------------------------------------------- lifecycle
+    def _ensure_started(self) -> None:
+        if self._pending:
+            self._pending = False
+            self._start()
+
     def _start(self) -> None:
+        settings = self._settings
         tuner = None
-        if config.get_enable_autotune() and self._epoch == 0:  # tuning is a first-epoch job
-            tuner = AutoTuner(available_cpus(), _autotune_budget(), config.get_autotune_filepath())
+        if settings.autotune and self._epoch == 0:  # tuning is a first-epoch job
+            tuner = AutoTuner(available_cpus(), _autotune_budget(), settings.autotune_path)
         ctx = ExecContext(
             self._seed,
-            config.get_prefetch_size(),
+            settings.prefetch_size,
             _node_ids(self._root),
-            profile=config.get_enable_profiler(),
+            profile=settings.profile,
             tuner=tuner,
-            tuned=config.get_autotune_config(),
+            tuned=settings.tuned,
             epoch_folds=_epoch_folds(self._root),
+            settings=settings,
         )
         self._out = RowQueue(max(2, ctx.prefetch_size), OUTPUT_QUEUE_BYTES)
         root, out, epoch, position, num_epochs = (
@@ -247,6 +260,7 @@ class DatasetIterator:
 
     def close(self) -> None:
         """Stop every thread of this iterator and release its buffers (idempotent)."""
+        self._pending = False
         if self._ctx is not None and self._position > 0:  # keep the epoch in progress' skips
             self._skipped_closed = self._ctx.skipped_by_epoch.get(self._epoch, 0)
         if self._finalizer is not None:
@@ -267,6 +281,7 @@ class DatasetIterator:
         return self
 
     def __next__(self) -> Any:
+        self._ensure_started()
         ctx = self._ctx
         if ctx is None:
             raise StopIteration
@@ -325,12 +340,14 @@ class DatasetIterator:
 
     def worker_pids(self) -> list[int]:
         """PIDs of the worker processes of this iterator's ``python_multiprocessing`` stages."""
+        self._ensure_started()
         return [] if self._ctx is None else self._ctx.worker_pids()
 
     # ------------------------------------------------------------- profile
     def profile(self) -> dict[str, Any]:
         """Per-stage statistics since this iterator started (``config.set_enable_profiler``
         must have been on when it was created) and the bottleneck, with a suggestion."""
+        self._ensure_started()
         running = self._ctx is not None
         stats = self._ctx.stats if running else self._stats
         if stats is None:
@@ -377,8 +394,7 @@ class DatasetIterator:
         # the run restored reads its epoch from the start: the partial epoch left is not kept
         self._skipped_closed = 0
         self._seed, self._epoch, self._position = seed, epoch, position
-        if self._num_epochs < 0 or epoch < self._num_epochs:
-            self._start()
+        self._pending = self._num_epochs < 0 or epoch < self._num_epochs
 
 
 def _autotune_budget() -> int:

@@ -157,8 +157,6 @@ class ProcessPool:
     """
 
     def __init__(self, name: str, workers: int, ctx: ExecContext, task: StageTask) -> None:
-        from .. import config
-
         self.name = name
         self.workers = workers
         self.busy_s = 0.0
@@ -175,7 +173,7 @@ class ProcessPool:
                 f"{name}: python_multiprocessing=True sends the stage's ops and source to "
                 f"worker processes, but they cannot be pickled: {type(exc).__name__}: {exc}"
             ) from exc
-        self._restart = config.get_worker_restart()
+        self._restart = ctx.settings.worker_restart
         self._lock = threading.RLock()  # RLock: slab release may run from GC inside the lock
         self._closed = False
         self._broken: BaseException | None = None

@@ -57,7 +57,7 @@ def ordered_map(
     if tuned is not None:  # a saved AutoTune result
         workers, inflight = int(tuned["workers"]), int(tuned["inflight"])
     pool = ctx.pool(key, name, workers, task)
-    watch = StuckTaskWatch(name, task, pool)
+    watch = StuckTaskWatch(name, task, pool, ctx.settings)
     stats = ctx.stage_stats(key, stage_id, workers)  # None unless profiling or tuning
     slots = threading.Semaphore(max(1, inflight))
     if ctx.tuner is not None:

@@ -32,12 +32,12 @@ import time
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from .. import config
 from ..transforms.base import op_name
 from .errors import TaskTimeoutError
 from .tasks import StreamCut
 
 if TYPE_CHECKING:
+    from .context import RunSettings
     from .tasks import StageTask
 
 logger = logging.getLogger("jisu.dataset")
@@ -139,12 +139,13 @@ class StuckTaskWatch:
         pool: the stage's pool; told (``mark_stuck``) about a task reported as stuck, so that
             its shutdown does not wait for it (a stuck thread is left to end by itself, a
             stuck process is killed).
+        settings: the iterator's configuration (the warning interval and the timeout).
     """
 
-    def __init__(self, name: str, task: StageTask, pool: Any) -> None:
+    def __init__(self, name: str, task: StageTask, pool: Any, settings: RunSettings) -> None:
         self.name = name
-        self.interval = config.get_multiprocessing_timeout_interval()
-        self.timeout = config.get_sample_timeout()
+        self.interval = settings.timeout_interval
+        self.timeout = settings.sample_timeout
         self._task = task
         self._pool = pool
         self._unit = "batch" if task.node.op_name == "batch" else "sample"
