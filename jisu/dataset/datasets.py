@@ -30,6 +30,7 @@ import numpy as np
 
 from . import config
 from .engine.context import ExecContext
+from .engine.plan import FETCH
 from .engine.stage import EPOCH_END, AdaptiveChunker, ordered_map
 from .engine.tasks import StageTask
 from .validation import resolve_workers
@@ -45,6 +46,8 @@ class Dataset:
     random_access: bool = False
     #: whether the node does parallel work of its own (and takes ``num_parallel_workers``)
     has_workers: bool = False
+    #: workers when ``num_parallel_workers`` is None (None: ``config``'s default)
+    default_workers: int | None = None
 
     @property
     def rows_per_item(self) -> int:
@@ -76,17 +79,8 @@ class Dataset:
 
     def _workers(self) -> int:
         """Threads for this node's own parallel work."""
-        return resolve_workers(
-            self.op_name, self.num_parallel_workers, config.get_num_parallel_workers()
-        )
-
-    def _segment_workers(self) -> int:
-        """Threads for a fused random-access chain ending at this node."""
-        workers = self._workers() if self.has_workers else 1
-        for child in self.children:
-            if child.random_access:
-                workers = max(workers, child._segment_workers())
-        return workers
+        default = self.default_workers or config.get_num_parallel_workers()
+        return resolve_workers(self.op_name, self.num_parallel_workers, default)
 
     def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         """Rows of one epoch from row ``start`` on."""
@@ -128,7 +122,7 @@ class Dataset:
         rows_each = self.rows_per_item
         chunker = AdaptiveChunker(max_size=max(1, 4096 // rows_each))
         items = ((e, chunk) for e, first in epochs() for chunk in chunker.split(range(first, n)))
-        workers = self._segment_workers()
+        workers = ctx.plan.stage(self, FETCH).workers
         results = ordered_map(
             ctx,
             StageTask(self, "fetch_rows"),
@@ -196,6 +190,16 @@ class Dataset:
     def output_types(self) -> list[np.dtype]:
         """NumPy dtype of each output column, from the first row."""
         return list(self._spec()[1])
+
+    def explain(self) -> str:
+        """How this pipeline runs, as text: its parallel stages in data order, the ops each
+        runs (a function by its name), their workers (threads or processes), the ops limited
+        below their stage's width, and the fusion rule behind each stage (as Spark's or
+        Polars' ``explain``)."""
+        from .engine.iterator import _node_ids
+        from .engine.plan import plan
+
+        return plan(self, _node_ids(self)).explain()
 
     def get_batch_size(self) -> int:
         """The batch size of the nearest ``batch`` below (1 if none)."""

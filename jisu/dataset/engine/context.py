@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 from .. import config
 from .autotune import AutoTuner
 from .buffers import batch_buffers
+from .plan import Plan
 from .stats import StageStats
 from .thread_pool import ThreadPool
 
@@ -67,6 +68,8 @@ class ExecContext:
             into the iterator's epoch: the repeat counts on the way up (innermost first;
             -1 for an endless repeat). Nodes not listed run in the iterator's epochs.
         settings: the iterator's configuration (read from ``config`` now when None).
+        plan: the pipeline's stages (see :mod:`.plan`); None in a worker process, which only
+            runs tasks (stages are then planned when asked for, with no limits inside).
     """
 
     def __init__(
@@ -79,9 +82,13 @@ class ExecContext:
         tuned: dict[str, dict[str, int]] | None = None,
         epoch_folds: dict[int, tuple[int, ...]] | None = None,
         settings: RunSettings | None = None,
+        plan: Plan | None = None,
     ) -> None:
         self.seed = seed
         self.settings = settings or RunSettings.from_config()
+        self.plan = plan if plan is not None else Plan([], [], node_ids)
+        # ops limited below their stage's width (an explicit num_parallel_workers): id -> slots
+        self.slots = {key: threading.BoundedSemaphore(n) for key, n in self.plan.limits.items()}
         self._epoch_folds = epoch_folds or {}
         # statistics are kept when profiling, and for AutoTune, which decides on them
         self.stats: dict[Any, StageStats] | None = {} if profile or tuner else None

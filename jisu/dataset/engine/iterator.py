@@ -16,6 +16,8 @@ from .. import config
 from .autotune import AutoTuner
 from .context import ExecContext, RunSettings, Stopped, logger
 from .cpus import available_cpus
+from .plan import Plan
+from .plan import plan as build_plan
 from .rows import to_output
 from .stage import EPOCH_END
 
@@ -206,6 +208,7 @@ class DatasetIterator:
         self._as_dict = as_dict
         self._seed = config.get_seed()
         self._settings = RunSettings.from_config()  # the configuration it runs with
+        self._plan = build_plan(dataset, _node_ids(dataset))  # the stages each run starts
         self._epoch = 0
         self._position = 0
         self._skipped_done = 0  # samples skipped in finished epochs
@@ -232,12 +235,13 @@ class DatasetIterator:
         ctx = ExecContext(
             self._seed,
             settings.prefetch_size,
-            _node_ids(self._root),
+            self._plan.ids,
             profile=settings.profile,
             tuner=tuner,
             tuned=settings.tuned,
             epoch_folds=_epoch_folds(self._root),
             settings=settings,
+            plan=self._plan,
         )
         self._out = RowQueue(max(2, ctx.prefetch_size), OUTPUT_QUEUE_BYTES)
         root, out, epoch, position, num_epochs = (
@@ -317,6 +321,10 @@ class DatasetIterator:
 
     def get_col_names(self) -> list[str]:
         return list(self._columns)
+
+    def plan(self) -> Plan:
+        """The stages this iterator runs (see :meth:`Dataset.explain`)."""
+        return self._plan
 
     @property
     def skipped_samples(self) -> int:

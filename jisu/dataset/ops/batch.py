@@ -11,6 +11,7 @@ from ..datasets import Dataset
 from ..engine.collate import Deferred, stack_column
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
+from ..engine.plan import BATCH, batch_map_chain, fetch_maps
 from ..engine.rows import to_array
 from ..engine.stage import at_epoch, chunked, ordered_map
 from ..engine.tasks import StageTask
@@ -197,11 +198,7 @@ class BatchDataset(Dataset):
         columns = child._fetch_columns(ctx, epoch, np.arange(begin, end))
         if columns is not None:
             return self.make_batch(epoch, index, None, columns)
-        chain, source = [], child
-        while isinstance(source, MapDataset):  # the maps right below: applied here, per row
-            chain.append(source)
-            source = source.children[0]
-        chain.reverse()
+        chain, source = fetch_maps(self)  # the maps right below: applied here, per row
         steps = list(zip(chain, self.deferrable(chain)))
         rows = []
         for i in range(begin, end):
@@ -209,38 +206,38 @@ class BatchDataset(Dataset):
             for node, defer in steps:
                 row = node.apply_row(ctx, epoch, i, row, defer)
             rows.append(row)
-        return self.make_batch(epoch, index, rows, None, ctx.buffers.empty)
+        return self._assemble(ctx, epoch, index, rows)
 
     def batch_rows(self, ctx: ExecContext, epoch: int, item: tuple[int, list]) -> tuple:
         """Task of a stream batch stage: maps fused below it, then assembly of one batch."""
         batch_num, group = item
-        chain = self.fused_chain()[0]
+        chain = batch_map_chain(self)[0]
         steps = list(zip(chain, self.deferrable(chain)))
         rows = []
         for index, row in group:
             for node, defer in steps:  # maps fused into the batch task: no queue per row
                 row = node.apply_row(ctx, epoch, index, row, defer)
             rows.append(row)
-        return self.make_batch(epoch, batch_num, rows, None, ctx.buffers.empty)
+        return self._assemble(ctx, epoch, batch_num, rows)
 
-    def fused_chain(self) -> tuple[list[MapDataset], Dataset]:
-        """The stream maps run inside the batch task, and the node that feeds them. Maps that
-        may drop samples ("skip" mode) are not fused: the batch must be filled after them."""
-        child = self.children[0]
-        if isinstance(child, MapDataset):
-            chain, base = child.map_chain()
-            if not any(node.skip_errors for node in chain):
-                return chain, base
-        return [], child
+    def _assemble(self, ctx: ExecContext, epoch: int, batch_num: int, rows: list) -> tuple:
+        """:meth:`make_batch` into pooled arrays, at most ``num_parallel_workers`` at once
+        when the plan limits this batch below its stage's width."""
+        slot = ctx.slots.get(id(self))
+        if slot is None:
+            return self.make_batch(epoch, batch_num, rows, None, ctx.buffers.empty)
+        with slot:
+            return self.make_batch(epoch, batch_num, rows, None, ctx.buffers.empty)
 
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        chain, base = self.fused_chain()
+        stage = ctx.plan.stage(self, BATCH)
+        base = stage.feed
         first = start * self.batch_size
         groups = chunked(enumerate(base._stream(ctx, epoch, first), first), self.batch_size)
         if self.drop_remainder:
             groups = (g for g in groups if len(g) == self.batch_size)
 
-        workers = max([self._workers()] + [node._workers() for node in chain])
+        workers = stage.workers
         yield from ordered_map(
             ctx,
             StageTask(self, "batch_rows", cut=base),

@@ -9,6 +9,7 @@ import numpy as np
 from ..datasets import Dataset
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
+from ..engine.plan import FILTER
 from ..engine.stage import AdaptiveChunker, at_epoch, ordered_map
 from ..engine.tasks import StageTask
 from ..transforms.base import op_name
@@ -69,7 +70,7 @@ class FilterDataset(Dataset):
             chunker=chunker,
             key=(id(self), "filter"),
             name="filter",
-            workers=self._workers(),
+            workers=ctx.plan.stage(self, FILTER).workers,
             inflight=self._workers() + ctx.prefetch_size,
         )
         skipped = 0

@@ -11,6 +11,7 @@ from ..datasets import Dataset
 from ..engine.collate import Deferred
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
+from ..engine.plan import MAP, stream_map_chain
 from ..engine.rng import sample_rng
 from ..engine.rows import as_columns
 from ..engine.stage import AdaptiveChunker, at_epoch, ordered_map
@@ -149,7 +150,19 @@ class MapDataset(Dataset):
         With ``defer`` (only inside a batch, when :meth:`can_defer`), the final elementwise op
         is not run: the output is a :class:`Deferred` that the batch assembly writes straight
         into the batch array. The view ops after it are applied first (they commute with it).
+
+        When the plan limits this map below its stage's width (an explicit
+        ``num_parallel_workers``), at most that many calls run at once.
         """
+        slot = ctx.slots.get(id(self))
+        if slot is None:
+            return self._apply_row(ctx, epoch, index, row, defer)
+        with slot:
+            return self._apply_row(ctx, epoch, index, row, defer)
+
+    def _apply_row(
+        self, ctx: ExecContext, epoch: int, index: int, row: tuple, defer: bool
+    ) -> tuple | None:
         args: Any = tuple(row[j] for j in self._in_idx)
         key = ctx.node_id(self) << 8
         tail = self._tail if defer else None
@@ -187,19 +200,9 @@ class MapDataset(Dataset):
     def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
         return self.apply_row(ctx, epoch, index, self.children[0]._fetch(ctx, epoch, index))
 
-    def map_chain(self) -> tuple[list[MapDataset], Dataset]:
-        """Consecutive stream maps ending here (bottom first) and the node below them."""
-        chain: list[MapDataset] = [self]
-        node = self.children[0]
-        while isinstance(node, MapDataset) and not node.random_access:
-            chain.append(node)
-            node = node.children[0]
-        chain.reverse()
-        return chain, node
-
     def map_rows(self, ctx: ExecContext, epoch: int, chunk: list[tuple[int, tuple]]) -> list:
         """Task of a stream map stage: the fused maps down to the stream, on ``(index, row)``s."""
-        chain = self.map_chain()[0]
+        chain = stream_map_chain(self)[0]
         out = []
         for index, row in chunk:
             for node in chain:
@@ -218,7 +221,8 @@ class MapDataset(Dataset):
         so it restores its position by replaying the epoch from the start and dropping the
         first ``start`` rows it delivers (as filter does).
         """
-        chain, base = self.map_chain()
+        stage = ctx.plan.stage(self, MAP)
+        chain, base = stage.ops, stage.feed
         drops = any(node.skip_errors for node in chain)
         first, to_drop = (0, start) if drops else (start, 0)
         chunker = AdaptiveChunker()
@@ -232,7 +236,7 @@ class MapDataset(Dataset):
             chunker=chunker,
             key=(id(self), "map"),
             name="map",
-            workers=max(node._workers() for node in chain),
+            workers=stage.workers,
             inflight=self._workers() + ctx.prefetch_size,
         )
         rows = itertools.chain.from_iterable(results)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator, Sequence
 from itertools import chain, islice
 from typing import Any
@@ -13,6 +12,7 @@ from .. import config
 from ..datasets import Dataset
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context, with_context
+from ..engine.plan import READ
 from ..engine.rng import epoch_rng
 from ..engine.rows import to_array, to_numpy_dtype
 from ..engine.stage import AdaptiveChunker, at_epoch, ordered_map
@@ -93,6 +93,10 @@ class GeneratorDataset(Dataset):
     """
 
     has_workers = True
+    default_workers = 1  # MindSpore's default: one reader
+    #: reads of this source may not be thread-safe: one at a time unless
+    #: ``num_parallel_workers`` says otherwise
+    serial_reads = True
     #: whether reading a row can fail (in "skip" mode such rows are left out); in-memory
     #: sources say False and stay random-access in "skip" mode
     reads_can_fail = True
@@ -104,7 +108,7 @@ class GeneratorDataset(Dataset):
         column_types: Sequence[Any] | None = None,
         schema: Schema | None = None,
         num_samples: int | None = None,
-        num_parallel_workers: int | None = 1,
+        num_parallel_workers: int | None = None,
         shuffle: bool | None = None,
         sampler: Any = None,
         num_shards: int | None = None,
@@ -171,20 +175,8 @@ class GeneratorDataset(Dataset):
             self.sampler = as_sampler(sampler)
         self._shuffle = self.indexed if shuffle is None else shuffle
         self.python_multiprocessing = bool(python_multiprocessing)
-        self._read_lock = threading.Lock()
-        # With one worker the source is read serially even when fused maps run in parallel.
-        self._serial_reads = self._workers() == 1
         if self.indexed and self._source_len() > 0:
             self._check_first_row()
-
-    def __getstate__(self) -> dict:
-        state = self.__dict__.copy()
-        del state["_read_lock"]  # worker processes make their own
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._read_lock = threading.Lock()
 
     # ----------------------------------------------------------------- rows
     def _row(self, item: Any, where: str) -> tuple:
@@ -228,11 +220,13 @@ class GeneratorDataset(Dataset):
         """How errors name row ``index`` of the source (subclasses add the file it is in)."""
         return f"source[{index}]"
 
-    def _read(self, index: int) -> tuple:
-        """Row ``index`` of the random-access source."""
+    def _read(self, ctx: ExecContext, index: int) -> tuple:
+        """Row ``index`` of the random-access source; at most ``num_parallel_workers`` reads
+        at once (one for a Python source by default) when the plan limits them."""
+        slot = ctx.slots.get(id(self))
         try:
-            if self._serial_reads:
-                with self._read_lock:
+            if slot is not None:
+                with slot:
                     item = self.source[index]
             else:
                 item = self.source[index]
@@ -271,19 +265,19 @@ class GeneratorDataset(Dataset):
         return n if self.num_samples is None else min(n, self.num_samples)
 
     def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
-        return self._read(int(self.epoch_order(ctx, epoch)[index]))
+        return self._read(ctx, int(self.epoch_order(ctx, epoch)[index]))
 
     def fetch_rows(self, ctx: ExecContext, epoch: int, indices: list[int]) -> list[tuple]:
         """Task reading rows ``indices`` (positions in ``epoch``'s order). In "skip" mode a
         row that fails to read is left out and counted."""
         order = self.epoch_order(ctx, epoch)  # once per task, not once per row
         if not self.skip_errors:
-            return [self._read(int(order[i])) for i in indices]
+            return [self._read(ctx, int(order[i])) for i in indices]
         rows = []
         for i in indices:
             index = int(order[i])
             try:
-                rows.append(self._read(index))
+                rows.append(self._read(ctx, index))
             except Exception as exc:
                 where = f"{self.op_name}: reading {self._sample_name(index)} failed"
                 ctx.note_skip(str(with_context(exc, where)), epoch, self)
@@ -299,7 +293,7 @@ class GeneratorDataset(Dataset):
         and counted, again in this run).
         """
         chunker = AdaptiveChunker(max_size=4096)
-        workers = self._workers()
+        workers = ctx.plan.stage(self, READ).workers
         results = ordered_map(
             ctx,
             StageTask(self, "fetch_rows"),

@@ -25,6 +25,9 @@ class ImageFolderDataset(GeneratorDataset):
     left out and counted instead (see :class:`GeneratorDataset`).
     """
 
+    default_workers = None  # config's default
+    serial_reads = False  # opening files by path is thread-safe
+
     def __init__(
         self,
         dataset_dir: str,
@@ -51,7 +54,6 @@ class ImageFolderDataset(GeneratorDataset):
             shard_id=shard_id,
             python_multiprocessing=python_multiprocessing,
         )
-        self._serial_reads = False  # opening files by path is thread-safe
 
     def _sample_name(self, index: int) -> str:
         return f"source[{index}] ('{self.source.paths[index]}')"

@@ -53,6 +53,8 @@ class NumpySlicesDataset(GeneratorDataset):
     fancy-index per column instead of one read per row.
     """
 
+    serial_reads = False  # slicing arrays is thread-safe
+
     reads_can_fail = False  # slicing in-memory arrays: random access in "skip" mode too
 
     def __init__(
@@ -60,7 +62,7 @@ class NumpySlicesDataset(GeneratorDataset):
         data: Any,
         column_names: str | Sequence[str] | None = None,
         num_samples: int | None = None,
-        num_parallel_workers: int | None = 1,
+        num_parallel_workers: int | None = None,
         shuffle: bool | None = None,
         sampler: Any = None,
         num_shards: int | None = None,
@@ -97,9 +99,8 @@ class NumpySlicesDataset(GeneratorDataset):
             num_shards=num_shards,
             shard_id=shard_id,
         )
-        self._serial_reads = False  # slicing arrays is thread-safe
 
-    def _read(self, index: int) -> tuple:
+    def _read(self, ctx: ExecContext, index: int) -> tuple:
         # a[index] of a 1-D array is a NumPy scalar; rows hold arrays (here a 0-d view)
         return tuple(
             a[index] if a.ndim > 1 else a[index : index + 1].reshape(()) for a in self.source.arrays

@@ -94,6 +94,9 @@ class RecordDataset(GeneratorDataset):
             before any row is read.
     """
 
+    default_workers = None  # config's default
+    serial_reads = False  # reading mapped files is thread-safe
+
     def __init__(
         self,
         dataset_files: Any,
@@ -145,7 +148,6 @@ class RecordDataset(GeneratorDataset):
             num_shards=num_shards,
             shard_id=shard_id,
         )
-        self._serial_reads = False  # reading mapped files is thread-safe
 
     def _order(self, n: int, rng: np.random.Generator) -> np.ndarray:
         if self.sampler is not None or self.shuffle_mode in (None, Shuffle.GLOBAL):
@@ -161,7 +163,7 @@ class RecordDataset(GeneratorDataset):
             order = order[shard_positions(n, *self.shards)]
         return order if self.num_samples is None else order[: self.num_samples]
 
-    def _read(self, index: int) -> tuple:
+    def _read(self, ctx: ExecContext, index: int) -> tuple:
         return self.source[index]  # the reader returns checked rows of arrays already
 
     def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:

@@ -1,0 +1,318 @@
+"""The plan: which stages a pipeline runs, which ops each runs, on how many workers, and why.
+
+:func:`plan` turns a pipeline (a DAG of :class:`~jisu.dataset.datasets.Dataset` nodes) into
+stages once per iterator run; the nodes that start stages ask the plan for theirs
+(``ctx.plan.stage(node)``) instead of deciding for themselves, and the profiler, ``explain()``
+and ``jisu doctor`` describe the same plan. The fusion rules live here, one function each:
+
+* **fetch** — a random-access subtree (sources read by index, and the maps, batch, shuffle,
+  shard, zip, concat … above them) runs fused: one task computes whole output rows or
+  batches, so a sample crosses no queue between its read and its batch.
+* **map** — consecutive maps after a stream (a generator, a filter) run as one task per chunk
+  of rows.
+* **batch** — a batch after a stream runs the maps right below it inside its task (one task
+  per batch), unless one of them may drop samples (error samples mode "skip"): the batch must
+  then be filled after them.
+* **filter** — a filter runs its predicate in a stage of its own.
+* **read** — a random-access source in "skip" mode reads by index in a stage of its own (rows
+  that fail to read vanish, so the nodes above see a stream).
+
+Everything else (shuffle, repeat, shard, take, skip, project, rename, zip or concat of streams,
+an iterable source) runs inline on the thread that pulls its rows: the driver, or the feeder
+thread of the stage above.
+
+Workers: a stage runs as wide as the widest of its ops. An op given an explicit
+``num_parallel_workers`` narrower than its stage is never run by more than that many workers
+at once: in a thread stage its calls are limited inside the stage (the other ops still run
+wide); a stage of worker processes is narrowed to it (a limit cannot span processes cheaply).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .tasks import walk
+
+if TYPE_CHECKING:
+    from ..datasets import Dataset
+    from ..ops.batch import BatchDataset
+    from ..ops.map import MapDataset
+
+FETCH, MAP, BATCH, FILTER, READ = "fetch", "map", "batch", "filter", "read"
+
+_WHY = {
+    FETCH: "random access: the source is read by index and the ops above it run fused, "
+    "one task per output row (or batch)",
+    MAP: "maps after a stream: consecutive maps run fused, one task per chunk of rows",
+    BATCH: "batch after a stream: the maps right below run inside its task, one task per batch",
+    FILTER: "filter: its predicate runs in a stage of its own",
+    READ: 'a random-access source in error samples mode "skip": read by index in a stage of '
+    "its own (a row that fails to read vanishes, so the ops above see a stream)",
+}
+
+
+# ---------------------------------------------------------------------- fusion rules
+def stream_map_chain(node: MapDataset) -> tuple[list[MapDataset], Dataset]:
+    """Rule **map**: the consecutive stream maps ending at ``node`` (bottom first), and the
+    node that feeds them."""
+    from ..ops.map import MapDataset
+
+    chain = [node]
+    below = node.children[0]
+    while isinstance(below, MapDataset) and not below.random_access:
+        chain.append(below)
+        below = below.children[0]
+    chain.reverse()
+    return chain, below
+
+
+def batch_map_chain(node: BatchDataset) -> tuple[list[MapDataset], Dataset]:
+    """Rule **batch**: the stream maps run inside a stream batch's task, and the node that
+    feeds them (none when one of them may drop samples)."""
+    from ..ops.map import MapDataset
+
+    child = node.children[0]
+    if isinstance(child, MapDataset) and not child.random_access:
+        chain, base = stream_map_chain(child)
+        if not any(m.skip_errors for m in chain):
+            return chain, base
+    return [], child
+
+
+def fetch_maps(node: BatchDataset) -> tuple[list[MapDataset], Dataset]:
+    """Inside a fetch task, the maps right below a random-access batch are applied per row by
+    the batch (so it can write their last elementwise op straight into the batch array);
+    returns them (bottom first) and the node below them."""
+    from ..ops.map import MapDataset
+
+    chain, below = [], node.children[0]
+    while isinstance(below, MapDataset):
+        chain.append(below)
+        below = below.children[0]
+    chain.reverse()
+    return chain, below
+
+
+def fetch_nodes(root: Dataset) -> list[Dataset]:
+    """Rule **fetch**: the nodes a fetch task rooted at ``root`` computes (post-order)."""
+    return [n for n in walk(root) if n.random_access]
+
+
+# ---------------------------------------------------------------------- the plan
+def explicit_workers(node: Any) -> int | None:
+    """The ``num_parallel_workers`` a user gave ``node`` (None when left to jisu)."""
+    value = getattr(node, "num_parallel_workers", None)
+    return value if isinstance(value, int) else None
+
+
+def op_label(node: Any, ids: dict[int, int]) -> str:
+    """How plans and profiles name a node: its op and structural id, with what it runs."""
+    from ..transforms.base import op_name
+
+    label = f"{node.op_name}#{ids.get(id(node), '?')}"
+    operations = getattr(node, "operations", None)
+    if operations:
+        label += "(" + ", ".join(op_name(op) for op in operations) + ")"
+    elif getattr(node, "predicate", None) is not None:
+        label += f"({op_name(node.predicate)})"
+    elif getattr(node, "per_batch_map", None) is not None:
+        label += f"({node.batch_size}, per_batch_map={op_name(node.per_batch_map)})"
+    elif hasattr(node, "batch_size"):
+        label += f"({node.batch_size})"
+    return label
+
+
+@dataclass
+class Stage:
+    """One parallel stage of a plan.
+
+    Attributes:
+        kind: the fusion rule that made it (``fetch``, ``map``, ``batch``, ``filter``, ``read``).
+        owner: the node whose task method the stage runs.
+        ops: the nodes whose code runs in the stage's tasks, in data order.
+        feed: the stream node whose rows feed the stage (None: it reads by index).
+        inline: nodes run on the stage's feeder thread while it pulls ``feed``'s rows.
+        workers: how many tasks run at once.
+        processes: whether they run in worker processes (else threads).
+        limits: ``id(node)`` -> the most calls of that node's code at once, for ops whose
+            explicit ``num_parallel_workers`` is below ``workers``.
+        reasons: why it runs as it does, for :meth:`Plan.explain`.
+    """
+
+    kind: str
+    owner: Any
+    ops: list[Any]
+    feed: Any
+    workers: int
+    processes: bool
+    limits: dict[int, int] = field(default_factory=dict)
+    inline: list[Any] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    name: str = ""
+
+
+@dataclass
+class Plan:
+    """The stages of one pipeline, in data order (a stage's feed comes from earlier ones), and
+    the nodes the driver thread runs inline."""
+
+    stages: list[Stage]
+    driver: list[Any]
+    ids: dict[int, int]
+
+    def __post_init__(self) -> None:
+        self._by_owner = {(id(s.owner), s.kind): s for s in self.stages}
+        self.limits = {k: v for s in self.stages for k, v in s.limits.items()}
+        self._op_stage = {id(n): s for s in self.stages for n in s.ops}
+
+    def stage(self, owner: Any, kind: str) -> Stage:
+        """The stage of ``kind`` whose task ``owner`` runs (planned when not in the plan: a
+        node run outside its planned position, as ``get_dataset_size`` counting a part)."""
+        found = self._by_owner.get((id(owner), kind))
+        if found is None:
+            found = _make_stage(kind, owner, self.ids)
+            self._by_owner[(id(owner), kind)] = found
+        return found
+
+    def stage_of_op(self, node: Any) -> Stage | None:
+        """The stage that runs ``node``'s code (None for nodes run inline)."""
+        return self._op_stage.get(id(node))
+
+    def label(self, node: Any) -> str:
+        return op_label(node, self.ids)
+
+    def explain(self) -> str:
+        """The plan as text: each stage with its ops, workers and the rule that made it."""
+        owners = {id(s.owner): s for s in self.stages}
+        count = len(self.stages)
+        lines = [f"Plan: {count} parallel stage{'s' if count != 1 else ''}, in data order"]
+        for k, s in enumerate(self.stages, 1):
+            kind = "worker process" if s.processes else "thread"
+            if s.workers > 1:
+                kind += "es" if s.processes else "s"
+            lines.append(f"{k}. stage {s.name} ({s.kind}): {s.workers} {kind}")
+            for node in s.ops:
+                lines.append(f"     runs    {self.label(node)}{_limit_note(s, node)}")
+            if s.inline:
+                names = " -> ".join(self.label(n) for n in s.inline)
+                lines.append(f"     feeder  one thread runs {names}")
+            elif s.feed is not None and id(s.feed) in owners:
+                lines.append(f"     fed by  stage {owners[id(s.feed)].name}")
+            for reason in s.reasons:
+                lines.append(f"     why     {reason}")
+        if self.driver:
+            names = " -> ".join(self.label(n) for n in self.driver)
+            lines.append(f"driver thread runs {names}, and hands rows to the iterator")
+        else:
+            lines.append("driver thread hands the last stage's rows to the iterator")
+        return "\n".join(lines)
+
+
+def _limit_note(stage: Stage, node: Any) -> str:
+    limit = stage.limits.get(id(node))
+    if limit is None:
+        return ""
+    return (
+        f"  [at most {limit} at once: its num_parallel_workers]"
+        if explicit_workers(node) is not None
+        else f"  [at most {limit} at once: reads of a Python source are serial]"
+    )
+
+
+def _width(node: Any) -> int:
+    return node._workers() if getattr(node, "has_workers", False) else 1
+
+
+def _make_stage(kind: str, owner: Any, ids: dict[int, int]) -> Stage:
+    """The stage of ``kind`` run by ``owner``: its ops, feed, width and limits."""
+    if kind == FETCH:
+        ops, feed = fetch_nodes(owner), None
+    elif kind == MAP:
+        ops, feed = stream_map_chain(owner)
+    elif kind == BATCH:
+        chain, feed = batch_map_chain(owner)
+        ops = [*chain, owner]
+    elif kind == FILTER:
+        ops, feed = [owner], owner.children[0]
+    else:  # READ
+        ops, feed = [owner], None
+    widths = [_width(n) for n in ops]
+    workers = max(widths)
+    processes = any(getattr(n, "python_multiprocessing", False) for n in ops)
+    stage = Stage(kind, owner, ops, feed, workers, processes, reasons=[_WHY[kind]])
+    stage.name = f"{owner.op_name}#{ids.get(id(owner), '?')}"
+    limits = {id(n): _call_limit(n) for n in ops}
+    limits = {k: v for k, v in limits.items() if v is not None and v < workers}
+    if processes:
+        # Each worker process has its own copy of the ops (a Python source's reads are then
+        # not shared), and a limit cannot span processes cheaply: an explicit
+        # num_parallel_workers below the stage's width narrows the stage instead.
+        chosen = [n for n in ops if explicit_workers(n) is not None and id(n) in limits]
+        if chosen:
+            narrow = min(limits[id(n)] for n in chosen)
+            names = [op_label(n, ids) for n in chosen if limits[id(n)] == narrow]
+            processes_text = "1 worker process" if narrow == 1 else f"{narrow} worker processes"
+            stage.reasons.append(
+                f"{processes_text}, not {workers}: {', '.join(names)} asked for "
+                f"num_parallel_workers={narrow}"
+            )
+            stage.workers = narrow
+    elif limits:
+        stage.limits = limits
+        widest = [op_label(n, ids) for n, w in zip(ops, widths) if w == workers]
+        stage.reasons.append(
+            f"{workers} workers, as its widest op ({', '.join(widest)}); the ops marked "
+            "'at most' are limited inside the stage"
+        )
+    return stage
+
+
+def _call_limit(node: Any) -> int | None:
+    """The most calls of ``node``'s code at once that its user allows: an explicit
+    ``num_parallel_workers``; a Python source's reads are serial unless told otherwise."""
+    explicit = explicit_workers(node)
+    if explicit is not None:
+        return explicit
+    return 1 if getattr(node, "serial_reads", False) else None
+
+
+def plan(root: Dataset, ids: dict[int, int]) -> Plan:
+    """The stages of the pipeline ``root`` (``ids``: the structural id of every node)."""
+    from ..ops.batch import BatchDataset
+    from ..ops.filter import FilterDataset
+    from ..ops.map import MapDataset
+
+    stages: list[Stage] = []
+    seen: set[int] = set()
+
+    def pull(node: Dataset, inline: list[Any]) -> None:
+        """``node``'s rows are pulled as a stream by the thread whose inline list is given."""
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        if node.random_access:
+            stage = _make_stage(FETCH, node, ids)
+        elif isinstance(node, MapDataset):
+            stage = _make_stage(MAP, node, ids)
+        elif isinstance(node, BatchDataset):
+            stage = _make_stage(BATCH, node, ids)
+        elif isinstance(node, FilterDataset):
+            stage = _make_stage(FILTER, node, ids)
+        elif getattr(node, "indexed", False):  # a random-access source in "skip" mode
+            stage = _make_stage(READ, node, ids)
+        else:
+            inline.append(node)
+            for child in node.children:
+                pull(child, inline)
+            return
+        if stage.feed is not None:
+            pull(stage.feed, stage.inline)
+        stages.append(stage)
+
+    driver: list[Any] = []
+    pull(root, driver)
+    for stage in stages:
+        stage.inline.reverse()  # data order: the feed's source first
+    driver.reverse()
+    return Plan(stages, driver, ids)

@@ -1,0 +1,164 @@
+"""The plan: stages, the ops each runs, worker counts and limits, and ``explain()``."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import jisu.dataset as ds
+from jisu.dataset.engine.cpus import available_cpus
+from jisu.dataset.engine.iterator import _node_ids
+from jisu.dataset.engine.plan import plan
+
+needs_two_cpus = pytest.mark.skipif(available_cpus() < 2, reason="needs 2 usable CPUs")
+
+
+def quick(x):
+    return x + 1
+
+
+def slow_python(x):
+    return x * 2
+
+
+def ops_of(stage) -> list[str]:
+    return [node.op_name for node in stage.ops]
+
+
+def planned(data):
+    return plan(data, _node_ids(data))
+
+
+@needs_two_cpus
+def test_a_random_access_chain_is_one_fused_stage():
+    data = ds.NumpySlicesDataset({"x": np.arange(40)}, shuffle=False)
+    data = data.map(quick).map(slow_python, num_parallel_workers=1).batch(8)
+    p = planned(data)
+    (stage,) = p.stages
+    assert stage.kind == "fetch" and not stage.processes
+    assert ops_of(stage) == ["NumpySlicesDataset", "map", "map", "batch"]
+    assert stage.workers == 2  # the widest op: the map left to jisu, on 2 CPUs
+    slow_map = stage.ops[2]
+    assert stage.limits == {id(slow_map): 1}
+    text = data.explain()
+    assert "stage batch#4 (fetch): 2 threads" in text
+    assert "map#3(slow_python)  [at most 1 at once: its num_parallel_workers]" in text
+    assert "map#2(quick)" in text and "random access" in text
+
+
+@needs_two_cpus
+def test_a_generator_feeds_a_batch_stage_that_runs_its_maps():
+    data = ds.GeneratorDataset(lambda: iter(range(10)), ["x"]).shuffle(4)
+    data = data.map(quick, num_parallel_workers=2).batch(2).repeat(2)
+    p = planned(data)
+    (stage,) = p.stages
+    assert stage.kind == "batch" and ops_of(stage) == ["map", "batch"]
+    assert [n.op_name for n in stage.inline] == ["GeneratorDataset", "shuffle"]
+    assert [n.op_name for n in p.driver] == ["repeat"]
+    text = data.explain()
+    assert "feeder  one thread runs GeneratorDataset#1 -> shuffle#2" in text
+    assert "driver thread runs repeat#5" in text
+
+
+@needs_two_cpus
+def test_a_process_stage_is_narrowed_to_an_explicit_worker_count():
+    data = ds.GeneratorDataset(lambda: iter(range(10)), ["x"]).filter(lambda x: x > 2)
+    data = data.map(quick, num_parallel_workers=2, python_multiprocessing=True)
+    data = data.map(slow_python, num_parallel_workers=1)
+    p = planned(data)
+    assert [s.kind for s in p.stages] == ["filter", "map"]
+    filter_stage, map_stage = p.stages
+    assert map_stage.processes and map_stage.workers == 1 and map_stage.limits == {}
+    assert map_stage.feed is filter_stage.owner
+    assert "1 worker process, not 2: map#4(slow_python) asked for" in data.explain()
+    it = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    assert [int(r[0]) for r in it] == [2 * (x + 1) for x in range(3, 10)]
+
+
+def test_zip_of_sources_is_fused_and_concat_with_a_stream_runs_on_the_driver():
+    zipped = ds.NumpySlicesDataset({"x": np.arange(10)}).zip(
+        ds.NumpySlicesDataset({"y": np.arange(10)})
+    )
+    stream = ds.GeneratorDataset(lambda: iter([(1, 2)] * 3), ["x", "y"])
+    data = zipped.concat(stream)
+    p = planned(data)
+    (stage,) = p.stages
+    assert stage.kind == "fetch" and stage.owner is zipped
+    assert ops_of(stage) == ["NumpySlicesDataset", "NumpySlicesDataset", "zip"]
+    assert sorted(n.op_name for n in p.driver) == ["GeneratorDataset", "concat"]
+
+
+def test_skip_mode_sources_and_maps_get_stages_of_their_own():
+    ds.config.set_error_samples_mode("skip")
+    try:
+        data = ds.GeneratorDataset([(np.array(i),) for i in range(6)], ["x"], shuffle=False)
+        data = data.map(quick).batch(2)
+        p = planned(data)
+    finally:
+        ds.config.set_error_samples_mode("raise")
+    assert [s.kind for s in p.stages] == ["read", "map", "batch"]
+    assert p.stages[2].ops == [data]  # the batch does not fuse a map that may drop samples
+
+
+class Overlap:
+    """Records the most calls of an op running at the same time. With ``meet``, calls wait
+    (up to 5 s, once) until two of them run together: an op that may run on two workers then
+    shows it whatever the machine's load, and one that may not fails plainly."""
+
+    def __init__(self, meet: bool = False) -> None:
+        self.meet, self.active, self.most = meet, 0, 0
+        self.changed = threading.Condition()
+
+    def __call__(self, x):
+        with self.changed:
+            self.active += 1
+            self.most = max(self.most, self.active)
+            self.changed.notify_all()
+            if self.meet and self.most < 2:
+                self.changed.wait_for(lambda: self.most >= 2, timeout=5.0)
+        time.sleep(0.002)  # room for another worker to enter if it may
+        with self.changed:
+            self.active -= 1
+        return x
+
+
+@needs_two_cpus
+@pytest.mark.parametrize("random_access", [True, False])
+def test_an_op_given_one_worker_never_runs_concurrently_with_itself(random_access):
+    one, free = Overlap(), Overlap(meet=True)
+    if random_access:
+        data = ds.NumpySlicesDataset({"x": np.arange(48)}, shuffle=False)
+    else:
+        data = ds.GeneratorDataset(lambda: ((np.array(i),) for i in range(48)), ["x"])
+    data = data.map(free, num_parallel_workers=2).map(one, num_parallel_workers=1).batch(4)
+    stage = planned(data).stages[-1]
+    assert stage.workers == 2  # the stage runs wider than the op: the case being tested
+    rows = [int(v) for (b,) in data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+            for v in b]  # fmt: skip
+    assert rows == list(range(48))
+    assert one.most == 1
+    assert free.most == 2  # the other op of the stage still runs two at a time
+
+
+@needs_two_cpus
+def test_a_python_sources_reads_are_serial_unless_told_otherwise():
+    class Source:
+        def __init__(self, overlap: Overlap) -> None:
+            self.overlap = overlap
+
+        def __len__(self) -> int:
+            return 32
+
+        def __getitem__(self, i: int):
+            return (self.overlap(np.array(i)),)
+
+    serial, parallel = Overlap(), Overlap()
+    for source, workers in [(Source(serial), None), (Source(parallel), 2)]:
+        data = ds.GeneratorDataset(source, ["x"], shuffle=False, num_parallel_workers=workers)
+        parallel.meet = workers == 2  # from now on: its row 0 was read when it was built
+        data = data.map(quick, num_parallel_workers=2).batch(2)
+        assert len(list(data.create_tuple_iterator(num_epochs=1))) == 16
+    assert serial.most == 1 and parallel.most == 2
