@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import jisu.dataset as ds
-from jisu.dataset.engine import iterator as iterator_module
-from jisu.dataset.engine.iterator import bottleneck
+from jisu.dataset.engine import bottleneck as bottleneck_module
+from jisu.dataset.engine.bottleneck import bottleneck
 from jisu.dataset.engine.stats import StageStats
 
 VERDICTS = {"consumer", "source"}
@@ -97,7 +97,7 @@ def test_a_stage_summary_is_its_figures_over_the_wall_time():
 def test_the_bottleneck_follows_from_the_figures(
     monkeypatch, busy, workers, consumer_wait, verdict, says
 ):
-    monkeypatch.setattr(iterator_module, "available_cpus", lambda: 4)
+    monkeypatch.setattr(bottleneck_module, "available_cpus", lambda: 4)
     busiest = {**stage(busy, workers), "busy_share": busy}  # exactly the figure, bounds too
     idle = {**stage(0.2), "stage": "map#2"}
     output = {"consumer_wait_share": consumer_wait}
@@ -111,3 +111,78 @@ def test_profile_needs_the_profiler_on():
     with pytest.raises(RuntimeError, match="set_enable_profiler"):
         iterator.profile()
     iterator.close()
+
+
+def sleepy(x):
+    time.sleep(0.003)  # the slow op among cheap ones: 3 ms per row
+    return x
+
+
+def plus_one(x):
+    return x + 1
+
+
+def test_the_profile_names_the_slow_op_inside_a_fused_stage(profiling):
+    data = ds.NumpySlicesDataset(np.arange(320, dtype=np.float32), shuffle=False)
+    data = data.map(plus_one).map(sleepy).map(plus_one).batch(8)
+    iterator = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    assert sum(len(b[0]) for b in iterator) == 320
+    (stage,) = iterator.profile()["stages"]  # source, three maps and batch: one fused stage
+    assert stage["unit"] == "batch"
+    ops = stage["ops"]
+    names = {o["op"] for o in ops}
+    assert {"map#2: plus_one", "map#3: sleepy", "map#4: plus_one"} <= names
+    assert {"batch#5: batch assembly"} <= names
+    top = ops[0]
+    assert top["op"] == "map#3: sleepy" and top["ms_per_call"] >= 3.0
+    assert top["share"] > 0.5  # 3 ms of sleep against microseconds for the other ops
+    # sampled: about one row in 16 is timed; the estimate of the calls is the sample's weight
+    assert top["calls"] > 0 and top["calls"] % 16 == 0
+
+
+def with_ops(figures: dict, *ops: dict) -> dict:
+    base = {"limit": None, "explicit_workers": None, "python": False, "elementwise": False}
+    return {**figures, "ops": [{**base, **op} for op in ops]}
+
+
+@pytest.mark.parametrize(
+    "op, says",
+    [
+        (
+            {"op": "map#3: slow", "node": "map#3", "name": "slow", "kind": "map", "python": True},
+            "python_multiprocessing=True on map#3",
+        ),
+        (
+            {"op": "map#3: slow", "node": "map#3", "name": "slow", "kind": "map",
+             "limit": 1, "explicit_workers": 1},
+            "its num_parallel_workers=1 lets only 1 of the stage's 2 workers run map#3",
+        ),
+        (
+            {"op": "map#2: Normalize", "node": "map#2", "name": "Normalize", "kind": "map",
+             "elementwise": True},
+            "move Normalize after batch",
+        ),
+        (
+            {"op": "GeneratorDataset#1: read", "node": "GeneratorDataset#1", "name": "read",
+             "kind": "read", "python": True},
+            "the Python source is read one row at a time",
+        ),
+        (
+            {"op": "map#2: Decode", "node": "map#2", "name": "Decode", "kind": "map"},
+            "raise num_parallel_workers on map#2 (up to 4 CPUs)",
+        ),
+    ],
+)  # fmt: skip
+def test_the_verdict_names_the_costliest_op_and_a_change_for_it(monkeypatch, op, says):
+    monkeypatch.setattr(bottleneck_module, "available_cpus", lambda: 4)
+    busiest = with_ops(
+        {**stage(0.9, workers=2), "unit": "batch"},
+        {**op, "share": 0.8, "ms_per_call": 2.0},
+        {"op": "batch#4: batch assembly", "node": "batch#4", "name": "batch assembly",
+         "kind": "batch", "share": 0.1, "ms_per_call": 0.1},
+    )  # fmt: skip
+    judged = bottleneck([busiest], {"consumer_wait_share": 0.8})
+    assert judged["bottleneck"] == "batch#1" and judged["op"] == op["op"]
+    assert judged["share"] == 0.8 and f"{op['op']} takes 80% of its work" in judged["suggestion"]
+    assert says in judged["suggestion"], judged["suggestion"]
+    assert "ms per batch" in judged["suggestion"]

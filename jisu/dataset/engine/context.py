@@ -16,7 +16,7 @@ from .. import config
 from .autotune import AutoTuner
 from .buffers import batch_buffers
 from .plan import Plan
-from .stats import StageStats
+from .stats import OpTimes, StageStats
 from .thread_pool import ThreadPool
 
 logger = logging.getLogger("jisu.dataset")
@@ -92,6 +92,7 @@ class ExecContext:
         self._epoch_folds = epoch_folds or {}
         # statistics are kept when profiling, and for AutoTune, which decides on them
         self.stats: dict[Any, StageStats] | None = {} if profile or tuner else None
+        self.op_times = OpTimes() if profile else None  # per op inside fused stages
         self.tuner = tuner
         self.tuned = tuned or {}  # stage id -> {"workers", "inflight"} from a saved tuning
         self.prefetch_size = prefetch_size

@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from .. import config
 from .autotune import AutoTuner
+from .bottleneck import attach_op_figures, bottleneck
 from .context import ExecContext, RunSettings, Stopped, logger
 from .cpus import available_cpus
 from .plan import Plan
 from .plan import plan as build_plan
 from .rows import to_output
 from .stage import EPOCH_END
+from .stats import OpTimes
 
 if TYPE_CHECKING:
     from ..datasets import Dataset
@@ -215,6 +217,7 @@ class DatasetIterator:
         self._skipped_closed = 0  # ... and in the epoch in progress when close() stopped it
         self._ctx: ExecContext | None = None
         self._stats: dict | None = None  # a closed iterator's stage statistics
+        self._op_times: OpTimes | None = None  # ... and its op times
         self._stopped = 0.0
         self._finalizer: weakref.finalize | None = None
         # Threads start at the first row asked for, not here: a set_state() right after
@@ -272,6 +275,7 @@ class DatasetIterator:
             self._finalizer = None
         if self._ctx is not None and self._ctx.stats is not None:  # kept for profile()
             self._stats, self._stopped = self._ctx.stats, time.perf_counter()
+            self._op_times = self._ctx.op_times
         self._ctx = None
 
     def __enter__(self) -> DatasetIterator:
@@ -365,6 +369,9 @@ class DatasetIterator:
             )
         now = time.perf_counter() if running else self._stopped
         stages = [stage.summary(now) for stage in list(stats.values())]
+        times = self._ctx.op_times if running else self._op_times
+        if times is not None:
+            attach_op_figures(stages, self._plan, times)
         wall = max(now - self._started, 1e-9)
         waited = sum(w[0] for w in self._waits)
         empty = sum(1 for w in self._waits if not w[1])
@@ -412,55 +419,6 @@ def _autotune_budget() -> int:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4
     except (ValueError, OSError, AttributeError):
         return 1 << 30
-
-
-def bottleneck(stages: list[dict[str, Any]], output: dict[str, Any]) -> dict[str, Any]:
-    """The stage that limits the pipeline, and what to change."""
-    if output["consumer_wait_share"] < 0.05:
-        return {
-            "bottleneck": "consumer",
-            "suggestion": (
-                f"the pipeline keeps up: its consumer waited only "
-                f"{output['consumer_wait_share']:.0%} of the time for data; speed up the "
-                "consumer (the training step) instead"
-            ),
-        }
-    if not stages:
-        return {
-            "bottleneck": "source",
-            "suggestion": "the pipeline runs on one thread (no parallel stage); "
-            "set num_parallel_workers on its map or batch",
-        }
-    top = max(stages, key=lambda s: s["busy_share"])
-    cpus = available_cpus()
-    if top["busy_share"] >= 0.7:
-        if top["workers"] < cpus:
-            change = (
-                f"raise num_parallel_workers of the ops in it (up to {cpus} CPUs); use "
-                "python_multiprocessing=True for Python code that holds the GIL"
-            )
-        else:
-            change = (
-                "it already has a worker per CPU: make its ops cheaper (elementwise ops after "
-                "batch, map(..., offload=True) for the normalize tail, record shards instead "
-                "of many small files)"
-            )
-        return {
-            "bottleneck": top["stage"],
-            "suggestion": (
-                f"stage '{top['stage']}' is busy {top['busy_share']:.0%} of the time with "
-                f"{top['workers']} worker(s) ({top['ms_per_row']:.2f} ms per row): {change}"
-            ),
-        }
-    return {
-        "bottleneck": "source",
-        "suggestion": (
-            f"no stage is busy (the busiest, '{top['stage']}', {top['busy_share']:.0%}) but the "
-            "consumer waits: the rows come too slowly from the source; a Python generator runs "
-            "on one thread — give it __getitem__ (random access) so that workers can read in "
-            "parallel, or pack the data into record files"
-        ),
-    }
 
 
 @atexit.register

@@ -9,6 +9,7 @@ stage, or its consumer, is saturated), and the bytes of a sample of its results.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 
 _BYTES_EVERY = 8  # sample the size of every 8th result
+OP_SAMPLE_EVERY = 16  # time the ops of every 16th row (the profiler's cost stays ~1 %)
 
 
 def count_rows(result: Any) -> int:
@@ -75,6 +77,38 @@ class StageStats:
             "queue_empty_share": self.empty / max(self.tasks, 1),
             "queue_full_share": self.full / max(self.submits, 1),
             "consumer_wait_s": self.wait_s,
+            "compute_s": self.compute_s,
             "bytes_per_row": self.sampled_bytes / max(self.sampled_rows, 1),
             "seconds": wall,
         }
+
+
+class OpTimes:
+    """Time spent in each op inside fused stages, from a sample of the calls.
+
+    A fused stage runs several ops in one task, so its own figures cannot tell which op costs.
+    Ops time the calls of every :data:`OP_SAMPLE_EVERY`-th row (``sampled(index)``) and report
+    them with the stride as weight, so ``seconds`` estimates the op's total time and ``calls``
+    its number of calls. Keys are ``(id(node), part)``: ``part`` is a map's operation index,
+    or a name (``"read"``, ``"assembly"``) for a node's own work.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.totals: dict[tuple[int, Any], list[float]] = {}
+
+    @staticmethod
+    def sampled(index: int) -> bool:
+        """Whether row ``index``'s calls are timed: one row in :data:`OP_SAMPLE_EVERY`,
+        scattered (a hash of the index) so that the sample is not always a batch's first row."""
+        return ((index * 0x9E3779B1) >> 16) % OP_SAMPLE_EVERY == 0
+
+    def add(self, node: Any, part: Any, seconds: float, weight: int = OP_SAMPLE_EVERY) -> None:
+        """Account ``seconds`` of one call standing for ``weight`` calls."""
+        key = (id(node), part)
+        with self._lock:
+            entry = self.totals.get(key)
+            if entry is None:
+                entry = self.totals[key] = [0.0, 0.0]
+            entry[0] += seconds * weight
+            entry[1] += weight

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -195,8 +196,11 @@ class BatchDataset(Dataset):
         child = self.children[0]
         begin = index * self.batch_size
         end = min(begin + self.batch_size, child._row_count())
+        started = time.perf_counter()
         columns = child._fetch_columns(ctx, epoch, np.arange(begin, end))
         if columns is not None:
+            if ctx.op_times is not None:  # the source gathered the batch's rows at once
+                ctx.op_times.add(self, "gather", time.perf_counter() - started, 1)
             return self.make_batch(epoch, index, None, columns)
         chain, source = fetch_maps(self)  # the maps right below: applied here, per row
         steps = list(zip(chain, self.deferrable(chain)))
@@ -224,10 +228,18 @@ class BatchDataset(Dataset):
         """:meth:`make_batch` into pooled arrays, at most ``num_parallel_workers`` at once
         when the plan limits this batch below its stage's width."""
         slot = ctx.slots.get(id(self))
+        begin = time.perf_counter()
         if slot is None:
-            return self.make_batch(epoch, batch_num, rows, None, ctx.buffers.empty)
-        with slot:
-            return self.make_batch(epoch, batch_num, rows, None, ctx.buffers.empty)
+            batch = self.make_batch(epoch, batch_num, rows, None, ctx.buffers.empty)
+        else:
+            with slot:
+                if ctx.op_times is not None:
+                    ctx.op_times.add(self, "wait", time.perf_counter() - begin, 1)
+                    begin = time.perf_counter()
+                batch = self.make_batch(epoch, batch_num, rows, None, ctx.buffers.empty)
+        if ctx.op_times is not None:  # once per batch: cheap enough to time every one
+            ctx.op_times.add(self, "assembly", time.perf_counter() - begin, 1)
+        return batch
 
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         stage = ctx.plan.stage(self, BATCH)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -157,8 +158,16 @@ class MapDataset(Dataset):
         slot = ctx.slots.get(id(self))
         if slot is None:
             return self._apply_row(ctx, epoch, index, row, defer)
-        with slot:
+        if ctx.op_times is not None and ctx.op_times.sampled(index):
+            begin = time.perf_counter()
+            slot.acquire()
+            ctx.op_times.add(self, "wait", time.perf_counter() - begin)
+        else:
+            slot.acquire()
+        try:
             return self._apply_row(ctx, epoch, index, row, defer)
+        finally:
+            slot.release()
 
     def _apply_row(
         self, ctx: ExecContext, epoch: int, index: int, row: tuple, defer: bool
@@ -166,13 +175,17 @@ class MapDataset(Dataset):
         args: Any = tuple(row[j] for j in self._in_idx)
         key = ctx.node_id(self) << 8
         tail = self._tail if defer else None
+        timer = ctx.op_times if ctx.op_times is not None and ctx.op_times.sampled(index) else None
         for step, (k, op) in enumerate(self._steps):
             if step == tail:
                 continue
             try:
+                begin = time.perf_counter() if timer is not None else 0.0
                 args = as_columns(
                     apply_op(op, args, lambda k=k: sample_rng(ctx.seed, epoch, index, key + k))
                 )
+                if timer is not None:
+                    timer.add(self, step, time.perf_counter() - begin)
             except Exception as exc:
                 where = (
                     f"map: operation {op_name(op)} (#{k} of {len(self.operations)}) failed "

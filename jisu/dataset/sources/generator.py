@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from itertools import chain, islice
 from typing import Any
@@ -226,7 +227,10 @@ class GeneratorDataset(Dataset):
         slot = ctx.slots.get(id(self))
         try:
             if slot is not None:
+                begin = time.perf_counter()
                 with slot:
+                    if ctx.op_times is not None and ctx.op_times.sampled(index):
+                        ctx.op_times.add(self, "wait", time.perf_counter() - begin)
                     item = self.source[index]
             else:
                 item = self.source[index]
@@ -265,7 +269,13 @@ class GeneratorDataset(Dataset):
         return n if self.num_samples is None else min(n, self.num_samples)
 
     def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
-        return self._read(ctx, int(self.epoch_order(ctx, epoch)[index]))
+        timer = ctx.op_times if ctx.op_times is not None and ctx.op_times.sampled(index) else None
+        if timer is None:
+            return self._read(ctx, int(self.epoch_order(ctx, epoch)[index]))
+        begin = time.perf_counter()
+        row = self._read(ctx, int(self.epoch_order(ctx, epoch)[index]))
+        timer.add(self, "read", time.perf_counter() - begin)
+        return row
 
     def fetch_rows(self, ctx: ExecContext, epoch: int, indices: list[int]) -> list[tuple]:
         """Task reading rows ``indices`` (positions in ``epoch``'s order). In "skip" mode a
