@@ -196,10 +196,9 @@ class Dataset:
         runs (a function by its name), their workers (threads or processes), the ops limited
         below their stage's width, and the fusion rule behind each stage (as Spark's or
         Polars' ``explain``)."""
-        from .engine.iterator import _node_ids
         from .engine.plan import plan
 
-        return plan(self, _node_ids(self)).explain()
+        return plan(self).explain()
 
     def get_batch_size(self) -> int:
         """The batch size of the nearest ``batch`` below (1 if none)."""

@@ -10,7 +10,6 @@ import pytest
 
 import jisu.dataset as ds
 from jisu.dataset.engine.cpus import available_cpus
-from jisu.dataset.engine.iterator import _node_ids
 from jisu.dataset.engine.plan import plan
 
 needs_two_cpus = pytest.mark.skipif(available_cpus() < 2, reason="needs 2 usable CPUs")
@@ -29,7 +28,7 @@ def ops_of(stage) -> list[str]:
 
 
 def planned(data):
-    return plan(data, _node_ids(data))
+    return plan(data)
 
 
 @needs_two_cpus

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import atexit
 import os
-import queue
-import threading
 import time
 import weakref
-from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +16,7 @@ from .context import ExecContext, RunSettings, Stopped, logger
 from .cpus import available_cpus
 from .plan import Plan
 from .plan import plan as build_plan
+from .row_queue import OUTPUT_QUEUE_BYTES, RowQueue
 from .rows import to_output
 from .stage import EPOCH_END
 from .stats import OpTimes
@@ -32,103 +30,6 @@ _live_contexts: weakref.WeakSet[ExecContext] = weakref.WeakSet()
 class _Failure:
     def __init__(self, exc: BaseException) -> None:
         self.exc = exc
-
-
-OUTPUT_QUEUE_BYTES = 64 << 20  # ready rows/batches held for the consumer, at most
-
-
-class RowQueue:
-    """A queue bounded both in items and in bytes (the first item always fits).
-
-    Many tiny batches need a deep queue (each hand-off between threads costs), a few big ones
-    must not pile up hundreds of megabytes; so the bound is on both. Same ``put``/``get``
-    interface as ``queue.Queue`` (``queue.Full``/``queue.Empty`` on timeout).
-    """
-
-    def __init__(self, max_items: int, max_bytes: int) -> None:
-        self.max_items, self.max_bytes = max_items, max_bytes
-        self._items: deque = deque()
-        self._bytes = 0
-        lock = threading.Lock()
-        self._not_empty = threading.Condition(lock)
-        self._not_full = threading.Condition(lock)
-
-    @staticmethod
-    def _size(item: Any) -> int:
-        if isinstance(item, tuple):
-            return sum(getattr(v, "nbytes", 0) for v in item)
-        return 0
-
-    def put(self, item: Any, timeout: float | None = None) -> None:
-        size = self._size(item)
-
-        def has_room() -> bool:
-            return not self._items or (
-                len(self._items) < self.max_items and self._bytes + size <= self.max_bytes
-            )
-
-        with self._not_full:
-            if not self._not_full.wait_for(has_room, timeout):
-                raise queue.Full
-            self._items.append((item, size))
-            self._bytes += size
-            self._not_empty.notify()
-
-    def qsize(self) -> int:
-        return len(self._items)
-
-    def get(self, timeout: float | None = None) -> Any:
-        with self._not_empty:
-            if not self._items and not self._not_empty.wait_for(lambda: self._items, timeout):
-                raise queue.Empty
-            item, size = self._items.popleft()
-            self._bytes -= size
-            # Wake the producer at half-empty, not at every item: it then refills in a burst
-            # instead of handing the GIL back and forth once per item.
-            if not self._items or (
-                len(self._items) <= self.max_items // 2 and self._bytes <= self.max_bytes // 2
-            ):
-                self._not_full.notify()
-            return item
-
-
-def _node_ids(root: Dataset) -> dict[int, int]:
-    """Structural ids: each node's position in a post-order walk (children before parents).
-
-    A node's id depends only on the nodes below it and on its left, so adding ops on top of a
-    pipeline (a batch, a take) does not change the random draws of the ops below.
-    """
-    ids: dict[int, int] = {}
-
-    def visit(node: Dataset) -> None:
-        if id(node) in ids:
-            return
-        for child in node.children:
-            visit(child)
-        ids[id(node)] = len(ids) + 1
-
-    visit(root)
-    return ids
-
-
-def _epoch_folds(root: Dataset) -> dict[int, tuple[int, ...]]:
-    """For every node below a ``repeat``: the repeat counts between it and the root, innermost
-    first (see :meth:`ExecContext.iterator_epoch`). A node reached by two paths (``s +
-    s.repeat(2)``) keeps the folds of the first: its skips on the other path are then counted
-    in another epoch (a known limit; counts stay right for every tree-shaped pipeline)."""
-    folds: dict[int, tuple[int, ...]] = {}
-
-    def visit(node: Dataset, above: tuple[int, ...]) -> None:
-        if id(node) in folds:
-            return
-        if above:
-            folds[id(node)] = above
-        fold = getattr(node, "epoch_fold", None)
-        for child in node.children:
-            visit(child, above if fold is None else (fold, *above))
-
-    visit(root, ())
-    return folds
 
 
 def _drive(
@@ -210,7 +111,7 @@ class DatasetIterator:
         self._as_dict = as_dict
         self._seed = config.get_seed()
         self._settings = RunSettings.from_config()  # the configuration it runs with
-        self._plan = build_plan(dataset, _node_ids(dataset))  # the stages each run starts
+        self._plan = build_plan(dataset)  # the stages each run starts
         self._epoch = 0
         self._position = 0
         self._skipped_done = 0  # samples skipped in finished epochs
@@ -242,7 +143,7 @@ class DatasetIterator:
             profile=settings.profile,
             tuner=tuner,
             tuned=settings.tuned,
-            epoch_folds=_epoch_folds(self._root),
+            epoch_folds=self._plan.folds,
             settings=settings,
             plan=self._plan,
         )

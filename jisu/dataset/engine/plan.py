@@ -99,6 +99,46 @@ def fetch_nodes(root: Dataset) -> list[Dataset]:
     return [n for n in walk(root) if n.random_access]
 
 
+# ---------------------------------------------------------------------- structure
+def node_ids(root: Dataset) -> dict[int, int]:
+    """Structural ids: each node's position in a post-order walk (children before parents).
+
+    A node's id depends only on the nodes below it and on its left, so adding ops on top of a
+    pipeline (a batch, a take) does not change the random draws of the ops below.
+    """
+    ids: dict[int, int] = {}
+
+    def visit(node: Dataset) -> None:
+        if id(node) in ids:
+            return
+        for child in node.children:
+            visit(child)
+        ids[id(node)] = len(ids) + 1
+
+    visit(root)
+    return ids
+
+
+def epoch_folds(root: Dataset) -> dict[int, tuple[int, ...]]:
+    """For every node below a ``repeat``: the repeat counts between it and the root, innermost
+    first (see :meth:`ExecContext.iterator_epoch`). A node reached by two paths (``s +
+    s.repeat(2)``) keeps the folds of the first: its skips on the other path are then counted
+    in another epoch (a known limit; counts stay right for every tree-shaped pipeline)."""
+    folds: dict[int, tuple[int, ...]] = {}
+
+    def visit(node: Dataset, above: tuple[int, ...]) -> None:
+        if id(node) in folds:
+            return
+        if above:
+            folds[id(node)] = above
+        fold = getattr(node, "epoch_fold", None)
+        for child in node.children:
+            visit(child, above if fold is None else (fold, *above))
+
+    visit(root, ())
+    return folds
+
+
 # ---------------------------------------------------------------------- the plan
 def explicit_workers(node: Any) -> int | None:
     """The ``num_parallel_workers`` a user gave ``node`` (None when left to jisu)."""
@@ -159,7 +199,8 @@ class Plan:
 
     stages: list[Stage]
     driver: list[Any]
-    ids: dict[int, int]
+    ids: dict[int, int]  # structural id of every node (see :func:`node_ids`)
+    folds: dict[int, tuple[int, ...]] = field(default_factory=dict)  # see :func:`epoch_folds`
 
     def __post_init__(self) -> None:
         self._by_owner = {(id(s.owner), s.kind): s for s in self.stages}
@@ -277,12 +318,13 @@ def _call_limit(node: Any) -> int | None:
     return 1 if getattr(node, "serial_reads", False) else None
 
 
-def plan(root: Dataset, ids: dict[int, int]) -> Plan:
-    """The stages of the pipeline ``root`` (``ids``: the structural id of every node)."""
+def plan(root: Dataset) -> Plan:
+    """The stages of the pipeline ``root``, run once per iterator."""
     from ..ops.batch import BatchDataset
     from ..ops.filter import FilterDataset
     from ..ops.map import MapDataset
 
+    ids = node_ids(root)
     stages: list[Stage] = []
     seen: set[int] = set()
 
@@ -315,4 +357,4 @@ def plan(root: Dataset, ids: dict[int, int]) -> Plan:
     for stage in stages:
         stage.inline.reverse()  # data order: the feed's source first
     driver.reverse()
-    return Plan(stages, driver, ids)
+    return Plan(stages, driver, ids, epoch_folds(root))
