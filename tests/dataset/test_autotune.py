@@ -19,14 +19,19 @@ def slow(x):
 
 
 def pipeline(processes: bool = False):
+    """Workers left to jisu (an explicit count would cap the stage): one by default, as
+    ``settings_reset`` sets, so that AutoTune has room to add one."""
     data = ds.NumpySlicesDataset(np.arange(240, dtype=np.float32), shuffle=False)
-    data = data.map(slow, num_parallel_workers=1, python_multiprocessing=processes)
-    return data.batch(4, num_parallel_workers=1)
+    data = data.map(slow, python_multiprocessing=processes)
+    return data.batch(4)
 
 
 @pytest.fixture
 def settings_reset():
+    default = ds.config.get_num_parallel_workers()
+    ds.config.set_num_parallel_workers(1)
     yield
+    ds.config.set_num_parallel_workers(default)
     ds.config.set_enable_autotune(False)
     ds.config.set_enable_profiler(False)
     ds.config.load_autotune_config(None)
@@ -99,7 +104,7 @@ class FakeProcessPool(FakePool):
     start_seconds = 2.0
 
 
-def tuner_with_one_stage(monkeypatch, cpus: int, pool_type=FakePool):
+def tuner_with_one_stage(monkeypatch, cpus: int, pool_type=FakePool, max_workers=None):
     """An AutoTuner over one fake stage, on a clock the test moves."""
     import threading
 
@@ -113,7 +118,7 @@ def tuner_with_one_stage(monkeypatch, cpus: int, pool_type=FakePool):
     stats.tasks = stats.sampled_rows = 1
     stats.sampled_bytes = 1000
     pool, slots = pool_type(1), threading.Semaphore(1)
-    tuner.register("map#1", pool, slots, stats, inflight=1)
+    tuner.register("map#1", pool, slots, stats, inflight=1, max_workers=max_workers)
 
     def interval(rows: int, busy: float, waited: float) -> None:
         """One second of the stage: ``rows`` out, its workers ``busy``, its consumer waiting
@@ -173,3 +178,11 @@ def test_a_process_stage_is_judged_only_once_its_new_worker_had_time_to_start(mo
     assert pool.workers == 2
     interval(rows=80, busy=1.0, waited=0.5)  # 2 s on and still slower: undone
     assert pool.workers == 1
+
+
+def test_a_stage_capped_by_an_explicit_worker_count_grows_no_further(monkeypatch):
+    """A process stage whose op asked for num_parallel_workers=2 (the plan's max_workers)."""
+    _, pool, interval = tuner_with_one_stage(monkeypatch, cpus=4, max_workers=2)
+    for rows in (100, 100, 190, 270, 270):  # needy every time, and each change helps
+        interval(rows=rows, busy=1.0, waited=0.5)
+    assert pool.workers == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -161,3 +162,38 @@ def test_a_python_sources_reads_are_serial_unless_told_otherwise():
         data = data.map(quick, num_parallel_workers=2).batch(2)
         assert len(list(data.create_tuple_iterator(num_epochs=1))) == 16
     assert serial.most == 1 and parallel.most == 2
+
+
+def tuned(tmp_path, stages: dict) -> None:
+    path = tmp_path / "tuned.json"
+    path.write_text(json.dumps({"version": 1, "stages": stages}))
+    ds.config.load_autotune_config(str(path))
+
+
+def test_a_saved_tuning_that_widens_a_stage_keeps_an_ops_worker_count(tmp_path):
+    """AutoTune (or its saved settings) may widen a stage; never past an explicit count."""
+    one = Overlap()
+    data = ds.NumpySlicesDataset({"x": np.arange(32)}, shuffle=False)
+    data = data.map(one, num_parallel_workers=1).batch(4, num_parallel_workers=1)
+    assert planned(data).stages[0].workers == 1 and planned(data).stages[0].limits == {}
+    tuned(tmp_path, {"batch#3": {"workers": 2, "inflight": 4}})
+    try:
+        rows = [int(v) for (b,) in data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+                for v in b]  # fmt: skip
+    finally:
+        ds.config.load_autotune_config(None)
+    assert rows == list(range(32)) and one.most == 1
+
+
+def test_a_saved_tuning_does_not_widen_a_process_stage_past_an_explicit_count(tmp_path):
+    data = ds.NumpySlicesDataset({"x": np.arange(16)}, shuffle=False)
+    data = data.map(quick, num_parallel_workers=1, python_multiprocessing=True).batch(4)
+    tuned(tmp_path, {"batch#3": {"workers": 2, "inflight": 4}})
+    try:
+        it = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+        first = next(it)
+        assert len(it.worker_pids()) == 1
+        assert [int(v) for v in first[0]] == [1, 2, 3, 4]
+    finally:
+        it.close()
+        ds.config.load_autotune_config(None)

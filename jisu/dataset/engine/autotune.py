@@ -39,6 +39,7 @@ class _Stage:
     last: dict[str, float] = field(default_factory=dict)
     # (workers before, output rate before, when to judge) of a change not yet judged
     pending: tuple[int, float, float] | None = None
+    max_workers: int | None = None  # an op's explicit num_parallel_workers caps the stage
 
 
 class AutoTuner:
@@ -59,10 +60,18 @@ class AutoTuner:
         self._done = threading.Event()
 
     def register(
-        self, stage_id: str, pool: Any, slots: threading.Semaphore, stats: Any, inflight: int
+        self,
+        stage_id: str,
+        pool: Any,
+        slots: threading.Semaphore,
+        stats: Any,
+        inflight: int,
+        max_workers: int | None = None,
     ) -> None:
+        """Watch a stage; ``max_workers``: never give it more (an op's explicit
+        ``num_parallel_workers`` that the stage must not exceed)."""
         with self._lock:
-            self._stages[stage_id] = _Stage(pool, slots, stats, inflight)
+            self._stages[stage_id] = _Stage(pool, slots, stats, inflight, max_workers=max_workers)
 
     # ------------------------------------------------------------------ the loop
     def run(self, stop: threading.Event) -> None:
@@ -107,6 +116,7 @@ class AutoTuner:
             if sample
             and not self._stages[sid].frozen
             and self._stages[sid].pending is None
+            and (self._stages[sid].max_workers or self.cpus) > self._stages[sid].pool.workers
             and sample["waited"] >= WAIT_SHARE
             and sample["busy"] >= BUSY_SHARE
         ]

@@ -52,6 +52,11 @@ class RunSettings:
         )
 
 
+def _slots(count: int) -> Any:
+    """At most ``count`` holders at once (a plain lock for one: cheaper)."""
+    return threading.Lock() if count == 1 else threading.BoundedSemaphore(count)
+
+
 class Stopped(Exception):
     """Raised inside engine threads when their iterator is being closed."""
 
@@ -87,8 +92,10 @@ class ExecContext:
         self.seed = seed
         self.settings = settings or RunSettings.from_config()
         self.plan = plan if plan is not None else Plan([], [], node_ids)
-        # ops limited below their stage's width (an explicit num_parallel_workers): id -> slots
-        self.slots = {key: threading.BoundedSemaphore(n) for key, n in self.plan.limits.items()}
+        # ops limited below their stage's width (an explicit num_parallel_workers): id -> slots;
+        # when AutoTune or a saved tuning may widen stages, every op that has a limit
+        limits = self.plan.call_limits if tuner is not None or tuned else self.plan.limits
+        self.slots = {key: _slots(n) for key, n in limits.items()}
         self._epoch_folds = epoch_folds or {}
         # statistics are kept when profiling, and for AutoTune, which decides on them
         self.stats: dict[Any, StageStats] | None = {} if profile or tuner else None

@@ -178,6 +178,10 @@ class Stage:
         limits: ``id(node)`` -> the most calls of that node's code at once, for ops whose
             explicit ``num_parallel_workers`` is below ``workers``.
         reasons: why it runs as it does, for :meth:`Plan.explain`.
+        call_limits: ``id(node)`` -> the most calls at once for every op that has such a
+            limit, also those at the stage's width (enforced when AutoTune may widen it).
+        max_workers: the most workers AutoTune (or a saved tuning) may give a stage of worker
+            processes (an op's explicit ``num_parallel_workers``; threads are limited inside).
     """
 
     kind: str
@@ -190,6 +194,8 @@ class Stage:
     inline: list[Any] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
     name: str = ""
+    call_limits: dict[int, int] = field(default_factory=dict)
+    max_workers: int | None = None
 
 
 @dataclass
@@ -205,7 +211,9 @@ class Plan:
     def __post_init__(self) -> None:
         self._by_owner = {(id(s.owner), s.kind): s for s in self.stages}
         self.limits = {k: v for s in self.stages for k, v in s.limits.items()}
+        self.call_limits = {k: v for s in self.stages for k, v in s.call_limits.items()}
         self._op_stage = {id(n): s for s in self.stages for n in s.ops}
+        self._owner_stage = {id(s.owner): s for s in self.stages}
 
     def stage(self, owner: Any, kind: str) -> Stage:
         """The stage of ``kind`` whose task ``owner`` runs (planned when not in the plan: a
@@ -215,6 +223,11 @@ class Plan:
             found = _make_stage(kind, owner, self.ids)
             self._by_owner[(id(owner), kind)] = found
         return found
+
+    def max_workers(self, owner: Any) -> int | None:
+        """The most workers the stage run by ``owner`` may get (see :attr:`Stage.max_workers`)."""
+        stage = self._owner_stage.get(id(owner))
+        return None if stage is None else stage.max_workers
 
     def stage_of_op(self, node: Any) -> Stage | None:
         """The stage that runs ``node``'s code (None for nodes run inline)."""
@@ -283,8 +296,9 @@ def _make_stage(kind: str, owner: Any, ids: dict[int, int]) -> Stage:
     processes = any(getattr(n, "python_multiprocessing", False) for n in ops)
     stage = Stage(kind, owner, ops, feed, workers, processes, reasons=[_WHY[kind]])
     stage.name = f"{owner.op_name}#{ids.get(id(owner), '?')}"
-    limits = {id(n): _call_limit(n) for n in ops}
-    limits = {k: v for k, v in limits.items() if v is not None and v < workers}
+    call_limits = {id(n): _call_limit(n) for n in ops}
+    call_limits = {k: v for k, v in call_limits.items() if v is not None}
+    limits = {k: v for k, v in call_limits.items() if v < workers}
     if processes:
         # Each worker process has its own copy of the ops (a Python source's reads are then
         # not shared), and a limit cannot span processes cheaply: an explicit
@@ -299,7 +313,11 @@ def _make_stage(kind: str, owner: Any, ids: dict[int, int]) -> Stage:
                 f"num_parallel_workers={narrow}"
             )
             stage.workers = narrow
-    elif limits:
+        explicit = [explicit_workers(n) for n in ops if explicit_workers(n) is not None]
+        stage.max_workers = min(explicit) if explicit else None
+        return stage
+    stage.call_limits = call_limits
+    if limits:
         stage.limits = limits
         widest = [op_label(n, ids) for n, w in zip(ops, widths) if w == workers]
         stage.reasons.append(

@@ -54,14 +54,17 @@ def ordered_map(
     """
     stage_id = f"{name}#{ctx.node_id(task.node)}"  # the same in every run of this pipeline
     tuned = ctx.tuned.get(stage_id)
+    max_workers = ctx.plan.max_workers(task.node)  # an op's explicit num_parallel_workers
     if tuned is not None:  # a saved AutoTune result
         workers, inflight = int(tuned["workers"]), int(tuned["inflight"])
+        if max_workers is not None:
+            workers = min(workers, max_workers)
     pool = ctx.pool(key, name, workers, task)
     watch = StuckTaskWatch(name, task, pool, ctx.settings)
     stats = ctx.stage_stats(key, stage_id, workers)  # None unless profiling or tuning
     slots = threading.Semaphore(max(1, inflight))
     if ctx.tuner is not None:
-        ctx.tuner.register(stage_id, pool, slots, stats, max(1, inflight))
+        ctx.tuner.register(stage_id, pool, slots, stats, max(1, inflight), max_workers)
     futures: queue.SimpleQueue = queue.SimpleQueue()
     closed = threading.Event()
 
