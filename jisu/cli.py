@@ -65,15 +65,21 @@ def _doctor(args: argparse.Namespace) -> int:
     else:
         model, dataset = doctor.load_callable(args.train)()
     if isinstance(dataset, Dataset):
-        pipeline = doctor.diagnose_pipeline(dataset, args.batches, args.seconds)
-        print(doctor.pipeline_text(pipeline))
+        pipeline = doctor.diagnose_pipeline(
+            dataset, args.batches, args.seconds, min_seconds=args.min_seconds
+        )
     if args.train is not None:
         profiler = doctor.diagnose_training(model, dataset, args.steps, args.sink)
-        print(profiler.report())
         if pipeline is not None:
             doctor.relate(pipeline, profiler, dataset.get_batch_size())
-            print(f"pipeline: {pipeline['suggestion']}")
-    print(f"report: {write_report(args.report, pipeline, profiler)}")
+    # the figures first, then one verdict for the whole run (the same as the report's)
+    if pipeline is not None:
+        print(doctor.pipeline_text(pipeline, verdict=False))
+    if profiler is not None:
+        print(profiler.report(verdict=False))
+    verdict = doctor.final_verdict(pipeline, profiler)
+    print(f"verdict: {verdict}")
+    print(f"report: {write_report(args.report, pipeline, profiler, verdict)}")
     return 0
 
 
@@ -148,12 +154,26 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run your pipeline (--pipeline module:function returning a jisu dataset) "
         "or training (--train module:function returning (model, dataset)) for a short, "
         "bounded time and print where the time goes, the bottleneck and the change to make. "
-        "module may be a path to a .py file.",
+        "module may be a path to a .py file (its folder goes first on sys.path, so it can "
+        "import the modules next to it). The pipeline is read for at least --batches batches "
+        "and at least --min-seconds, and at most --seconds; a training run also times a few "
+        "steps of copies of the model at O0 and at its AMP level (O2 when it runs at O0).",
     )
     doctor.add_argument("--pipeline", default=None, metavar="MODULE:FUNCTION")
     doctor.add_argument("--train", default=None, metavar="MODULE:FUNCTION")
-    doctor.add_argument("--batches", type=int, default=50, help="pipeline: batches to read")
-    doctor.add_argument("--seconds", type=float, default=30.0, help="pipeline: time limit")
+    doctor.add_argument(
+        "--batches", type=int, default=50, help="pipeline: read at least this many batches"
+    )
+    doctor.add_argument(
+        "--min-seconds",
+        type=float,
+        default=2.0,
+        help="pipeline: and read for at least this long, so that the output queue's behaviour "
+        "shows (a fast pipeline reads 50 batches in a few hundredths of a second)",
+    )
+    doctor.add_argument(
+        "--seconds", type=float, default=30.0, help="pipeline: but never read longer than this"
+    )
     doctor.add_argument("--steps", type=int, default=20, help="training: steps per epoch (x3)")
     doctor.add_argument("--sink", action="store_true", help="training: in sink mode")
     doctor.add_argument(

@@ -4,24 +4,43 @@ which lever to pull first, with the numbers and the change to make.
 ``--pipeline module:function`` names a function returning a jisu dataset; ``--train
 module:function`` one returning ``(model, dataset)``. ``module`` is an importable module or
 a path to a ``.py`` file.
+
+A run that measures both the pipeline and the training ends with one verdict
+(:func:`final_verdict`): the training's, with what the pipeline measured alone says about it.
 """
 
 from __future__ import annotations
 
+import copy
 import importlib
 import importlib.util
 import itertools
 import os
+import statistics
 import sys
 import time
+import warnings
+from collections.abc import Callable
 from typing import Any
 
+import torch
+
 from ..dataset import config
-from .training import TrainingProfiler
+from ..train.callback import Callback, RunContext
+from .training import PrecisionComparison, TrainingProfiler
+
+#: the shortest time ``diagnose_pipeline`` reads a pipeline for, by default: long enough for
+#: the output queue to fill or drain (its start-up alone can take a tenth of a second)
+MIN_SECONDS = 2.0
 
 
 def load_callable(spec: str) -> Any:
-    """``module:function`` or ``path/to/file.py:function`` -> the function."""
+    """``module:function`` or ``path/to/file.py:function`` -> the function.
+
+    A file's folder goes first on ``sys.path`` (as ``python path/to/file.py`` does) so that
+    the file can import the modules next to it. It stays there: the function runs after this
+    returns, and may import its siblings only then.
+    """
     module_name, sep, function = spec.rpartition(":")
     if not sep or not module_name or not function:
         raise ValueError(f"doctor: expected module:function or file.py:function. Received {spec!r}")
@@ -29,6 +48,9 @@ def load_callable(spec: str) -> Any:
         path = os.path.abspath(module_name)
         if not os.path.isfile(path):
             raise FileNotFoundError(f"doctor: no such file: {path}")
+        folder = os.path.dirname(path)
+        if not sys.path or sys.path[0] != folder:
+            sys.path.insert(0, folder)
         name = f"jisu_doctor_{os.path.splitext(os.path.basename(path))[0]}"
         module_spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(module_spec)
@@ -42,25 +64,96 @@ def load_callable(spec: str) -> Any:
     return target
 
 
-def diagnose_pipeline(dataset: Any, batches: int = 50, seconds: float = 30.0) -> dict[str, Any]:
-    """Iterate ``dataset`` with the profiler on for up to ``batches`` items or ``seconds``."""
+# ---------------------------------------------------------------------------- units
+
+
+def stage_unit(stage: dict[str, Any]) -> str:
+    """What one of a stage's output "rows" is: "batch" or "row".
+
+    A stage summary may say so itself (a ``unit`` key, "batch" or "row"); otherwise a stage
+    named ``batch#N`` outputs batches (its "rows" are batches: maps fused into a batch run in
+    it) and any other stage rows."""
+    unit = stage.get("unit")
+    if unit:
+        return {"batches": "batch", "rows": "row"}.get(unit, unit)
+    return "batch" if str(stage.get("stage", "")).startswith("batch") else "row"
+
+
+def plural(unit: str) -> str:
+    """The plural of a unit: batch -> batches, row -> rows."""
+    return unit + ("es" if unit.endswith(("s", "x", "ch", "sh")) else "s")
+
+
+def format_bytes(count: float) -> str:
+    """A byte count with a binary unit that keeps it readable: 512 B, 3.5 KiB, 1.2 MiB."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(count) < 1024 or unit == "GiB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1024
+    raise AssertionError("unreachable")
+
+
+def _yields_batches(dataset: Any) -> bool:
+    """Whether ``dataset``'s items are batches: a ``batch`` op anywhere in its tree."""
+    from ..dataset.ops.batch import BatchDataset
+
+    stack = [dataset]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, BatchDataset):
+            return True
+        stack.extend(getattr(node, "children", ()))
+    return False
+
+
+# ---------------------------------------------------------------------------- measuring
+
+
+def diagnose_pipeline(
+    dataset: Any,
+    batches: int = 50,
+    seconds: float = 30.0,
+    min_seconds: float = MIN_SECONDS,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict[str, Any]:
+    """Iterate ``dataset`` with the profiler on; returns ``iterator.profile()``'s report with
+    ``items`` (batches read), ``items_per_s`` and ``item_unit`` ("batch" or "row") added.
+
+    Reads until it has at least ``batches`` items *and* ``min_seconds`` have passed, or
+    ``seconds`` have passed, whichever comes first (epochs follow one another as needed). The
+    minimum time is there because a fast pipeline delivers 50 batches in a few hundredths of
+    a second, mostly its start-up, too short to see whether its output queue stays full.
+    ``clock`` is read once at the start and once after each item (a test gives a fake one).
+    """
     previous = config.get_enable_profiler()
     config.set_enable_profiler(True)
     try:
         iterator = dataset.create_tuple_iterator(num_epochs=-1, output_numpy=True)
     finally:
         config.set_enable_profiler(previous)
-    begin, count = time.perf_counter(), 0
+    begin = end = clock()
+    count = 0
+
+    def enough() -> bool:
+        elapsed = end - begin
+        return elapsed >= seconds or (count >= batches and elapsed >= min_seconds)
+
     try:
-        for _ in iterator:
-            count += 1
-            if count >= batches or time.perf_counter() - begin > seconds:
+        while True:
+            before = count
+            for _ in iterator:  # one epoch (num_epochs=-1: the next loop reads the next)
+                count += 1
+                end = clock()
+                if enough():
+                    break
+            if enough() or count == before:  # done, or an empty epoch: no more to read
                 break
         report = iterator.profile()
     finally:
         iterator.close()
     report["items"] = count
-    report["items_per_s"] = count / max(time.perf_counter() - begin, 1e-9)
+    report["items_per_s"] = count / max(end - begin, 1e-9)
+    report["item_unit"] = "batch" if _yields_batches(dataset) else "row"
     return report
 
 
@@ -77,16 +170,117 @@ class _FirstBatches:
         return self.count
 
 
-def diagnose_training(
-    model: Any, dataset: Any, steps: int = 20, sink: bool = False
-) -> TrainingProfiler:
-    """Train ``model`` for 3 short epochs of ``steps`` batches (the first is warm-up)."""
+def _first(dataset: Any, count: int) -> Any:
+    """The first ``count`` batches of a jisu dataset or of a re-iterable."""
     from ..dataset.datasets import Dataset
 
-    data = dataset.take(steps) if isinstance(dataset, Dataset) else _FirstBatches(dataset, steps)
+    return dataset.take(count) if isinstance(dataset, Dataset) else _FirstBatches(dataset, count)
+
+
+def diagnose_training(
+    model: Any, dataset: Any, steps: int = 20, sink: bool = False, precision_steps: int = 4
+) -> TrainingProfiler:
+    """Train ``model`` for 3 short epochs of ``steps`` batches (the first is warm-up).
+
+    Then, with ``precision_steps`` > 0, times copies of the model at O0 and at its own AMP
+    level (O2 when it runs at O0; :func:`measure_precision`), so that the advice on precision
+    follows from this machine's numbers (a failure there is a warning, not an error)."""
     profiler = TrainingProfiler(verbose=False)
-    model.train(3, data, callbacks=[profiler], dataset_sink_mode=sink)
+    model.train(3, _first(dataset, steps), callbacks=[profiler], dataset_sink_mode=sink)
+    if precision_steps > 0:
+        try:
+            profiler.precision = measure_precision(model, dataset, precision_steps)
+        except Exception as exc:  # an extra measurement: the figures above stand without it
+            warnings.warn(
+                f"jisu doctor: could not time copies of the model at another AMP level "
+                f"({type(exc).__name__}: {exc}); the precision advice is not measured",
+                stacklevel=2,
+            )
     return profiler
+
+
+class _StepTimer(Callback):
+    """Seconds of each train step (the device's queued work included)."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device, self.seconds, self._begin = device, [], 0.0
+
+    def _now(self) -> float:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        return time.perf_counter()
+
+    def on_train_step_begin(self, run_context: RunContext) -> None:
+        self._begin = self._now()
+
+    def on_train_step_end(self, run_context: RunContext) -> None:
+        self.seconds.append(self._now() - self._begin)
+
+
+_HOOK_TABLES = (
+    "_forward_pre_hooks",
+    "_forward_pre_hooks_with_kwargs",
+    "_forward_hooks",
+    "_forward_hooks_with_kwargs",
+    "_forward_hooks_always_called",
+)
+
+
+def _plain_copy(model: Any) -> tuple[Any, Any, Any]:
+    """Copies of ``model``'s network, loss function and optimizer (over the copied
+    parameters), the network as it was before its AMP conversion: without the conversion's
+    mark and hooks, in fp32 when O3 had cast its weights in place, with no optimizer state
+    (it may hold low-precision buffers). The user's objects are not touched: a learning-rate
+    scheduler's wrapper of ``optimizer.step``, which would step the user's optimizer, is not
+    copied."""
+    from ..amp import MixedPrecisionNetwork
+
+    network, loss_fn, optimizer = copy.deepcopy((model.network, model.loss_fn, model.optimizer))
+    converted = getattr(model.train_network, "network", None)
+    if isinstance(converted, MixedPrecisionNetwork):
+        hooks = {handle.id for handle in converted._hooks}
+        for module in network.modules():
+            for name in _HOOK_TABLES:
+                table = getattr(module, name, None) or {}
+                for key in hooks & set(table):
+                    del table[key]
+    network.__dict__.pop("_jisu_amp", None)
+    if model.amp_level == "O3":
+        network.float()
+    optimizer.__dict__.pop("step", None)  # torch pickles an optimizer without it; others may not
+    optimizer.state.clear()
+    return network, loss_fn, optimizer
+
+
+def measure_precision(
+    model: Any, dataset: Any, steps: int = 4, candidate: str = "O2"
+) -> PrecisionComparison | None:
+    """Time ``steps`` train steps, after a warm-up step, of copies of ``model`` at O0 and at
+    its own AMP level (at ``candidate`` when it runs at O0). None when the data set has fewer
+    than two batches. The user's model and its weights are left as they are.
+
+    The copies are built as the model is (a :class:`jisu.Model`, compiled in GRAPH_MODE) and
+    trained on the data set's first batches without sink mode; each level's median step
+    counts, so that one step slowed down by another process does not decide."""
+    from ..train.model import Model
+
+    current = model.amp_level
+    other = "O0" if current != "O0" else candidate
+    seconds: dict[str, float] = {}
+    for level in ("O0", other if current == "O0" else current):
+        network, loss_fn, optimizer = _plain_copy(model)
+        trial = Model(network, loss_fn, optimizer, amp_level=level)
+        timer = _StepTimer(trial.device)
+        trial.train(1, _first(dataset, steps + 1), callbacks=[timer])
+        if len(timer.seconds) < 2:
+            return None
+        seconds[level] = statistics.median(timer.seconds[1:])
+    return PrecisionComparison(
+        current=current, other=other, seconds=seconds, device=str(model.device), steps=steps
+    )
+
+
+# ---------------------------------------------------------------------------- judging
 
 
 def relate(pipeline: dict[str, Any], training: TrainingProfiler, batch_size: int) -> None:
@@ -105,19 +299,72 @@ def relate(pipeline: dict[str, Any], training: TrainingProfiler, batch_size: int
         )
 
 
-def pipeline_text(report: dict[str, Any]) -> str:
-    lines = [f"pipeline: {report['items']} batches, {report['items_per_s']:.1f} batches/s"]
+def final_verdict(pipeline: dict[str, Any] | None, training: TrainingProfiler | None) -> str:
+    """The one verdict of a doctor run, "what limits it — what to change", for the terminal
+    and the report alike.
+
+    A pipeline alone: its bottleneck. A training alone: its verdict. Both (after
+    :func:`relate`): the training's verdict, which says whether the model waits for data;
+    the pipeline then either names the stage to change (input-bound), or comes second: it is
+    not the lever when it delivers well over what the training uses, the next one when not.
+    """
+    if training is None:
+        if pipeline is None:
+            return "nothing measured"
+        return f"bottleneck {pipeline['bottleneck']} — {pipeline['suggestion']}"
+    verdict = f"{training.verdict} — {training.advice}"
+    if pipeline is None:
+        return verdict
+    stage = pipeline["bottleneck"] not in ("none", "consumer")
+    if training.verdict == "input-bound" and stage:
+        waited = training.summary().shares()["data_wait"]
+        return (
+            f"input-bound — the model waited for data {waited:.0%} of the time and the "
+            f"pipeline's bottleneck is {pipeline['bottleneck']}: {pipeline['suggestion']}"
+        )
+    supply, demand = pipeline.get("samples_per_s"), pipeline.get("training_samples_per_s")
+    if supply is None or demand is None:  # not related: both as measured
+        return f"{verdict}; pipeline bottleneck {pipeline['bottleneck']}: {pipeline['suggestion']}"
+    ratio = supply / max(demand, 1e-9)
+    alone = (
+        f"measured alone, the pipeline delivers {supply:.0f} samples/s, {ratio:.1f}x the "
+        f"{demand:.0f} samples/s the training uses"
+    )
+    if training.verdict == "input-bound":  # yet the pipeline alone keeps up
+        return f"{verdict} ({alone}: it slows down next to the training)"
+    if pipeline["bottleneck"] == "none":
+        return f"{verdict}; the input pipeline is not the lever ({alone})"
+    where = f" (bottleneck {pipeline['bottleneck']}: {pipeline['suggestion']})" if stage else ""
+    return (
+        f"{verdict}; then the input pipeline: {alone}, so a faster step would soon wait for "
+        f"it{where}"
+    )
+
+
+def pipeline_text(report: dict[str, Any], verdict: bool = True) -> str:
+    """The pipeline's figures as text, each stage in its own unit (rows, or batches for a
+    batch stage), and (with ``verdict``) its verdict line."""
+    item = report.get("item_unit", "batch")
+    lines = [f"pipeline: {report['items']} {plural(item)}, {report['items_per_s']:.1f} "
+             f"{plural(item)}/s"]  # fmt: skip
     for s in report["stages"]:
+        unit = stage_unit(s)
         lines.append(
-            f"  stage {s['stage']:<10} workers {s['workers']:>2}  {s['rows_per_s']:8.1f} rows/s  "
-            f"{s['ms_per_row']:7.2f} ms/row  busy {s['busy_share']:4.0%}  queue empty "
-            f"{s['queue_empty_share']:4.0%}  slots full {s['queue_full_share']:4.0%}  "
-            f"{s['bytes_per_row']:10,.0f} bytes/row"
+            f"  stage {s['stage']:<10} workers {s['workers']:>2}  {s['rows_per_s']:8.1f} "
+            f"{plural(unit)}/s  {s['ms_per_row']:7.2f} ms/{unit}  busy {s['busy_share']:4.0%}  "
+            f"queue empty {s['queue_empty_share']:4.0%}  slots full "
+            f"{s['queue_full_share']:4.0%}  {format_bytes(s['bytes_per_row']):>10}/{unit}"
         )
     out = report["output"]
     lines.append(
         f"  consumer waited {out['consumer_wait_share']:.0%} of the time "
         f"(output queue empty at {out['queue_empty_share']:.0%} of its reads)"
     )
-    lines.append(f"verdict: bottleneck {report['bottleneck']} — {report['suggestion']}")
+    if "samples_per_s" in report:
+        lines.append(
+            f"  alone it delivers {report['samples_per_s']:.0f} samples/s; the training used "
+            f"{report['training_samples_per_s']:.0f} samples/s"
+        )
+    if verdict:
+        lines.append(f"verdict: bottleneck {report['bottleneck']} — {report['suggestion']}")
     return "\n".join(lines)

@@ -20,6 +20,7 @@ import torch
 from .._version import __version__
 from ..dataset.engine.cpus import available_cpus
 from ..files import atomic_write
+from .doctor import final_verdict, format_bytes, plural, stage_unit
 
 
 def _svg(figure: Any) -> str:
@@ -43,14 +44,15 @@ def _figure(width: float = 7.0, height: float = 2.8):
 def stage_chart(stages: list[dict[str, Any]]) -> str:
     plt, figure, left = _figure()
     right = left.twinx()
-    names = [s["stage"] for s in stages]
+    names = [f"{s['stage']}\n({plural(stage_unit(s))})" for s in stages]
     x = np.arange(len(stages))
-    left.bar(x - 0.2, [s["rows_per_s"] for s in stages], 0.4, color="#3b7dd8", label="rows/s")
+    left.bar(x - 0.2, [s["rows_per_s"] for s in stages], 0.4, color="#3b7dd8",
+             label="output per second")  # fmt: skip
     right.bar(x + 0.2, [100 * s["busy_share"] for s in stages], 0.4, color="#e8833a",
               label="busy %")  # fmt: skip
     right.set_ylim(0, 100)
     left.set_xticks(x, names)
-    left.set_ylabel("rows/s (output)")
+    left.set_ylabel("output per second (rows or batches)")
     right.set_ylabel("workers busy, %")
     left.set_title("Pipeline stages: throughput and busy share")
     figure.legend(loc="upper center", bbox_to_anchor=(0.5, 0.02), ncol=2, frameon=False)
@@ -128,14 +130,22 @@ figure.chart { margin: 1em 0; } figure.chart svg { max-width: 100%; height: auto
 """
 
 
-def render(pipeline: dict[str, Any] | None = None, training: Any = None) -> str:
+def render(
+    pipeline: dict[str, Any] | None = None, training: Any = None, verdict: str | None = None
+) -> str:
     """The report page for a pipeline report (``iterator.profile()``), a training profiler
-    (:class:`TrainingProfiler`), or both."""
-    verdicts, sections = [], []
+    (:class:`TrainingProfiler`), or both, under one verdict: ``verdict``, or by default
+    :func:`~jisu.profiler.doctor.final_verdict` of the two (the one the terminal shows)."""
+    sections = []
     if training is not None:
-        verdicts.append(f"Training: {training.verdict}. {training.advice}.")
         s = training.summary()
         shares = s.shares()
+        precision = training.precision
+        measured = (
+            [[f"train step at {level}", f"{1000 * seconds:.1f} ms"]
+             for level, seconds in precision.seconds.items()]
+            if precision is not None else []
+        )  # fmt: skip
         sections.append(
             "<h2>Training</h2>"
             f'<figure class="chart" id="chart-steps">{step_chart(shares)}</figure>'
@@ -145,18 +155,21 @@ def render(pipeline: dict[str, Any] | None = None, training: Any = None) -> str:
                     ["steps measured", str(s.steps)],
                     ["samples/s", f"{s.samples / max(s.wall, 1e-9):.0f}"],
                     ["device syncs per step", f"{s.device_syncs / max(s.steps, 1):.1f}"],
-                ],
+                ]
+                + measured,
                 ["", "value"],
             )
         )
     if pipeline is not None:
-        verdicts.append(f"Pipeline: bottleneck {pipeline['bottleneck']}: {pipeline['suggestion']}.")
-        rows = [
-            [s["stage"], s["workers"], f"{s['rows_per_s']:.1f}", f"{s['ms_per_row']:.2f}",
-             f"{100 * s['busy_share']:.0f} %", f"{100 * s['queue_empty_share']:.0f} %",
-             f"{100 * s['queue_full_share']:.0f} %", f"{s['bytes_per_row']:,.0f}"]
-            for s in pipeline["stages"]
-        ]  # fmt: skip
+        rows = []
+        for s in pipeline["stages"]:
+            unit = stage_unit(s)
+            rows.append(
+                [s["stage"], s["workers"], f"{s['rows_per_s']:.1f} {plural(unit)}/s",
+                 f"{s['ms_per_row']:.2f} ms/{unit}", f"{100 * s['busy_share']:.0f} %",
+                 f"{100 * s['queue_empty_share']:.0f} %", f"{100 * s['queue_full_share']:.0f} %",
+                 f"{format_bytes(s['bytes_per_row'])}/{unit}"]
+            )  # fmt: skip
         charts = ""
         if pipeline["stages"]:
             stages_svg = stage_chart(pipeline["stages"])
@@ -164,40 +177,38 @@ def render(pipeline: dict[str, Any] | None = None, training: Any = None) -> str:
         charts += (
             f'<figure class="chart" id="chart-queue">{occupancy_chart(pipeline["output"])}</figure>'
         )
-        sections.append(
-            "<h2>Input pipeline</h2>"
-            + charts
-            + _table(
-                rows,
-                [
-                    "stage",
-                    "workers",
-                    "rows/s",
-                    "ms/row",
-                    "busy",
-                    "queue empty",
-                    "queue full",
-                    "KiB/row",
-                ],
+        supply = ""
+        if "samples_per_s" in pipeline:
+            supply = html.escape(
+                f"Alone the pipeline delivers {pipeline['samples_per_s']:.0f} samples/s; the "
+                f"training used {pipeline['training_samples_per_s']:.0f} samples/s."
             )
-        )
+            supply = f"<p>{supply}</p>"
+        header = ["stage", "workers", "output", "work", "busy", "queue empty", "queue full",
+                  "size"]  # fmt: skip
+        sections.append("<h2>Input pipeline</h2>" + charts + supply + _table(rows, header))
     env = environment()
     sections.append("<h2>Environment</h2>" + _table([[k, v] for k, v in env.items()], ["", ""]))
-    verdict = "".join(f"<p>{html.escape(v)}</p>" for v in verdicts) or "<p>Nothing measured.</p>"
+    if verdict is None:
+        verdict = final_verdict(pipeline, training)
     stamp = time.strftime("%Y-%m-%d %H:%M:%S")
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>jisu doctor report</title><style>{_STYLE}</style></head><body>"
         f"<h1>jisu doctor report</h1><p>{stamp}, jisu {html.escape(__version__)}</p>"
-        f'<section id="verdict"><strong>Verdict</strong>{verdict}</section>'
-        + "".join(sections)
-        + "</body></html>"
+        f'<section id="verdict"><strong>Verdict</strong><p class="verdict">'
+        f"{html.escape(verdict)}</p></section>" + "".join(sections) + "</body></html>"
     )
 
 
-def write_report(path: str, pipeline: dict[str, Any] | None = None, training: Any = None) -> str:
-    """Render and write the report atomically; returns the absolute path."""
-    page = render(pipeline, training)
+def write_report(
+    path: str,
+    pipeline: dict[str, Any] | None = None,
+    training: Any = None,
+    verdict: str | None = None,
+) -> str:
+    """Render (:func:`render`) and write the report atomically; returns the absolute path."""
+    page = render(pipeline, training, verdict)
     with atomic_write(path, "w") as f:
         f.write(page)
     return os.path.abspath(path)

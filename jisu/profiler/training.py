@@ -82,26 +82,108 @@ class TimeBreakdown:
         }
 
 
-def _faster_step(params: dict) -> str:
-    """What may make a compute-bound train step faster, given how it runs now."""
+#: a speed difference between two precision levels under which neither is advised over the
+#: other (the measurement is a few steps on a possibly busy machine)
+SAME_SPEED = 1.1
+
+
+def _where(device: str) -> str:
+    """Where a measurement ran, for the advice: "on this CPU", "on this GPU"."""
+    kind = torch.device(device).type
+    return {"cpu": "on this CPU", "cuda": "on this GPU"}.get(kind, f"on this {kind} device")
+
+
+@dataclass
+class PrecisionComparison:
+    """Seconds per train step of the same model at two AMP levels, measured on this machine
+    (:func:`jisu.profiler.doctor.measure_precision`), and the advice that follows from them.
+
+    ``current`` is the level the model runs at, ``other`` the one it was compared with (O0,
+    or O2 when it runs at O0); ``seconds`` maps each level to its seconds per step. Advice
+    comes from the measured ratio, not from assumptions about the hardware: bf16 is faster
+    than fp32 on some CPUs and slower on others, and a small model may gain nothing anywhere."""
+
+    current: str
+    other: str
+    seconds: dict[str, float]
+    device: str = "cpu"
+    steps: int = 0
+
+    @property
+    def ratio(self) -> float:
+        """How many times faster the faster level ran (>= 1)."""
+        a, b = self.seconds[self.current], self.seconds[self.other]
+        return max(a, b) / max(min(a, b), 1e-12)
+
+    @property
+    def faster(self) -> str:
+        """The level that ran faster (the current one on a tie)."""
+        return self.other if self.seconds[self.other] < self.seconds[self.current] else self.current
+
+    @property
+    def change(self) -> str | None:
+        """The level to switch to, or None: keep the current one."""
+        if self.faster == self.other and self.ratio >= SAME_SPEED:
+            return self.other
+        return None
+
+    @property
+    def advice(self) -> str:
+        """Which level to use, with the measured ratio and times; within ``SAME_SPEED`` of
+        each other, the current level stays."""
+        cur, other = self.current, self.other
+        fast = self.faster
+        slow = other if fast == cur else cur
+        ms = (
+            f"{fast} {1000 * self.seconds[fast]:.1f} ms, {slow} "
+            f"{1000 * self.seconds[slow]:.1f} ms per step"
+        )
+        where = _where(self.device)
+        if self.ratio < SAME_SPEED:
+            return (
+                f"{cur} and {other} ran within {SAME_SPEED - 1:.0%} of each other {where} "
+                f"({ms}): precision is not the lever; keep amp_level='{cur}'"
+            )
+        if self.change is None:
+            return (
+                f"{cur} ran {self.ratio:.2f}x faster than {other} {where} ({ms}): keep "
+                f"amp_level='{cur}'"
+            )
+        return (
+            f"{other} ran {self.ratio:.2f}x faster than {cur} {where} ({ms}): use "
+            f"amp_level='{other}'"
+        )
+
+
+def _faster_step(params: dict, precision: PrecisionComparison | None = None) -> str:
+    """What may make a compute-bound train step faster, given how it runs now and, when
+    measured, how fast it runs at another AMP level."""
     level = params.get("amp_level") or "O0"
     device = params.get("device")
     on_cpu = device is None or torch.device(device).type == "cpu"
-    changes = []
-    if level == "O0":
+    changes, change = [], False
+    if precision is not None:
+        changes.append(precision.advice)
+        change = precision.change is not None
+    elif level == "O0":
+        change = True
         changes.append(
-            "use a lower precision (amp_level='O2': fp16 with loss scaling on GPUs, bf16 on "
-            "CPUs with fast bf16 units)"
+            "try a lower precision (amp_level='O2': fp16 with loss scaling on GPUs, bf16 on "
+            "CPUs) and keep it if it is faster: jisu doctor --train measures both"
         )
     elif on_cpu:
+        change = True
         changes.append(
-            f"compare amp_level='O0': bf16 ({level}) is slower than fp32 on CPUs without fast "
-            "bf16 matrix units"
+            f"measure amp_level='O0' against {level}: whether bf16 is faster than fp32 depends "
+            "on the CPU (jisu doctor --train measures both)"
         )
     if not params.get("graph_mode"):
+        change = True
         changes.append("compile the step with jisu.set_context(mode=jisu.GRAPH_MODE)")
-    if not changes:
-        return f"it already runs compiled in {level}: use bigger batches or a smaller model"
+    if not change:
+        changes.append(
+            f"it already runs compiled in {level}: use bigger batches or a smaller model"
+        )
     return "; ".join(changes)
 
 
@@ -132,6 +214,9 @@ class TrainingProfiler(Callback):
         self._reads: list[int] = [0]
         self._start: dict[str, float] = {}
         self._params: Any = None
+        #: set by ``jisu doctor`` (:func:`~jisu.profiler.doctor.measure_precision`): the step
+        #: timed at two AMP levels, which the compute-bound advice then follows
+        self.precision: PrecisionComparison | None = None
 
     # ------------------------------------------------------------------ hooks
     def on_train_begin(self, run_context: RunContext) -> None:
@@ -232,16 +317,29 @@ class TrainingProfiler(Callback):
                 f"{sink}print less often (LossMonitor(per_print_times=...)), avoid "
                 ".item()/bool() on tensors in callbacks, or use bigger batches"
             )
-        return f"the train step takes {shares['step']:.0%} of the time: " + _faster_step(params)
+        return f"the train step takes {shares['step']:.0%} of the time: " + _faster_step(
+            params, self.precision
+        )
 
-    def report(self) -> str:
+    def report(self, verdict: bool = True) -> str:
+        """The figures, the precision measurement when there is one, and (with ``verdict``)
+        the verdict line; ``jisu doctor`` leaves the verdict out to print one for the whole
+        run."""
         s = self.summary()
         shares = s.shares()
         rate = s.samples / max(s.wall, 1e-12)
-        return (
+        lines = [
             f"where the time went ({s.steps} steps, {rate:.0f} samples/s): waiting for data "
             f"{shares['data_wait']:.0%}, copying to the device {shares['copy']:.0%}, train step "
             f"{shares['step']:.0%}, other host work {shares['host']:.0%}; "
-            f"{s.device_syncs / max(s.steps, 1):.1f} device syncs per step\n"
-            f"verdict: {self.verdict} — {self.advice}"
-        )
+            f"{s.device_syncs / max(s.steps, 1):.1f} device syncs per step"
+        ]
+        p = self.precision
+        if p is not None:
+            lines.append(
+                f"precision ({p.steps} steps each after a warm-up step): "
+                + ", ".join(f"{k} {1000 * v:.1f} ms per step" for k, v in p.seconds.items())
+            )
+        if verdict:
+            lines.append(f"verdict: {self.verdict} — {self.advice}")
+        return "\n".join(lines)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 import subprocess
@@ -53,12 +54,14 @@ def test_doctor_names_the_slow_stage_of_a_pipeline(tmp_path, capsys):
     path = tmp_path / "user_pipeline.py"
     path.write_text(USER_CODE)
     report = tmp_path / "report.html"
-    args = ["doctor", "--pipeline", f"{path}:pipeline", "--batches", "12"]
+    args = ["doctor", "--pipeline", f"{path}:pipeline", "--batches", "12", "--min-seconds", "0"]
     assert main([*args, "--report", str(report)]) == 0
     out = capsys.readouterr().out
     assert "pipeline: 12 batches" in out
     assert "stage batch" in out  # the map runs fused into the batch stage
+    assert re.search(r"stage batch#\d+ .* batches/s .* ms/batch .* B/batch", out), out
     assert re.search(PIPELINE_VERDICT, out), out
+    assert out.count("verdict:") == 1
     assert report.is_file()
 
 
@@ -67,15 +70,21 @@ def test_doctor_measures_a_training_run(tmp_path, capsys):
     path.write_text(USER_CODE)
     report = tmp_path / "report.html"
     args = ["doctor", "--train", f"{path}:train", "--steps", "4", "--batches", "8"]
-    assert main([*args, "--report", str(report)]) == 0
+    assert main([*args, "--min-seconds", "0", "--report", str(report)]) == 0
     out = capsys.readouterr().out
     assert "where the time went (8 steps" in out  # 3 epochs of 4 steps, the first left out
-    assert re.search(TRAINING_VERDICT, out), out
     assert "stage batch" in out  # the training data set's pipeline is measured too
-    assert re.search(PIPELINE_VERDICT, out) and "\npipeline: " in out  # and related
+    assert re.search(r"alone it delivers \d+ samples/s; the training used \d+ samples/s", out)
+    assert re.search(r"precision \(4 steps each .*\): O0 [0-9.]+ ms per step, O2 ", out), out
+    # one verdict for the run, the training's (the pipeline's figures are related to it)
+    assert out.count("verdict:") == 1, out
+    verdict = re.search(r"^verdict: (.*)$", out, re.M).group(1)
+    assert re.search(TRAINING_VERDICT, f"verdict: {verdict}"), out
     page = report.read_text()
     assert 'id="chart-steps"' in page and 'id="chart-stages"' in page
-    assert re.search(r"Training: (input|compute|host)-bound\. ", page)
+    assert page.count('class="verdict"') == 1
+    shown = re.search(r'<p class="verdict">(.*?)</p>', page).group(1)
+    assert html.unescape(shown) == verdict
 
 
 def fixed_training(data_wait: float, step: float, host: float) -> TrainingProfiler:
@@ -108,9 +117,12 @@ def test_the_report_names_the_verdicts_of_fixed_figures():
     text = pipeline_text(pipeline)
     assert "pipeline: 10 batches, 10.0 batches/s" in text and "stage batch" in text
     assert "verdict: bottleneck batch#1 — raise num_parallel_workers" in text
-    page = render(pipeline, training)
-    assert "Training: input-bound. the model waited for data 75% of the time" in page
-    assert "Pipeline: bottleneck batch" in page
+    page = html.unescape(render(pipeline, training))
+    assert (  # one verdict: the training's, naming the pipeline stage that makes it wait
+        "input-bound — the model waited for data 75% of the time and the pipeline's "
+        "bottleneck is batch#1: raise num_parallel_workers"
+    ) in page
+    assert page.count('class="verdict"') == 1
     assert 'id="chart-steps"' in page and 'id="chart-stages"' in page
 
 
@@ -163,3 +175,84 @@ def test_report_renders_in_headless_chromium(tmp_path):
     assert 'id="verdict"' in dom and re.search(r"bottleneck (batch#\d+|consumer|source)", dom)
     assert 'id="chart-stages"' in dom and 'id="chart-queue"' in dom
     assert dom.count("<svg") >= 2
+
+
+# ---------------------------------------------------------------- one verdict per run
+
+SMALL_TRAIN = textwrap.dedent(
+    """
+    import numpy as np
+    import jisu.dataset as ds
+
+    def train():
+        return object(), ds.NumpySlicesDataset(np.arange(64, dtype=np.float32)).batch(8)
+
+    def pipeline():
+        return train()[1]
+    """
+)
+
+
+@pytest.fixture
+def fixed_doctor(tmp_path, monkeypatch, capsys):
+    """``jisu doctor`` on fixed measurements: runs ``main`` on a user file whose pipeline
+    and training "measure" as given; returns the printed text and the report page."""
+    from jisu.profiler import doctor
+
+    path = tmp_path / "user_small.py"
+    path.write_text(SMALL_TRAIN)
+
+    def run(what: str, supply: float, figures: tuple[float, float, float]) -> tuple[str, str]:
+        monkeypatch.setattr(
+            doctor, "diagnose_pipeline", lambda *a, **k: fixed_pipeline("batch#1", supply)
+        )
+        monkeypatch.setattr(doctor, "diagnose_training", lambda *a, **k: fixed_training(*figures))
+        report = tmp_path / "report.html"
+        assert main(["doctor", what, f"{path}:{what[2:]}", "--report", str(report)]) == 0
+        return capsys.readouterr().out, report.read_text()
+
+    return run
+
+
+def the_verdict(out: str, page: str) -> str:
+    """The one verdict line of the output, checked to be the report's only verdict too."""
+    lines = [line for line in out.splitlines() if "verdict" in line]
+    assert len(lines) == 1 and lines[0].startswith("verdict: "), out
+    assert page.count('class="verdict"') == 1
+    verdict = lines[0][len("verdict: ") :]
+    assert html.unescape(re.search(r'<p class="verdict">(.*?)</p>', page).group(1)) == verdict
+    return verdict
+
+
+def test_a_training_with_a_fast_pipeline_has_one_verdict_the_trainings(fixed_doctor):
+    """1000 samples/s of input for a compute-bound training using 128: the training's verdict,
+    and the pipeline is said not to be the lever, instead of its own bottleneck verdict."""
+    verdict = the_verdict(*fixed_doctor("--train", 1000.0, (0.0, 1.0, 0.0)))
+    assert verdict.startswith("compute-bound — the train step takes 100% of the time")
+    assert verdict.endswith(
+        "the input pipeline is not the lever (measured alone, the pipeline delivers 1000 "
+        "samples/s, 7.8x the 128 samples/s the training uses)"
+    )
+    assert "bottleneck batch#1" not in verdict
+
+
+def test_a_pipeline_with_little_headroom_comes_second(fixed_doctor):
+    verdict = the_verdict(*fixed_doctor("--train", 140.0, (0.0, 1.0, 0.0)))
+    assert verdict.startswith("compute-bound — ")
+    assert "then the input pipeline: measured alone, the pipeline delivers 140 samples/s, " in (
+        verdict
+    )
+    assert verdict.endswith("(bottleneck batch#1: raise num_parallel_workers)")
+
+
+def test_a_training_that_waits_for_data_names_the_pipeline_stage(fixed_doctor):
+    verdict = the_verdict(*fixed_doctor("--train", 1000.0, (0.75, 0.25, 0.0)))
+    assert verdict == (
+        "input-bound — the model waited for data 75% of the time and the pipeline's "
+        "bottleneck is batch#1: raise num_parallel_workers"
+    )
+
+
+def test_a_pipeline_alone_has_its_own_verdict(fixed_doctor):
+    verdict = the_verdict(*fixed_doctor("--pipeline", 80.0, (0.0, 1.0, 0.0)))
+    assert verdict == "bottleneck batch#1 — raise num_parallel_workers"

@@ -9,6 +9,7 @@ check only what no timing can change (counts, shares that add up, lower bounds).
 
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
@@ -19,7 +20,8 @@ from torch import nn
 import jisu
 import jisu.dataset as ds
 from jisu.profiler import TrainingProfiler
-from jisu.profiler.training import TimeBreakdown
+from jisu.profiler.doctor import diagnose_training, measure_precision
+from jisu.profiler.training import PrecisionComparison, TimeBreakdown
 from jisu.train import LambdaCallback
 from jisu.train.callback import CallbackParams, RunContext
 
@@ -191,7 +193,8 @@ def test_the_first_epoch_is_left_out_only_when_there_are_others():
     ],
 )
 def test_compute_bound_advice_follows_how_the_step_already_runs(params, says, not_says):
-    """No advice to switch on what is on already; bf16 on a CPU may be the slow part."""
+    """No advice to switch on what is on already; without a measurement, no claim on which
+    precision is faster on a CPU, only the advice to measure (``jisu doctor`` does)."""
     profiler = TrainingProfiler(verbose=False)
     profiler._params = params
     profiler.epochs = [TimeBreakdown(steps=10, samples=640, wall=1.0, step=0.95)]
@@ -273,3 +276,115 @@ def test_figures_add_up_and_the_report_prints_once(capsys):
     assert_consistent(profiler)
     out = capsys.readouterr().out
     assert out.count("where the time went") == 1 and "verdict:" in out
+
+
+# ---------------------------------------------------------------- precision, measured
+
+# (current level, other level, seconds per step by level, device) -> the advice, with the
+# ratio worked out here from the seconds, and the level to switch to (None: keep)
+PRECISION = {
+    "O2 faster: keep it": (
+        ("O2", "O0", {"O0": 0.013, "O2": 0.010}, "cpu"),
+        f"O2 ran {0.013 / 0.010:.2f}x faster than O0 on this CPU (O2 10.0 ms, O0 13.0 ms per "
+        "step): keep amp_level='O2'",
+        None,
+    ),
+    "O0 faster than O2: switch": (
+        ("O2", "O0", {"O0": 0.010, "O2": 0.012}, "cpu"),
+        f"O0 ran {0.012 / 0.010:.2f}x faster than O2 on this CPU (O0 10.0 ms, O2 12.0 ms per "
+        "step): use amp_level='O0'",
+        "O0",
+    ),
+    "at O0, O2 faster: switch": (
+        ("O0", "O2", {"O0": 0.010, "O2": 0.008}, "cuda:0"),
+        f"O2 ran {0.010 / 0.008:.2f}x faster than O0 on this GPU (O2 8.0 ms, O0 10.0 ms per "
+        "step): use amp_level='O2'",
+        "O2",
+    ),
+    "within 10%: keep": (
+        ("O3", "O0", {"O0": 0.0100, "O3": 0.0105}, "cpu"),
+        "O3 and O0 ran within 10% of each other on this CPU (O0 10.0 ms, O3 10.5 ms per "
+        "step): precision is not the lever; keep amp_level='O3'",
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("measured, advice, change", PRECISION.values(), ids=PRECISION.keys())
+def test_the_precision_advice_follows_the_measured_times(measured, advice, change):
+    current, other, seconds, device = measured
+    comparison = PrecisionComparison(current, other, seconds, device=device, steps=4)
+    assert comparison.advice == advice
+    assert comparison.change == change
+
+
+def test_the_compute_bound_advice_uses_the_measurement():
+    """Measured: the advice says what the numbers say, not what CPUs are supposed to do."""
+    profiler = TrainingProfiler(verbose=False)
+    profiler._params = {"amp_level": "O2", "device": "cpu", "graph_mode": True}
+    profiler.epochs = [TimeBreakdown(steps=10, samples=640, wall=1.0, step=0.95)]
+    profiler.precision = PrecisionComparison("O2", "O0", {"O0": 0.02, "O2": 0.01}, steps=4)
+    assert "O2 ran 2.00x faster than O0" in profiler.advice
+    assert "keep amp_level='O2'" in profiler.advice and "already runs compiled" in profiler.advice
+    assert "bf16" not in profiler.advice
+    report = profiler.report()
+    assert "precision (4 steps each after a warm-up step): O0 20.0 ms per step, O2 10.0 ms" in (
+        report
+    )
+
+    profiler.precision = PrecisionComparison("O2", "O0", {"O0": 0.01, "O2": 0.02}, steps=4)
+    assert "O0 ran 2.00x faster than O2" in profiler.advice
+    assert "use amp_level='O0'" in profiler.advice and "already" not in profiler.advice
+    assert "verdict" not in profiler.report(verdict=False)
+
+
+def amp_model(level: str = "O2", scheduler: bool = True):
+    """A tiny model at ``level``, with momentum and a learning-rate scheduler."""
+    net = tiny()
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    if scheduler:
+        torch.optim.lr_scheduler.StepLR(optimizer, 1)  # wraps optimizer.step
+    return jisu.Model(net, nn.CrossEntropyLoss(), optimizer, amp_level=level), net, optimizer
+
+
+def test_doctor_times_the_model_at_o0_and_at_its_level():
+    model = amp_model()[0]
+    data = fast_rows(n=256, batch=32)
+    profiler = diagnose_training(model, data, steps=2, precision_steps=2)
+    p = profiler.precision
+    assert (p.current, p.other, p.steps) == ("O2", "O0", 2)
+    assert set(p.seconds) == {"O0", "O2"} and min(p.seconds.values()) > 0
+    assert "O0" in p.advice and "O2" in p.advice  # which is faster depends on the machine
+    assert re.search(r"O0 [0-9.]+ ms per step, O2 [0-9.]+ ms per step", profiler.report())
+
+
+@pytest.mark.parametrize("level", ["O0", "O3"])
+def test_measuring_precision_leaves_the_users_model_alone(level):
+    """Copies are measured: the user's weights, optimizer state and AMP conversion stay as
+    they were (O3 casts the weights in place; a scheduler wraps optimizer.step)."""
+    model, net, optimizer = amp_model(level)
+    data = fast_rows(n=128, batch=32)
+    model.train(1, data)
+    weights = {k: v.clone() for k, v in net.state_dict().items()}
+    state = {id(p): {k: v.clone() for k, v in s.items()} for p, s in optimizer.state.items()}
+    p = measure_precision(model, data, steps=2)
+    assert set(p.seconds) == {"O0", "O2" if level == "O0" else level}
+    assert all(torch.equal(weights[k], v) for k, v in net.state_dict().items())
+    assert {id(p) for p in optimizer.state} == set(state)
+    assert all(
+        torch.equal(state[id(q)][k], v) for q, s in optimizer.state.items() for k, v in s.items()
+    )
+    assert getattr(net, "_jisu_amp", None) == (None if level == "O0" else level)
+    model.train(1, data)  # and it still trains
+
+
+def test_a_failed_precision_measurement_is_a_warning(monkeypatch):
+    from jisu.profiler import doctor
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("no low precision here")
+
+    monkeypatch.setattr(doctor, "measure_precision", fails)
+    with pytest.warns(UserWarning, match="no low precision here"):
+        profiler = diagnose_training(amp_model()[0], fast_rows(n=128, batch=32), steps=2)
+    assert profiler.precision is None and len(profiler.epochs) == 3
