@@ -23,6 +23,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import cloudpickle
 import torch
 
 from ..dataset import config
@@ -32,6 +33,7 @@ from .training import PrecisionComparison, TrainingProfiler
 #: the shortest time ``diagnose_pipeline`` reads a pipeline for, by default: long enough for
 #: the output queue to fill or drain (its start-up alone can take a tenth of a second)
 MIN_SECONDS = 2.0
+_OPS_SHOWN = 5  # the costliest ops of a stage listed under it
 
 
 def load_callable(spec: str) -> Any:
@@ -54,8 +56,10 @@ def load_callable(spec: str) -> Any:
         name = f"jisu_doctor_{os.path.splitext(os.path.basename(path))[0]}"
         module_spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(module_spec)
-        sys.modules[name] = module  # so that its functions pickle (worker processes)
+        sys.modules[name] = module
         module_spec.loader.exec_module(module)
+        # Worker processes cannot import it by this name: its functions travel by value.
+        cloudpickle.register_pickle_by_value(module)
     else:
         module = importlib.import_module(module_name)
     target = getattr(module, function, None)
@@ -149,6 +153,7 @@ def diagnose_pipeline(
             if enough() or count == before:  # done, or an empty epoch: no more to read
                 break
         report = iterator.profile()
+        report["plan"] = iterator.plan().explain()  # what ran: the stages and their ops
     finally:
         iterator.close()
     report["items"] = count
@@ -347,6 +352,8 @@ def pipeline_text(report: dict[str, Any], verdict: bool = True) -> str:
     item = report.get("item_unit", "batch")
     lines = [f"pipeline: {report['items']} {plural(item)}, {report['items_per_s']:.1f} "
              f"{plural(item)}/s"]  # fmt: skip
+    if report.get("plan"):
+        lines.append("  " + report["plan"].replace("\n", "\n  "))
     for s in report["stages"]:
         unit = stage_unit(s)
         lines.append(
@@ -355,6 +362,10 @@ def pipeline_text(report: dict[str, Any], verdict: bool = True) -> str:
             f"queue empty {s['queue_empty_share']:4.0%}  slots full "
             f"{s['queue_full_share']:4.0%}  {format_bytes(s['bytes_per_row']):>10}/{unit}"
         )
+        for op in s.get("ops", [])[:_OPS_SHOWN]:
+            lines.append(
+                f"    {op['share']:4.0%} of its work  {op['ms_per_call']:8.3f} ms/call  {op['op']}"
+            )
     out = report["output"]
     lines.append(
         f"  consumer waited {out['consumer_wait_share']:.0%} of the time "

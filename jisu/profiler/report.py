@@ -126,6 +126,7 @@ h1 { font-size: 1.6em; } h2 { font-size: 1.2em; margin-top: 1.6em; }
 table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.9em; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.3em 0.8em; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
+pre { background: #f6f6f6; padding: 0.8em 1em; overflow-x: auto; font-size: 0.85em; }
 figure.chart { margin: 1em 0; } figure.chart svg { max-width: 100%; height: auto; }
 """
 
@@ -186,7 +187,22 @@ def render(
             supply = f"<p>{supply}</p>"
         header = ["stage", "workers", "output", "work", "busy", "queue empty", "queue full",
                   "size"]  # fmt: skip
-        sections.append("<h2>Input pipeline</h2>" + charts + supply + _table(rows, header))
+        ops = [
+            [s["stage"], o["op"], f"{100 * o['share']:.0f} %", f"{o['ms_per_call']:.3f} ms"]
+            for s in pipeline["stages"]
+            for o in s.get("ops", [])
+        ]
+        ops_table = ""
+        if ops:
+            ops_table = "<h3>Ops inside the stages (timed on one row in 16)</h3>" + _table(
+                ops, ["stage", "op", "share of the stage's work", "per call"]
+            )
+        plan = ""
+        if pipeline.get("plan"):
+            plan = f'<h3>Plan</h3><pre id="plan">{html.escape(pipeline["plan"])}</pre>'
+        sections.append(
+            "<h2>Input pipeline</h2>" + charts + supply + _table(rows, header) + ops_table + plan
+        )
     env = environment()
     sections.append("<h2>Environment</h2>" + _table([[k, v] for k, v in env.items()], ["", ""]))
     if verdict is None:
