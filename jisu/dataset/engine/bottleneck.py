@@ -69,7 +69,7 @@ def attach_op_figures(stages: list[dict[str, Any]], plan: Plan, times: OpTimes) 
         summary["unit"] = "batch" if hasattr(stage.owner, "batch_size") else "row"
         summary["processes"] = stage.processes
         summary.setdefault("ops", [])
-    nodes = {id(n): n for s in plan.stages for n in s.ops}
+    nodes = {plan.ids[id(n)]: n for s in plan.stages for n in s.ops}
     for (key, part), (seconds, calls) in list(times.totals.items()):
         node = nodes.get(key)
         stage = plan.stage_of_op(node) if node is not None else None
@@ -82,7 +82,7 @@ def attach_op_figures(stages: list[dict[str, Any]], plan: Plan, times: OpTimes) 
             calls=int(calls),
             ms_per_call=1000 * seconds / max(calls, 1),
             share=min(1.0, seconds / work) if work > 0 else 0.0,
-            limit=stage.limits.get(key),
+            limit=stage.limits.get(id(node)),
             stage_workers=stage.workers,
         )
         summary["ops"].append(figures)

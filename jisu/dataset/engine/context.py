@@ -99,7 +99,7 @@ class ExecContext:
         self._epoch_folds = epoch_folds or {}
         # statistics are kept when profiling, and for AutoTune, which decides on them
         self.stats: dict[Any, StageStats] | None = {} if profile or tuner else None
-        self.op_times = OpTimes() if profile else None  # per op inside fused stages
+        self.op_times = OpTimes(self.node_id) if profile else None  # ops in fused stages
         self.tuner = tuner
         self.tuned = tuned or {}  # stage id -> {"workers", "inflight"} from a saved tuning
         self.prefetch_size = prefetch_size

@@ -2,7 +2,7 @@
 
 :func:`plan` turns a pipeline (a DAG of :class:`~jisu.dataset.datasets.Dataset` nodes) into
 stages once per iterator run; the nodes that start stages ask the plan for theirs
-(``ctx.plan.stage(node)``) instead of deciding for themselves, and the profiler, ``explain()``
+(``ctx.plan.stage(node, kind)``) instead of deciding for themselves, and the profiler, ``explain()``
 and ``jisu doctor`` describe the same plan. The fusion rules live here, one function each:
 
 * **fetch** — a random-access subtree (sources read by index, and the maps, batch, shuffle,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,11 +90,13 @@ class OpTimes:
     A fused stage runs several ops in one task, so its own figures cannot tell which op costs.
     Ops time the calls of every :data:`OP_SAMPLE_EVERY`-th row (``sampled(index)``) and report
     them with the stride as weight, so ``seconds`` estimates the op's total time and ``calls``
-    its number of calls. Keys are ``(id(node), part)``: ``part`` is a map's operation index,
-    or a name (``"read"``, ``"assembly"``) for a node's own work.
+    its number of calls. Keys are ``(node id, part)``: the node's structural id (the same in a
+    worker process, whose figures :meth:`drain` and :meth:`merge` carry over), and ``part``
+    a map's operation index, or a name (``"read"``, ``"assembly"``) for a node's own work.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, node_id: Callable[[Any], int]) -> None:
+        self._node_id = node_id
         self._lock = threading.Lock()
         self.totals: dict[tuple[int, Any], list[float]] = {}
 
@@ -105,10 +108,20 @@ class OpTimes:
 
     def add(self, node: Any, part: Any, seconds: float, weight: int = OP_SAMPLE_EVERY) -> None:
         """Account ``seconds`` of one call standing for ``weight`` calls."""
-        key = (id(node), part)
+        self.merge({(self._node_id(node), part): (seconds * weight, weight)})
+
+    def merge(self, figures: dict[tuple[int, Any], tuple[float, float]]) -> None:
+        """Add ``{key: (seconds, calls)}`` (another process's :meth:`drain`)."""
         with self._lock:
-            entry = self.totals.get(key)
-            if entry is None:
-                entry = self.totals[key] = [0.0, 0.0]
-            entry[0] += seconds * weight
-            entry[1] += weight
+            for key, (seconds, calls) in figures.items():
+                entry = self.totals.get(key)
+                if entry is None:
+                    entry = self.totals[key] = [0.0, 0.0]
+                entry[0] += seconds
+                entry[1] += calls
+
+    def drain(self) -> dict[tuple[int, Any], tuple[float, float]]:
+        """The figures so far, which are then reset (a worker sends them with its result)."""
+        with self._lock:
+            totals, self.totals = self.totals, {}
+        return {key: (seconds, calls) for key, (seconds, calls) in totals.items()}
