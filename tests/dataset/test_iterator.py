@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import jisu.dataset as ds
 from jisu.dataset import vision
 from tests.conftest import image_source, jisu_threads, wait_no_jisu_threads
+from tests.dataset.test_skip_resume import CountingSource
 
 
 def pipeline(random_access: bool, n: int = 23):
@@ -80,23 +81,9 @@ def test_state_carries_the_seed():
         resumed.set_state({"epoch": 0})
 
 
-class CountingReads:
-    """A random-access source that records which rows were read."""
-
-    def __init__(self, n: int) -> None:
-        self.n, self.reads = n, []
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __getitem__(self, index: int):
-        self.reads.append(index)
-        return (np.array(index),)
-
-
 def test_no_thread_runs_and_nothing_is_read_before_the_first_row_is_asked_for():
     """So a set_state() right after creation (a resumed run) reads nothing before it."""
-    source = CountingReads(50)
+    source = CountingSource(50)
     data = ds.GeneratorDataset(source, ["i"], shuffle=False, num_parallel_workers=2).batch(5)
     source.reads.clear()  # the source's first row, checked when the pipeline was built
     it = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
