@@ -22,7 +22,6 @@ whatever the number of workers.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -30,9 +29,7 @@ import numpy as np
 
 from . import config
 from .engine.context import ExecContext
-from .engine.plan import FETCH
-from .engine.stage import EPOCH_END, AdaptiveChunker, ordered_map
-from .engine.tasks import StageTask
+from .engine.stage_runs import run_stream
 from .validation import resolve_workers
 
 if TYPE_CHECKING:
@@ -48,6 +45,8 @@ class Dataset:
     has_workers: bool = False
     #: workers when ``num_parallel_workers`` is None (None: ``config``'s default)
     default_workers: int | None = None
+    #: the kind of stage the node runs as a stream (see ``engine/plan.py``), None: inline
+    stream_stage: str | None = None
 
     @property
     def rows_per_item(self) -> int:
@@ -83,66 +82,12 @@ class Dataset:
         return resolve_workers(self.op_name, self.num_parallel_workers, default)
 
     def _stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        """Rows of one epoch from row ``start`` on."""
-        if self.random_access:
-            return self._fetch_stream(ctx, epoch, start)
-        return self._stream_rows(ctx, epoch, start)
+        """Rows of one epoch from row ``start`` on (run as the plan says)."""
+        return run_stream(ctx, self, epoch, start)
 
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        """Rows of one epoch when the node is not random-access (stream nodes define it)."""
-        raise NotImplementedError  # every node that can be a stream defines it
-
-    def _fetch_stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        """A random-access chain ending here, for one epoch (see :meth:`_epochs`)."""
-        for row in self._epochs(ctx, epoch, start, epoch + 1):
-            if row is not EPOCH_END:
-                yield row
-
-    def _epochs(self, ctx: ExecContext, epoch: int, start: int, num_epochs: int) -> Iterator:
-        """Rows of epoch after epoch from row ``start`` of ``epoch``, with ``EPOCH_END`` after
-        each, up to epoch ``num_epochs`` (-1: forever).
-
-        A random-access chain runs as one fused stage of ``_fetch`` tasks spanning the epochs,
-        so its workers start on the next epoch while the last tasks of this one finish.
-        """
-
-        def epochs() -> Iterator[tuple[int, int]]:
-            numbers = itertools.count(epoch) if num_epochs < 0 else range(epoch, num_epochs)
-            for e in numbers:
-                yield e, start if e == epoch else 0
-
-        if not self.random_access:
-            for e, first in epochs():
-                yield from self._stream(ctx, e, first)
-                yield EPOCH_END
-            return
-        n = self._row_count()
-        # Bound the work in flight in source rows: a task holds at most 4096 of them, and the
-        # stage runs ahead by about ``prefetch_size`` rows.
-        rows_each = self.rows_per_item
-        chunker = AdaptiveChunker(max_size=max(1, 4096 // rows_each))
-        items = ((e, chunk) for e, first in epochs() for chunk in chunker.split(range(first, n)))
-        workers = ctx.plan.stage(self, FETCH).workers
-        results = ordered_map(
-            ctx,
-            StageTask(self, "fetch_rows"),
-            items,
-            chunker=chunker,
-            key=(id(self), "fetch"),
-            name=self.op_name,
-            workers=workers,
-            inflight=workers + -(-ctx.prefetch_size // rows_each),
-        )
-        try:
-            for _, first in epochs():
-                remaining = n - first
-                while remaining > 0:  # chunks never span epochs, so counts line up
-                    rows = next(results)
-                    remaining -= len(rows)
-                    yield from rows
-                yield EPOCH_END
-        finally:
-            results.close()
+        """Rows of one epoch, for a node that runs inline as a stream (shuffle, repeat …)."""
+        raise NotImplementedError  # every node that can run inline defines it
 
     def fetch_rows(self, ctx: ExecContext, epoch: int, indices: list[int]) -> list[tuple]:
         """Task of a random-access stage: rows ``indices`` of ``epoch``."""

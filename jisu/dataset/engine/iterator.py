@@ -19,6 +19,7 @@ from .plan import plan as build_plan
 from .row_queue import OUTPUT_QUEUE_BYTES, RowQueue
 from .rows import to_output
 from .stage import EPOCH_END
+from .stage_runs import run_epochs
 from .stats import OpTimes
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def _drive(
 ) -> None:
     """Driver thread: run epoch after epoch into ``out``, with an end marker after each."""
     try:
-        stream = root._epochs(ctx, epoch, start, num_epochs)
+        stream = run_epochs(ctx, root, epoch, start, num_epochs)
         try:
             for row in stream:
                 if row is EPOCH_END:

@@ -338,10 +338,6 @@ def _call_limit(node: Any) -> int | None:
 
 def plan(root: Dataset) -> Plan:
     """The stages of the pipeline ``root``, run once per iterator."""
-    from ..ops.batch import BatchDataset
-    from ..ops.filter import FilterDataset
-    from ..ops.map import MapDataset
-
     ids = node_ids(root)
     stages: list[Stage] = []
     seen: set[int] = set()
@@ -351,21 +347,13 @@ def plan(root: Dataset) -> Plan:
         if id(node) in seen:
             return
         seen.add(id(node))
-        if node.random_access:
-            stage = _make_stage(FETCH, node, ids)
-        elif isinstance(node, MapDataset):
-            stage = _make_stage(MAP, node, ids)
-        elif isinstance(node, BatchDataset):
-            stage = _make_stage(BATCH, node, ids)
-        elif isinstance(node, FilterDataset):
-            stage = _make_stage(FILTER, node, ids)
-        elif getattr(node, "indexed", False):  # a random-access source in "skip" mode
-            stage = _make_stage(READ, node, ids)
-        else:
+        kind = FETCH if node.random_access else node.stream_stage
+        if kind is None:  # run inline by the thread that pulls its rows
             inline.append(node)
             for child in node.children:
                 pull(child, inline)
             return
+        stage = _make_stage(kind, node, ids)
         if stage.feed is not None:
             pull(stage.feed, stage.inline)
         stages.append(stage)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -14,8 +14,6 @@ from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
 from ..engine.plan import BATCH, batch_map_chain, fetch_maps
 from ..engine.rows import to_array
-from ..engine.stage import at_epoch, chunked, ordered_map
-from ..engine.tasks import StageTask
 from ..transforms.base import op_name
 from ..validation import check_columns, check_int
 from .map import MapDataset, check_unique, column_layout
@@ -71,6 +69,7 @@ class BatchDataset(Dataset):
 
     op_name = "batch"
     has_workers = True
+    stream_stage = BATCH
 
     def __init__(
         self,
@@ -240,22 +239,3 @@ class BatchDataset(Dataset):
         if ctx.op_times is not None:  # once per batch: cheap enough to time every one
             ctx.op_times.add(self, "assembly", time.perf_counter() - begin, 1)
         return batch
-
-    def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        stage = ctx.plan.stage(self, BATCH)
-        base = stage.feed
-        first = start * self.batch_size
-        groups = chunked(enumerate(base._stream(ctx, epoch, first), first), self.batch_size)
-        if self.drop_remainder:
-            groups = (g for g in groups if len(g) == self.batch_size)
-
-        workers = stage.workers
-        yield from ordered_map(
-            ctx,
-            StageTask(self, "batch_rows", cut=base),
-            at_epoch(epoch, enumerate(groups, start)),
-            key=(id(self), "batch"),
-            name="batch",
-            workers=workers,
-            inflight=workers + 1,
-        )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -10,8 +10,6 @@ from ..datasets import Dataset
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
 from ..engine.plan import FILTER
-from ..engine.stage import AdaptiveChunker, at_epoch, ordered_map
-from ..engine.tasks import StageTask
 from ..transforms.base import op_name
 from ..validation import check_columns
 
@@ -21,6 +19,7 @@ class FilterDataset(Dataset):
 
     op_name = "filter"
     has_workers = True
+    stream_stage = FILTER
 
     def __init__(
         self,
@@ -57,26 +56,3 @@ class FilterDataset(Dataset):
     def filter_rows(self, ctx: ExecContext, epoch: int, chunk: list[tuple[int, tuple]]) -> list:
         """Task of a filter stage: the rows of ``chunk`` the predicate keeps."""
         return [row for index, row in chunk if self._keep(epoch, index, row)]
-
-    def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        chunker = AdaptiveChunker()
-        results = ordered_map(
-            ctx,
-            StageTask(self, "filter_rows", cut=self.children[0]),
-            at_epoch(
-                epoch,
-                chunker.split(enumerate(self.children[0]._stream(ctx, epoch, 0))),
-            ),
-            chunker=chunker,
-            key=(id(self), "filter"),
-            name="filter",
-            workers=ctx.plan.stage(self, FILTER).workers,
-            inflight=self._workers() + ctx.prefetch_size,
-        )
-        skipped = 0
-        for rows in results:
-            for row in rows:
-                if skipped < start:  # a stream restores its position by replaying
-                    skipped += 1
-                    continue
-                yield row

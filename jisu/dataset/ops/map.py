@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import itertools
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import config
@@ -15,8 +14,6 @@ from ..engine.errors import raise_in_context
 from ..engine.plan import MAP, stream_map_chain
 from ..engine.rng import sample_rng
 from ..engine.rows import as_columns
-from ..engine.stage import AdaptiveChunker, at_epoch, ordered_map
-from ..engine.tasks import StageTask
 from ..transforms.base import apply_op, op_name
 from ..validation import check_columns
 from ..vision.pixel import fuse_affine
@@ -66,6 +63,7 @@ class MapDataset(Dataset):
 
     op_name = "map"
     has_workers = True
+    stream_stage = MAP
 
     def __init__(
         self,
@@ -225,32 +223,3 @@ class MapDataset(Dataset):
             else:
                 out.append(row)
         return out
-
-    def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        """Rows of one epoch from output row ``start`` on.
-
-        Maps that cannot drop rows start their input at ``start`` too. A map in "skip" mode
-        can: its output row ``start`` is some later input row, known only by running the maps,
-        so it restores its position by replaying the epoch from the start and dropping the
-        first ``start`` rows it delivers (as filter does).
-        """
-        stage = ctx.plan.stage(self, MAP)
-        chain, base = stage.ops, stage.feed
-        drops = any(node.skip_errors for node in chain)
-        first, to_drop = (0, start) if drops else (start, 0)
-        chunker = AdaptiveChunker()
-        results = ordered_map(
-            ctx,
-            StageTask(self, "map_rows", cut=base),
-            at_epoch(
-                epoch,
-                chunker.split(enumerate(base._stream(ctx, epoch, first), first)),
-            ),
-            chunker=chunker,
-            key=(id(self), "map"),
-            name="map",
-            workers=stage.workers,
-            inflight=self._workers() + ctx.prefetch_size,
-        )
-        rows = itertools.chain.from_iterable(results)
-        yield from itertools.islice(rows, to_drop, None)  # replayed up to the restored position

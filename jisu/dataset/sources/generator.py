@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from itertools import chain, islice
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -16,8 +16,6 @@ from ..engine.errors import raise_in_context, with_context
 from ..engine.plan import READ
 from ..engine.rng import epoch_rng
 from ..engine.rows import to_array, to_numpy_dtype
-from ..engine.stage import AdaptiveChunker, at_epoch, ordered_map
-from ..engine.tasks import StageTask
 from ..ops.shard import shard_positions, shard_stream
 from ..ops.shuffle import buffer_shuffle
 from ..validation import check_int, resolve_shards
@@ -255,6 +253,12 @@ class GeneratorDataset(Dataset):
             order = order[shard_positions(n, *self.shards)]
         return order if self.num_samples is None else order[: self.num_samples]
 
+    @property
+    def stream_stage(self) -> str | None:  # type: ignore[override]
+        """A random-access source seen as a stream ("skip" mode) reads in a stage of its own;
+        an iterable one runs inline on the thread that pulls it."""
+        return READ if self.indexed else None
+
     def _row_count(self) -> int | None:
         if self.indexed:
             n = self._source_len()
@@ -293,29 +297,6 @@ class GeneratorDataset(Dataset):
                 ctx.note_skip(str(with_context(exc, where)), epoch, self)
         return rows
 
-    def _read_stream(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        """A random-access source in "skip" mode: rows read by index in parallel (in worker
-        processes with ``python_multiprocessing``), in order, without those that failed.
-
-        ``start`` counts rows delivered, not positions in the read order: which reads fail is
-        known only by reading them, so a restored position reads the epoch again from its
-        start and drops the first ``start`` rows it delivers (the skips before them are found,
-        and counted, again in this run).
-        """
-        chunker = AdaptiveChunker(max_size=4096)
-        workers = ctx.plan.stage(self, READ).workers
-        results = ordered_map(
-            ctx,
-            StageTask(self, "fetch_rows"),
-            at_epoch(epoch, chunker.split(range(self._row_count()))),
-            chunker=chunker,
-            key=(id(self), "read"),
-            name=self.op_name,
-            workers=workers,
-            inflight=workers + ctx.prefetch_size,
-        )
-        yield from islice(chain.from_iterable(results), start, None)  # replayed up to start
-
     # ----------------------------------------------------------------- iterable
     def _iterate(self) -> Iterator[tuple]:
         source = self.source
@@ -336,9 +317,6 @@ class GeneratorDataset(Dataset):
             index += 1
 
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
-        if self.indexed:
-            yield from self._read_stream(ctx, epoch, start)
-            return
         rows: Iterator[tuple] = self._iterate()
         if self._shuffle:
             rows = self._shuffled(rows, epoch_rng(ctx.seed, epoch, ctx.node_id(self)))
