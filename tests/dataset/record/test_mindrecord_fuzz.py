@@ -183,7 +183,11 @@ BAD_VALUES = st.one_of(
     st.floats(allow_nan=False),
     st.sampled_from([2**63, 2**64 + 7, 10**30, -2, -(2**40), 1 << 31]),
     st.sampled_from(["", "x", "3.0x", "RAW", "int33", "../x", "/etc/passwd", "a/b", "a" * 300]),
-    st.lists(st.integers(-3, 3), max_size=3),
+    # lists with a dimension no shape may have (0, or below -1): [-1] or [3, 2] for a 2x3
+    # column would be a consistent edit that reshapes its values
+    st.lists(st.integers(-3, 3), min_size=1, max_size=3).filter(
+        lambda dims: any(d == 0 or d < -1 for d in dims)
+    ),
     st.dictionaries(st.sampled_from(["id", "type", "x"]), st.integers(-3, 3), max_size=2),
 )
 
