@@ -19,7 +19,8 @@ and ``jisu doctor`` describe the same plan. The fusion rules live here, one func
 
 Everything else (shuffle, repeat, shard, take, skip, project, rename, zip or concat of streams,
 an iterable source) runs inline on the thread that pulls its rows: the driver, or the feeder
-thread of the stage above.
+thread of the stage above. Each op declares the kind of stage it runs as a stream
+(``stream_stage``, None: inline); :mod:`.stage_runs` runs each kind.
 
 Workers: a stage runs as wide as the widest of its ops. An op given an explicit
 ``num_parallel_workers`` narrower than its stage is never run by more than that many workers
