@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
-import torch
+
+# torch is imported where used: a worker process whose stage never meets a tensor does not
+# pay for importing it (a value can only be a tensor once its creator has imported torch)
 
 Row = tuple  # a tuple of np.ndarray, one per column
 
 
 def to_numpy_dtype(dtype: Any) -> np.dtype:
     """Normalize a dtype given as NumPy dtype, torch dtype, type or string."""
-    if isinstance(dtype, torch.dtype):
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(dtype, torch.dtype):
         return torch.empty((), dtype=dtype).numpy().dtype if dtype != torch.bfloat16 else _bf16()
     try:
         return np.dtype(dtype)
@@ -28,7 +32,8 @@ def to_array(value: Any) -> np.ndarray:
     """Convert one column value to a NumPy array without copying where possible."""
     if isinstance(value, np.ndarray):
         return value
-    if isinstance(value, torch.Tensor):
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
         return value.detach().cpu().numpy()
     if isinstance(value, (bytes, bytearray, memoryview)):
         return np.frombuffer(value, dtype=np.uint8)
@@ -55,4 +60,6 @@ def to_output(array: np.ndarray, output_numpy: bool) -> Any:
         return array
     if not array.flags.writeable:
         array = array.copy()
+    import torch
+
     return torch.from_numpy(array)

@@ -16,7 +16,6 @@ from ..engine.rng import sample_rng
 from ..engine.rows import as_columns
 from ..transforms.base import apply_op, op_name
 from ..validation import check_columns
-from ..vision.pixel import fuse_affine
 
 
 def _identity(x: Any) -> Any:
@@ -99,6 +98,8 @@ class MapDataset(Dataset):
             if not ops:
                 ops = [_identity]
         self.operations = ops
+        from ..vision.pixel import fuse_affine  # here: a worker of a NumPy map needs no OpenCV
+
         # what runs: consecutive Rescale/Normalize fused into one pass, with op positions
         self._steps = fuse_affine(ops)
         self.input_columns = check_columns(
