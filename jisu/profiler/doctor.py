@@ -362,6 +362,8 @@ def pipeline_text(report: dict[str, Any], verdict: bool = True) -> str:
             f"queue empty {s['queue_empty_share']:4.0%}  slots full "
             f"{s['queue_full_share']:4.0%}  {format_bytes(s['bytes_per_row']):>10}/{unit}"
         )
+        if s.get("title"):
+            lines.append(f"    runs {s['title']}")
         for op in s.get("ops", [])[:_OPS_SHOWN]:
             lines.append(
                 f"    {op['share']:4.0%} of its work  {op['ms_per_call']:8.3f} ms/call  {op['op']}"

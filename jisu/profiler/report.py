@@ -118,6 +118,8 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+_OPS_TITLE = "<h3>Ops inside the stages (an epoch's first 256 rows timed, then one in 16)</h3>"
+
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 60em; color: #222; }
 h1 { font-size: 1.6em; } h2 { font-size: 1.2em; margin-top: 1.6em; }
@@ -166,7 +168,8 @@ def render(
         for s in pipeline["stages"]:
             unit = stage_unit(s)
             rows.append(
-                [s["stage"], s["workers"], f"{s['rows_per_s']:.1f} {plural(unit)}/s",
+                [s["stage"] + (f": {s['title']}" if s.get("title") else ""), s["workers"],
+                 f"{s['rows_per_s']:.1f} {plural(unit)}/s",
                  f"{s['ms_per_row']:.2f} ms/{unit}", f"{100 * s['busy_share']:.0f} %",
                  f"{100 * s['queue_empty_share']:.0f} %", f"{100 * s['queue_full_share']:.0f} %",
                  f"{format_bytes(s['bytes_per_row'])}/{unit}"]
@@ -194,7 +197,7 @@ def render(
         ]
         ops_table = ""
         if ops:
-            ops_table = "<h3>Ops inside the stages (timed on one row in 16)</h3>" + _table(
+            ops_table = _OPS_TITLE + _table(
                 ops, ["stage", "op", "share of the stage's work", "per call"]
             )
         plan = ""

@@ -67,6 +67,7 @@ def attach_op_figures(stages: list[dict[str, Any]], plan: Plan, times: OpTimes) 
         if summary is None:
             continue
         summary["unit"] = "batch" if hasattr(stage.owner, "batch_size") else "row"
+        summary["title"] = plan.title(stage)
         summary["processes"] = stage.processes
         summary.setdefault("ops", [])
     nodes = {plan.ids[id(n)]: n for s in plan.stages for n in s.ops}
@@ -154,8 +155,9 @@ def bottleneck(stages: list[dict[str, Any]], output: dict[str, Any]) -> dict[str
     cpus = available_cpus()
     unit = top.get("unit", "row")
     if top["busy_share"] >= 0.7:
+        title = f" ({top['title']})" if top.get("title") else ""
         busy = (
-            f"stage '{top['stage']}' is busy {top['busy_share']:.0%} of the time with "
+            f"stage '{top['stage']}'{title} is busy {top['busy_share']:.0%} of the time with "
             f"{top['workers']} worker(s) ({top['ms_per_row']:.2f} ms per {unit})"
         )
         ops = top.get("ops") or []

@@ -147,11 +147,12 @@ def explicit_workers(node: Any) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def op_label(node: Any, ids: dict[int, int]) -> str:
-    """How plans and profiles name a node: its op and structural id, with what it runs."""
+def op_label(node: Any, ids: dict[int, int] | None) -> str:
+    """How plans and profiles name a node: its op and structural id (none when ``ids`` is
+    None), with what it runs."""
     from ..transforms.base import op_name
 
-    label = f"{node.op_name}#{ids.get(id(node), '?')}"
+    label = node.op_name if ids is None else f"{node.op_name}#{ids.get(id(node), '?')}"
     operations = getattr(node, "operations", None)
     if operations:
         label += "(" + ", ".join(op_name(op) for op in operations) + ")"
@@ -236,6 +237,11 @@ class Plan:
 
     def label(self, node: Any) -> str:
         return op_label(node, self.ids)
+
+    def title(self, stage: Stage) -> str:
+        """A stage named by its ops, in data order: ``GeneratorDataset -> map(decode) ->
+        batch(32)``."""
+        return " -> ".join(op_label(n, None) for n in stage.ops)
 
     def explain(self) -> str:
         """The plan as text: each stage with its ops, workers and the rule that made it."""

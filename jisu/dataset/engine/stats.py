@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 _BYTES_EVERY = 8  # sample the size of every 8th result
-OP_SAMPLE_EVERY = 16  # time the ops of every 16th row (the profiler's cost stays ~1 %)
+OP_SAMPLE_EVERY = 16  # time the ops of one row in 16 (the profiler's cost stays ~1 %) ...
+OP_FULL_ROWS = 256  # ... after timing every row among an epoch's first 256
 
 
 def count_rows(result: Any) -> int:
@@ -88,11 +89,13 @@ class OpTimes:
     """Time spent in each op inside fused stages, from a sample of the calls.
 
     A fused stage runs several ops in one task, so its own figures cannot tell which op costs.
-    Ops time the calls of every :data:`OP_SAMPLE_EVERY`-th row (``sampled(index)``) and report
-    them with the stride as weight, so ``seconds`` estimates the op's total time and ``calls``
-    its number of calls. Keys are ``(node id, part)``: the node's structural id (the same in a
-    worker process, whose figures :meth:`drain` and :meth:`merge` carry over), and ``part``
-    a map's operation index, or a name (``"read"``, ``"assembly"``) for a node's own work.
+    Ops time the calls of the rows :meth:`weight` picks (every row among an epoch's first
+    :data:`OP_FULL_ROWS`, so that a short run is measured too; then one in
+    :data:`OP_SAMPLE_EVERY`) and report each with its weight, so ``seconds`` estimates the
+    op's total time and ``calls`` its number of calls. Keys are ``(node id, part)``: the
+    node's structural id (the same in a worker process, whose figures :meth:`drain` and
+    :meth:`merge` carry over), and ``part`` a map's operation index, or a name (``"read"``,
+    ``"assembly"``) for a node's own work.
     """
 
     def __init__(self, node_id: Callable[[Any], int]) -> None:
@@ -101,12 +104,17 @@ class OpTimes:
         self.totals: dict[tuple[int, Any], list[float]] = {}
 
     @staticmethod
-    def sampled(index: int) -> bool:
-        """Whether row ``index``'s calls are timed: one row in :data:`OP_SAMPLE_EVERY`,
-        scattered (a hash of the index) so that the sample is not always a batch's first row."""
-        return ((index * 0x9E3779B1) >> 16) % OP_SAMPLE_EVERY == 0
+    def weight(index: int) -> int:
+        """How many calls the timing of row ``index``'s stands for: 1 among an epoch's first
+        rows, then :data:`OP_SAMPLE_EVERY` for one row in that many, scattered (a hash of the
+        index, so that the sample is not always a batch's first row), 0 (not timed) for the
+        others."""
+        if index < OP_FULL_ROWS:
+            return 1
+        hit = ((index * 0x9E3779B1) >> 16) % OP_SAMPLE_EVERY == 0
+        return OP_SAMPLE_EVERY if hit else 0
 
-    def add(self, node: Any, part: Any, seconds: float, weight: int = OP_SAMPLE_EVERY) -> None:
+    def add(self, node: Any, part: Any, seconds: float, weight: int) -> None:
         """Account ``seconds`` of one call standing for ``weight`` calls."""
         self.merge({(self._node_id(node), part): (seconds * weight, weight)})
 

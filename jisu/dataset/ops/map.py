@@ -157,10 +157,11 @@ class MapDataset(Dataset):
         slot = ctx.slots.get(id(self))
         if slot is None:
             return self._apply_row(ctx, epoch, index, row, defer)
-        if ctx.op_times is not None and ctx.op_times.sampled(index):
+        weight = ctx.op_times.weight(index) if ctx.op_times is not None else 0
+        if weight:
             begin = time.perf_counter()
             slot.acquire()
-            ctx.op_times.add(self, "wait", time.perf_counter() - begin)
+            ctx.op_times.add(self, "wait", time.perf_counter() - begin, weight)
         else:
             slot.acquire()
         try:
@@ -174,7 +175,8 @@ class MapDataset(Dataset):
         args: Any = tuple(row[j] for j in self._in_idx)
         key = ctx.node_id(self) << 8
         tail = self._tail if defer else None
-        timer = ctx.op_times if ctx.op_times is not None and ctx.op_times.sampled(index) else None
+        weight = ctx.op_times.weight(index) if ctx.op_times is not None else 0
+        timer = ctx.op_times if weight else None
         for step, (k, op) in enumerate(self._steps):
             if step == tail:
                 continue
@@ -184,7 +186,7 @@ class MapDataset(Dataset):
                     apply_op(op, args, lambda k=k: sample_rng(ctx.seed, epoch, index, key + k))
                 )
                 if timer is not None:
-                    timer.add(self, step, time.perf_counter() - begin)
+                    timer.add(self, step, time.perf_counter() - begin, weight)
             except Exception as exc:
                 where = (
                     f"map: operation {op_name(op)} (#{k} of {len(self.operations)}) failed "

@@ -227,8 +227,9 @@ class GeneratorDataset(Dataset):
             if slot is not None:
                 begin = time.perf_counter()
                 with slot:
-                    if ctx.op_times is not None and ctx.op_times.sampled(index):
-                        ctx.op_times.add(self, "wait", time.perf_counter() - begin)
+                    weight = ctx.op_times.weight(index) if ctx.op_times is not None else 0
+                    if weight:
+                        ctx.op_times.add(self, "wait", time.perf_counter() - begin, weight)
                     item = self.source[index]
             else:
                 item = self.source[index]
@@ -273,12 +274,12 @@ class GeneratorDataset(Dataset):
         return n if self.num_samples is None else min(n, self.num_samples)
 
     def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
-        timer = ctx.op_times if ctx.op_times is not None and ctx.op_times.sampled(index) else None
-        if timer is None:
+        weight = ctx.op_times.weight(index) if ctx.op_times is not None else 0
+        if not weight:
             return self._read(ctx, int(self.epoch_order(ctx, epoch)[index]))
         begin = time.perf_counter()
         row = self._read(ctx, int(self.epoch_order(ctx, epoch)[index]))
-        timer.add(self, "read", time.perf_counter() - begin)
+        ctx.op_times.add(self, "read", time.perf_counter() - begin, weight)
         return row
 
     def fetch_rows(self, ctx: ExecContext, epoch: int, indices: list[int]) -> list[tuple]:
