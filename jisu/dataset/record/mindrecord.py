@@ -622,7 +622,7 @@ def _check_index(shard: _Shard) -> None:
         name = by_fd if os.path.exists(by_fd) else db
         with closing(sqlite3.connect(Path(name).as_uri() + "?mode=ro", uri=True)) as conn:
             (count,) = conn.execute("SELECT COUNT(DISTINCT ROW_ID) FROM INDEXES").fetchone()
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:  # a damaged name SQLite decodes
         raise MalformedFileError(db, f"is not a readable MindRecord index ({exc})") from None
     finally:
         os.close(fd)
