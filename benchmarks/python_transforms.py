@@ -4,9 +4,14 @@ A pure-Python per-element transform (~2 ms per sample) over a random-access in-m
 shuffled, batch 32: jisu with ``python_multiprocessing=True`` and 2 worker processes, against
 the same with 1 worker process, and against ``torch.utils.data.DataLoader(num_workers=2)`` on
 the same data. Rates are samples/s over epochs 2-4 (each epoch's start included); the time to
-the first batch of epoch 1 (worker start-up included) and of epoch 2 is reported too.
+the first batch of epoch 1 and of epoch 2 is reported too (in this process, where only the first
+jisu run starts the forkserver).
 
-Usage: python benchmarks/python_transforms.py [--samples 1024] [--repeats 3]
+Start-up in a fresh program: the time from building the pipeline to its first batch, in a new
+Python process each time (jisu's forkserver and workers start from nothing, as in a training
+script's first run; imports and data generation are not counted), median of ``--fresh`` runs.
+
+Usage: python benchmarks/python_transforms.py [--samples 1024] [--repeats 3] [--fresh 7]
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from __future__ import annotations
 import argparse
 import platform
 import statistics
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -97,14 +104,55 @@ def loader_epochs(images, labels, workers, persistent=False):
     return make
 
 
+FRESH = {  # start-up variants measured in fresh processes: name -> make(images, labels)(count)
+    "jisu, 2 worker processes": lambda images, labels: jisu_epochs(images, labels, 2),
+    "DataLoader num_workers=2": lambda images, labels: loader_epochs(images, labels, 2),
+}
+
+
+def first_batch_seconds(name: str, samples: int) -> float:
+    """In this (fresh) process: seconds from building variant ``name``'s pipeline to its first
+    batch."""
+    images, labels = make_data(samples)
+    begin = time.perf_counter()
+    epochs = FRESH[name](images, labels)(1)
+    next(iter(next(epochs)))
+    seconds = time.perf_counter() - begin
+    epochs.close()
+    return seconds
+
+
+def fresh_first_batch(name: str, samples: int, runs: int) -> list[float]:
+    """:func:`first_batch_seconds` of ``name`` in ``runs`` new Python processes."""
+    times = []
+    for _ in range(runs):
+        out = subprocess.run(
+            [sys.executable, __file__, "--samples", str(samples), "--first-batch-of", name],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        times.append(float(out.split()[-1]))
+    return times
+
+
+def make_data(samples: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, (samples, *SHAPE), dtype=np.uint8)
+    return images, np.arange(samples) % 10
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=1024)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--fresh", type=int, default=7, help="fresh processes per start-up")
+    parser.add_argument("--first-batch-of", choices=list(FRESH), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    rng = np.random.default_rng(0)
-    images = rng.integers(0, 256, (args.samples, *SHAPE), dtype=np.uint8)
-    labels = np.arange(args.samples) % 10
+    if args.first_batch_of:  # a child of fresh_first_batch
+        print(f"{first_batch_seconds(args.first_batch_of, args.samples):.6f}")
+        return
+    images, labels = make_data(args.samples)
     begin = time.perf_counter()
     for i in range(64):
         python_transform(images[i])
@@ -120,6 +168,14 @@ def main() -> None:
         "DataLoader num_workers=2": loader_epochs(images, labels, 2),
         "DataLoader, persistent": loader_epochs(images, labels, 2, persistent=True),
     }
+    if args.fresh > 0:
+        print(f"  first batch in a fresh process (median of {args.fresh}; min-max):")
+    for name in FRESH if args.fresh > 0 else ():
+        times = fresh_first_batch(name, args.samples, args.fresh)
+        print(
+            f"    {name:<26} {statistics.median(times) * 1000:5.0f} ms  "
+            f"({min(times) * 1000:.0f}-{max(times) * 1000:.0f})"
+        )
     results: dict[str, list[tuple[list[float], float]]] = {k: [] for k in variants}
     for _ in range(args.repeats):
         for name, make in variants.items():
@@ -134,7 +190,8 @@ def main() -> None:
         summary[name] = rate
         print(
             f"  {name:<26} {rate:6.0f} samples/s ({rate / ceiling:4.0%} of ceiling)  first "
-            f"batch: epoch 1 {first_1 * 1000:5.0f} ms, epoch 2 {first_2 * 1000:4.0f} ms"
+            f"batch: epoch 1 {first_1 * 1000:5.0f} ms, epoch 2 {first_2 * 1000:4.0f} ms "
+            "(in this process)"
         )
     two, one = summary["jisu, 2 worker processes"], summary["jisu, 1 worker process"]
     loader = summary["DataLoader num_workers=2"]

@@ -1,5 +1,8 @@
 """The main loop of a worker process (imported by the forkserver, so workers start fast).
 
+Its imports are what every worker needs, and all the forkserver imports besides the modules
+of the stage (see :mod:`.process_start`): keep them light (no torch, no OpenCV).
+
 Protocol over the worker's duplex pipe (parent -> worker):
     the number of shared arrays, then their file descriptors, then the spec bytes
     (``(task, node_ids, seed, prefetch_size)`` by :func:`.shared_arrays.dumps_sharing`), once;
@@ -131,9 +134,12 @@ def main(conn: Connection) -> None:
     """Serve tasks until told to stop or until the parent goes away (EOF on the pipe)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     try:
-        fds = [recv_handle(conn) for _ in range(conn.recv())]
+        count = conn.recv()
+        if count is None:  # the pool shut down before it sent the stage
+            return
+        fds = [recv_handle(conn) for _ in range(count)]
         spec = conn.recv_bytes()
-    except EOFError:
+    except (EOFError, OSError):
         return
     try:
         task, node_ids, seed, prefetch_size = loads_attached(spec, fds)

@@ -5,6 +5,10 @@ worker would hold a copy of it (N workers, N copies, and a slow start while they
 Arrays of 1 MiB and more are written once into an anonymous shared-memory file instead
 (:class:`.shm.Slab`), whose descriptor goes to each worker over its pipe; a worker maps it
 copy-on-write, so an op that writes into its input changes only its own copy of that page.
+
+The pickler also notes the modules the stage refers to (its classes and functions pickled by
+reference, the modules its functions use), for the forkserver to import them once
+(:func:`.process_start.preload`) rather than each worker on its own.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import io
 import itertools
 import mmap
+import types
 from typing import Any
 
 import cloudpickle
@@ -22,12 +27,14 @@ from .shm import Slab
 MIN_SHARED_BYTES = 1 << 20
 
 _slab_ids = itertools.count()
+_CODE_TYPES = (type, types.FunctionType, types.BuiltinFunctionType)  # their modules are noted
 
 
 class _SharingPickler(cloudpickle.Pickler):
-    def __init__(self, file: io.BytesIO, shared: list[Slab]) -> None:
+    def __init__(self, file: io.BytesIO, shared: list[Slab], modules: set[str]) -> None:
         super().__init__(file)
         self._shared = shared
+        self._modules = modules
 
     def reducer_override(self, obj: Any) -> Any:
         if type(obj) is np.ndarray and obj.nbytes >= MIN_SHARED_BYTES and not obj.dtype.hasobject:
@@ -35,14 +42,21 @@ class _SharingPickler(cloudpickle.Pickler):
             np.copyto(np.ndarray(obj.shape, obj.dtype, buffer=slab.map), obj)
             self._shared.append(slab)
             return _attach, (len(self._shared) - 1, obj.dtype, obj.shape)
+        if isinstance(obj, _CODE_TYPES):
+            module = getattr(obj, "__module__", None)
+            if isinstance(module, str):
+                self._modules.add(module)
+        elif isinstance(obj, types.ModuleType):
+            self._modules.add(obj.__name__)
         return super().reducer_override(obj)
 
 
-def dumps_sharing(obj: Any) -> tuple[bytes, list[Slab]]:
+def dumps_sharing(obj: Any, modules: set[str] | None = None) -> tuple[bytes, list[Slab]]:
     """``obj`` pickled with cloudpickle, its large arrays moved to shared memory.
 
     Returns the bytes and the slabs (the caller sends their descriptors, in order, with the
-    bytes, and closes the slabs when no new worker will need them).
+    bytes, and closes the slabs when no new worker will need them). The names of the modules
+    ``obj`` refers to are added to ``modules``, when given.
 
     Raises:
         OSError: not enough shared memory for an array (the message gives its size).
@@ -50,7 +64,7 @@ def dumps_sharing(obj: Any) -> tuple[bytes, list[Slab]]:
     shared: list[Slab] = []
     buffer = io.BytesIO()
     try:
-        _SharingPickler(buffer, shared).dump(obj)
+        _SharingPickler(buffer, shared, modules if modules is not None else set()).dump(obj)
     except OSError as exc:
         for slab in shared:
             slab.close()

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 class ThreadPool:
-    """A fixed set of daemon threads running one stage's task on submitted items.
+    """A set of daemon threads running one stage's task; a :class:`.worker_pool.WorkerPool`.
 
     Unlike ``concurrent.futures.ThreadPoolExecutor`` the threads are daemons that never block
     interpreter exit, and each finished future carries ``compute_s``, the time its task took
@@ -38,6 +38,10 @@ class ThreadPool:
         ]
         for thread in self._threads:
             thread.start()
+
+    @property
+    def pids(self) -> list[int]:
+        return []  # threads of this process
 
     def submit(self, epoch: int, item: Any) -> Future:
         future: Future = Future()

@@ -1,0 +1,47 @@
+"""What a stage needs of its pool of workers: threads (:class:`.thread_pool.ThreadPool`, the
+default) or processes (:class:`.process_pool.ProcessPool`, ``python_multiprocessing``)."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class WorkerPool(Protocol):
+    """Workers that run one stage's task, ``task(ctx, epoch, item)``, on submitted items.
+
+    The future of a submitted item carries, for :mod:`.watchdog`, ``running``:
+    ``(start, worker, epoch, item)`` while its task runs, None before and after (a process
+    pool also sets ``waiting_for_worker``: ``(since, process)`` while the task waits for a worker
+    that is still loading the stage); once done, ``compute_s``: the seconds the task took.
+    """
+
+    name: str
+    #: the worker count (AutoTune reads it; :meth:`resize` changes it)
+    workers: int
+    #: seconds the workers spent running tasks, in all
+    busy_s: float
+    #: how long a new worker takes before it serves tasks (AutoTune judges a resize after)
+    start_seconds: float
+
+    @property
+    def pids(self) -> list[int]:
+        """The process ids of the workers (none for threads)."""
+        ...
+
+    def submit(self, epoch: int, item: Any) -> Future:
+        """Run the task on ``item`` of ``epoch``; its result or exception goes to the future."""
+        ...
+
+    def resize(self, workers: int) -> None:
+        """Run ``workers`` workers from now on; a surplus one stops after its task."""
+        ...
+
+    def mark_stuck(self, future: Future) -> None:
+        """The task of ``future`` was reported stuck: :meth:`shutdown` does not wait for it."""
+        ...
+
+    def shutdown(self, timeout: float) -> None:
+        """Cancel the tasks not started and stop the workers, waiting up to ``timeout`` s."""
+        ...
