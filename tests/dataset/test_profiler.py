@@ -122,13 +122,16 @@ def plus_one(x):
     return x + 1
 
 
-def test_the_profile_names_the_slow_op_inside_a_fused_stage(profiling):
+@pytest.mark.parametrize("processes", [False, True], ids=["threads", "processes"])
+def test_the_profile_names_the_slow_op_inside_a_fused_stage(profiling, processes):
+    """Also in worker processes, which send their op timings back with their results."""
     data = ds.NumpySlicesDataset(np.arange(320, dtype=np.float32), shuffle=False)
-    data = data.map(plus_one).map(sleepy).map(plus_one).batch(8)
+    data = data.map(plus_one).map(sleepy, python_multiprocessing=processes).map(plus_one)
+    data = data.batch(8)
     iterator = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
     assert sum(len(b[0]) for b in iterator) == 320
     (stage,) = iterator.profile()["stages"]  # source, three maps and batch: one fused stage
-    assert stage["unit"] == "batch"
+    assert stage["unit"] == "batch" and stage["processes"] == processes
     ops = stage["ops"]
     names = {o["op"] for o in ops}
     assert {"map#2: plus_one", "map#3: sleepy", "map#4: plus_one"} <= names

@@ -89,7 +89,9 @@ class ProcessPool:
         modules: set[str] = set()
         try:
             # large arrays (a NumPy source's data) go to shared memory, not into every worker
-            spec, shared = dumps_sharing((picklable, ids, ctx.seed, ctx.prefetch_size), modules)
+            # the last item: whether to time the ops (the profiler is on), as threads do
+            stage = (picklable, ids, ctx.seed, ctx.prefetch_size, ctx.op_times is not None)
+            spec, shared = dumps_sharing(stage, modules)
         except OSError:  # out of shared memory: dumps_sharing's message says so
             raise
         except Exception as exc:
@@ -289,7 +291,9 @@ class ProcessPool:
         future.compute_s = seconds
         future.running = None
         if kind == "ok":
-            payload, (skipped, examples) = message[3], message[4]
+            payload, (skipped, examples), op_times = message[3], message[4], message[5]
+            if op_times and self._ctx.op_times is not None:
+                self._ctx.op_times.merge(op_times)  # the worker's op timings (profiler on)
             for k in range(skipped):  # samples dropped in "skip" mode count in this process
                 self._ctx.note_skip(
                     examples[k] if k < len(examples) else "", task.epoch, self._stage_node

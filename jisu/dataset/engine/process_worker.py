@@ -142,11 +142,12 @@ def main(conn: Connection) -> None:
     except (EOFError, OSError):
         return
     try:
-        task, node_ids, seed, prefetch_size = loads_attached(spec, fds)
+        task, node_ids, seed, prefetch_size, profile = loads_attached(spec, fds)
     finally:
         for fd in fds:  # the arrays keep their mappings
             os.close(fd)
-    ctx = ExecContext(seed, prefetch_size, {id(n): i for n, i in zip(task.nodes(), node_ids)})
+    ids = {id(n): i for n, i in zip(task.nodes(), node_ids)}
+    ctx = ExecContext(seed, prefetch_size, ids, profile=profile)  # profile: time the ops
     slabs: dict[int, mmap.mmap] = {}
     try:
         conn.send(("ready",))
@@ -181,8 +182,9 @@ def main(conn: Connection) -> None:
             seconds = time.perf_counter() - begin
             skips = (ctx.skipped - skipped, ctx.skip_examples[examples:])
             sent = ("slab", slab_id, layout) if layout is not None else ("pickle", result, nbytes)
+            op_times = ctx.op_times.drain() if ctx.op_times is not None else None
             try:
-                data = ForkingPickler.dumps(("ok", task_id, seconds, sent, skips))
+                data = ForkingPickler.dumps(("ok", task_id, seconds, sent, skips, op_times))
             except Exception as exc:  # the result does not pickle: say so instead of dying
                 try:
                     error = unsendable_result(exc, task, epoch, item, result)
