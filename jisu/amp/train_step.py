@@ -17,6 +17,7 @@ is read back to the host.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -128,6 +129,15 @@ class TrainStep:
         if isinstance(outputs, (tuple, list)):
             return type(outputs)(o.detach() if torch.is_tensor(o) else o for o in outputs)
         return outputs.detach()
+
+    def with_forward(self, forward_fn: Callable[..., Any]) -> TrainStep:
+        """This step with ``forward_fn`` as its forward (a compiled one, one over a
+        DistributedDataParallel network): a new step sharing the optimizer, the loss scale
+        manager and the other attributes (``network``). ``self`` is left as it is, so both
+        steps can run: the eager one stays the fallback of a compiled one."""
+        step = copy.copy(self)
+        step.forward_fn = forward_fn
+        return step
 
     def state_dict(self) -> dict[str, Any]:
         """Optimizer and loss-scale state."""

@@ -27,6 +27,7 @@ from .metrics import (
     TopKCategoricalAccuracy,
 )
 from .model import Model
+from .state import TrainState
 
 __all__ = [
     "MAE",
@@ -51,6 +52,7 @@ __all__ = [
     "Top1CategoricalAccuracy",
     "Top5CategoricalAccuracy",
     "TopKCategoricalAccuracy",
+    "TrainState",
     "callback",
     "load_checkpoint",
     "save_checkpoint",

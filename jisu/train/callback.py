@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 import torch
@@ -31,7 +31,9 @@ def report(*args: Any, **kwargs: Any) -> None:
 
 
 class CallbackParams(dict):
-    """``cb_params``: a dict whose keys are also attributes (as MindSpore's)."""
+    """``cb_params`` of ``Model.eval``: a dict whose keys are also attributes (as
+    MindSpore's). Training's is a :class:`~jisu.train.state.TrainState`, which reads the
+    same way."""
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -47,11 +49,13 @@ class RunContext:
     """What callbacks receive: ``original_args()`` is ``cb_params``; ``request_stop()`` ends
     training after the current step."""
 
-    def __init__(self, params: CallbackParams) -> None:
+    def __init__(self, params: MutableMapping[str, Any]) -> None:
         self._params = params
         self._stop = False
 
-    def original_args(self) -> CallbackParams:
+    def original_args(self) -> Any:
+        """``cb_params``: a :class:`~jisu.train.state.TrainState` in training, a
+        :class:`CallbackParams` in evaluation; attributes and keys alike."""
         return self._params
 
     def request_stop(self) -> None:
@@ -169,7 +173,7 @@ def loss_value(outputs: Any) -> float:
     return float(outputs)
 
 
-def _step_in_epoch(params: CallbackParams) -> int:
+def _step_in_epoch(params: Any) -> int:
     return (
         (params.cur_step_num - 1) % params.batch_num + 1
         if params.batch_num
@@ -338,7 +342,7 @@ class LearningRateScheduler(Callback):
             group["lr"] = new
 
 
-def _monitored(params: CallbackParams, monitor: str) -> float | None:
+def _monitored(params: Any, monitor: str) -> float | None:
     metrics = params.get("metrics") or {}
     if monitor in metrics:
         return float(metrics[monitor])

@@ -185,10 +185,10 @@ def load_checkpoint(
 ) -> dict[str, Any]:
     """Read a checkpoint, after checking its CRC-32, with ``weights_only`` unpickling.
 
-    Load it into ``net``/``optimizer``, or into a :class:`jisu.Model` (network, optimizer,
-    loss scale; and, for a checkpoint written by :class:`ModelCheckpoint`, where to resume and
-    the random generators' states, restored when ``model.train`` starts with
-    ``initial_epoch`` = the checkpoint's ``epoch``).
+    Load it into ``net``/``optimizer``, or into a :class:`jisu.Model` with its
+    ``load_state_dict`` (network, optimizer, loss scale; and, for a checkpoint written by
+    :class:`ModelCheckpoint`, where to resume and the random generators' states, restored when
+    ``model.train`` starts with ``initial_epoch`` = the checkpoint's ``epoch``).
 
     Args:
         ckpt_file_name: the checkpoint file.
@@ -228,7 +228,7 @@ def load_checkpoint(
         state = _safe_load(f, path, verified)
     _check_structure(state, path)
     if model is not None:
-        model._load_state(state)
+        model.load_state_dict(state)
         return state
     if net is not None:
         net.load_state_dict(state["network"])
@@ -421,9 +421,9 @@ class ModelCheckpoint(Callback):
     In sink mode a checkpoint is written at the end of the sink in which it fell due (the
     weights and random states then match the last step).
 
-    Each file holds what an exact resume needs: network, optimizer, loss scale, epoch/step,
-    the dataset iterator's state and the random generators' states (see
-    :func:`load_checkpoint`).
+    Each file holds what an exact resume needs, as the Model's ``state_dict()`` assembles it
+    (``cb_params.model``): network, optimizer, loss scale, epoch/step, the dataset iterator's
+    state and the random generators' states (see :func:`load_checkpoint`).
 
     ``keep_checkpoint_max`` (0: keep all) counts every file in ``directory`` named
     ``{prefix}-{epoch}_{step}.ckpt`` for this exact prefix, also those of earlier runs (a
@@ -479,32 +479,11 @@ class ModelCheckpoint(Callback):
         in_epoch = params.get("step_in_epoch", params.cur_step_num)
         name = f"{self.prefix}-{params.cur_epoch_num}_{in_epoch}.ckpt"
         path = os.path.join(self.directory, name)
-        save_checkpoint(self._state(params), path)
+        save_checkpoint(params.model.state_dict(), path)
         if path in self.saved:
             self.saved.remove(path)
         self.saved.append(path)
         self._remove_old(keep=path)
-
-    @staticmethod
-    def _state(params: Any) -> dict[str, Any]:
-        """What a resume needs, captured now: after the step whose weights these are."""
-        batch_num = params.batch_num
-        epoch, step = params.cur_epoch_num - 1, params.get("step_in_epoch", params.cur_step_num)
-        if batch_num and step >= batch_num:  # the epoch is complete: resume at the next one
-            epoch, step = epoch + 1, 0
-        state = {
-            "network": params.network.state_dict(),
-            "epoch": epoch,
-            "step_in_epoch": step,
-            "cur_step_num": params.cur_step_num,
-            "dataset_state": params.get("dataset_state"),
-            "rng_state": capture_rng_state(),
-        }
-        if params.get("optimizer") is not None:
-            state["optimizer"] = params.optimizer.state_dict()
-        if params.get("loss_scale_manager") is not None:
-            state["loss_scale_manager"] = params.loss_scale_manager.state_dict()
-        return state
 
     def _remove_dead_temporaries(self) -> None:
         """Remove the partial ``.tmp-*.ckpt`` files of saves whose process was killed (a

@@ -2,77 +2,33 @@
 
 ``Model(network, loss_fn, optimizer, metrics, amp_level=...)`` then ``train``, ``eval``,
 ``predict``, ``fit``. The train step comes from :func:`jisu.amp.build_train_network` (mixed
-precision, device-side loss scaling); GRAPH_MODE compiles its forward and backward with
-``torch.compile``. Sink mode (``dataset_sink_mode=True``) feeds batches from a device-side
+precision, device-side loss scaling), wrapped by :func:`~jisu.train.steps.wrap_train_step`
+(data parallel under ``torchrun``; GRAPH_MODE compiles its forward and backward with
+``torch.compile``). Sink mode (``dataset_sink_mode=True``) feeds batches from a device-side
 queue and runs a whole sink (an epoch, or ``sink_size`` steps) without any host
 synchronisation; the step losses are read once per sink and the step callbacks are replayed
-then, so every step is still seen.
+then, so every step is still seen (:mod:`jisu.train.loop`: one loop for both modes).
+``state_dict()`` / ``load_state_dict()`` are the checkpoint format (ModelCheckpoint).
 """
 
 from __future__ import annotations
 
-import math
 import sys
-import time
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch import nn
-from torch.nn.parallel import DistributedDataParallel
 
 from .. import amp, distributed
-from ..amp.train_step import loss_forward
-from ..context import context_device, get_context, graph_mode
+from ..context import context_device
 from .callback import CallbackList, CallbackParams, ProgressBar, RunContext
-from .checkpoint import restore_rng_state
-from .feeder import (
-    BatchSource,
-    DeviceFeeder,
-    InlineFeeder,
-    as_tensors,
-    to_device,
-    with_index_labels,
-)
+from .checkpoint import capture_rng_state, restore_rng_state
+from .feeder import BatchSource, as_tensors, to_device, with_index_labels
+from .loop import EpochLoop, open_feeder
 from .metrics import Loss, get_metrics
-
-
-class _CompiledStep:
-    """A train step whose forward (and so its backward) runs through ``torch.compile``.
-
-    Compilation happens during the first step, forward and backward (the backward graph is
-    compiled when it first runs), and can fail there: no C++ compiler, an unsupported
-    construct. Then the step warns and is redone eagerly, and stays eager (BatchNorm running
-    statistics will have seen that first batch twice). Errors after a first successful step
-    are the user's and propagate. Other attributes are the step's.
-    """
-
-    def __init__(self, step: amp.TrainStep) -> None:
-        mode = "max-autotune" if get_context("enable_graph_kernel") else None
-        self.step = step
-        self.eager = step.forward_fn
-        step.forward_fn = torch.compile(self.eager, mode=mode)
-        self.proven = False
-
-    def __call__(self, *inputs: Any) -> Any:
-        if self.proven:
-            return self.step(*inputs)
-        try:
-            outputs = self.step(*inputs)
-        except Exception as exc:  # compilation failed, in the forward or the backward
-            warnings.warn(
-                f"GRAPH_MODE: torch.compile failed ({type(exc).__name__}: "
-                f"{str(exc).splitlines()[0] if str(exc) else ''}); running eagerly",
-                stacklevel=2,
-            )
-            self.step.forward_fn = self.eager
-            outputs = self.step(*inputs)
-        self.proven = True
-        return outputs
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.step, name)
+from .state import TrainState
+from .steps import CompiledStep, wrap_train_step
 
 
 def shard_by_rank(dataset: Any) -> Any:
@@ -143,6 +99,7 @@ class Model:
         get_metrics(metrics)  # bad names fail here, not at the first eval
         self._train_step = None
         self._predict_network = network
+        self.loss_scale_manager: amp.LossScaleManager | None = None
         if optimizer is not None:
             step = amp.build_train_network(
                 network,
@@ -153,19 +110,14 @@ class Model:
                 keep_batchnorm_fp32=keep_batchnorm_fp32,
                 max_grad_norm=max_grad_norm,
             )
-            if distributed.get_group_size() > 1:  # gradients averaged across the ranks
-                ids = [self.device] if self.device.type == "cuda" else None
-                self.ddp_network = DistributedDataParallel(step.network, device_ids=ids)
-                step.forward_fn = loss_forward(self.ddp_network, loss_fn)
-            self._train_step = _CompiledStep(step) if graph_mode() else step
+            self._train_step = wrap_train_step(step, loss_fn, self.device)
             self._predict_network = step.network
+            self.loss_scale_manager = step.loss_scale_manager
         elif amp_level != "O0":
             self._predict_network = amp.auto_mixed_precision(network, amp_level)
         self.eval_network = eval_network or self._predict_network
-        self.loss_scale_manager = (
-            self._train_step.loss_scale_manager if self._train_step is not None else None
-        )
-        self._resume: dict[str, Any] | None = None
+        self._resume: dict[str, Any] | None = None  # a loaded checkpoint's position
+        self._state: TrainState | None = None  # the last train run's, live during it
 
     @property
     def train_network(self) -> Any:
@@ -266,33 +218,26 @@ class Model:
             callbacks.append(ProgressBar())
         cbs = CallbackList(callbacks)
         done_in_epoch = resume["step_in_epoch"] if resume else 0
-        params = CallbackParams(
+        state = self._state = TrainState(
+            model=self,
             network=self.network,
             train_network=self._train_step,
             optimizer=self.optimizer,
             loss_fn=self.loss_fn,
             loss_scale_manager=self.loss_scale_manager,
             train_dataset=train_dataset,
+            device=self.device,
+            amp_level=self.amp_level,
+            graph_mode=isinstance(self._train_step, CompiledStep),
+            dataset_sink_mode=sink_mode,
+            sink_size=sink_size,
             epoch_num=epoch,
             batch_num=steps,
             cur_epoch_num=initial_epoch,
             cur_step_num=resume["cur_step_num"] if resume else initial_epoch * (steps or 0),
-            step_in_epoch=0,
-            dataset_sink_mode=sink_mode,
-            sink_size=sink_size,
-            net_outputs=None,
-            metrics=None,
-            mode="train",
-            data_wait_seconds=0.0,  # the clock of the training loop, cumulative:
-            copy_seconds=0.0,  # waiting for batches, copying them to the device,
-            step_seconds=0.0,  # in the train step (forward, backward, update)
-            samples_seen=0,
             dataset_state=source.state(),
-            device=self.device,
-            amp_level=self.amp_level,
-            graph_mode=isinstance(self._train_step, _CompiledStep),
         )
-        run = RunContext(params)
+        run = RunContext(state)
         endless = source.endless() if sink_mode and sink_size > 0 else None
         self.network.train()
         try:
@@ -302,20 +247,18 @@ class Model:
                 # uninterrupted run stood when the checkpoint was written
                 restore_rng_state(resume["rng_state"])
             for e in range(initial_epoch, epoch):
-                params.cur_epoch_num = e + 1
-                params.step_in_epoch = done_in_epoch
-                params.metrics = None
+                state.cur_epoch_num = e + 1
+                state.step_in_epoch = done_in_epoch
+                state.metrics = None
                 # one pass ends with the data's epoch; an endless source stops after `steps`
                 limit = steps - done_in_epoch if endless is not None else None
                 done_in_epoch = 0
                 cbs.on_train_epoch_begin(run)
                 batches = endless if endless is not None else source.one_pass()
-                if sink_mode:
-                    self._sink(batches, source, limit, params, run, cbs)
-                else:
-                    self._steps(batches, source, limit, params, run, cbs)
+                feeder = open_feeder(batches, source, self.device, limit, sink_mode)
+                EpochLoop(self._train_step, feeder, state, run, cbs, replay=sink_mode).run(limit)
                 if valid is not None and (e + 1) % valid[1] == 0:
-                    params.metrics = self.eval(valid[0])
+                    state.metrics = self.eval(valid[0])
                     self.network.train()
                 cbs.on_train_epoch_end(run)
                 if run.get_stop_requested():
@@ -323,95 +266,6 @@ class Model:
             cbs.on_train_end(run)
         finally:
             source.close()
-
-    def _steps(
-        self,
-        batches: Iterator[Any],
-        source: BatchSource,
-        limit: int | None,
-        params: CallbackParams,
-        run: RunContext,
-        cbs: CallbackList,
-    ) -> None:
-        """Eager steps: fetch, copy, step, callbacks, one at a time."""
-        feeder = InlineFeeder(batches, source, self.device, limit)
-        waited, copied = params.data_wait_seconds, params.copy_seconds
-        while True:
-            try:
-                tensors, state, samples = feeder.get()
-            except StopIteration:
-                break
-            finally:
-                params.data_wait_seconds = waited + feeder.waited
-                params.copy_seconds = copied + feeder.copied
-            params.cur_step_num += 1
-            params.step_in_epoch += 1
-            cbs.on_train_step_begin(run)
-            begin = time.perf_counter()
-            params.net_outputs = self._train_step(*tensors)
-            params.step_seconds += time.perf_counter() - begin
-            params.samples_seen += samples
-            params.dataset_state = state
-            cbs.on_train_step_end(run)
-            if run.get_stop_requested():
-                break
-
-    def _sink(
-        self,
-        batches: Iterator[Any],
-        source: BatchSource,
-        limit: int | None,
-        params: CallbackParams,
-        run: RunContext,
-        cbs: CallbackList,
-    ) -> None:
-        """One sink: ``limit`` steps fed from the device queue with no host sync, then one
-        read of all their losses and the step callbacks replayed in order."""
-        if self.device.type == "cpu" and source.prefetches:
-            feeder: Any = InlineFeeder(batches, source, self.device, limit)
-        else:
-            feeder = DeviceFeeder(batches, source, self.device, limit=limit)
-        losses, records = [], []
-        begin = time.perf_counter()
-        try:
-            while limit is None or len(losses) < limit:
-                try:
-                    tensors, state, samples = feeder.get()
-                except StopIteration:
-                    break
-                outputs = self._train_step(*tensors)
-                losses.append(outputs[0] if isinstance(outputs, (tuple, list)) else outputs)
-                records.append((state, samples))
-            values = (
-                torch.stack([loss.detach().float().reshape(()) for loss in losses]).cpu()
-                if losses
-                else None
-            )  # the sink's one host synchronisation
-        finally:
-            params.data_wait_seconds += feeder.waited
-            params.copy_seconds += feeder.copied
-            params.step_seconds += time.perf_counter() - begin - feeder.waited - feeder.copied
-            feeder.close()
-        if values is None:
-            return
-        bad = [i for i, v in enumerate(values.tolist()) if not math.isfinite(v)]
-        last = len(losses) - 1
-        for i, (value, (state, samples)) in enumerate(zip(values, records)):
-            params.cur_step_num += 1
-            params.step_in_epoch += 1
-            params.net_outputs = value
-            params.samples_seen += samples
-            params.dataset_state = state
-            params.weights_current = i == last  # the weights are those after the last step
-            cbs.on_train_step_begin(run)
-            cbs.on_train_step_end(run)
-            if bad and i == bad[0]:
-                raise ValueError(
-                    f"In epoch: {params.cur_epoch_num} step: {params.step_in_epoch}, loss is "
-                    f"{value.item()}: training cannot continue (sink mode checks every loss "
-                    "at the sink's end)"
-                )
-        params.weights_current = True
 
     # ------------------------------------------------------------------ evaluation
     def eval(
@@ -474,10 +328,44 @@ class Model:
             self.network.train(was_training)
 
     # ------------------------------------------------------------------ checkpoints
-    def _load_state(self, state: dict[str, Any]) -> None:
-        """Load a checkpoint written by ModelCheckpoint; the next ``train`` resumes after it,
-        with the random generators' states (if the checkpoint has them) restored when it
-        starts."""
+    def state_dict(self) -> dict[str, Any]:
+        """The checkpoint format, what ModelCheckpoint writes: ``network``, ``optimizer`` and
+        ``loss_scale_manager`` state dicts and, once the Model has trained, where to resume:
+        ``epoch`` (0-based, the next to run when the last one is complete) and
+        ``step_in_epoch`` (its steps done), ``cur_step_num``, ``dataset_state`` (the data
+        iterator's state after the last batch) and ``rng_state`` (the global random
+        generators' states, captured now). During training, that is the step the callbacks
+        are at (in sink mode the weights are those of a sink's last step: take it when
+        ``cb_params.weights_current``, as ModelCheckpoint does); after it, where it stopped;
+        after ``load_state_dict``, the loaded position.
+
+        Tensors and plain values only (``save_checkpoint`` writes it as it is), sharing
+        memory with the live ones as torch's state dicts do: save or copy it before training
+        on.
+        """
+        state: dict[str, Any] = {"network": self.network.state_dict()}
+        if self._resume is not None:  # loaded and not yet resumed: that position
+            state.update(self._resume)
+        elif self._state is not None:
+            epoch, step = self._state.resume_point()
+            state.update(
+                epoch=epoch,
+                step_in_epoch=step,
+                cur_step_num=self._state.cur_step_num,
+                dataset_state=self._state.dataset_state,
+                rng_state=capture_rng_state(),
+            )
+        if self.optimizer is not None:
+            state["optimizer"] = self.optimizer.state_dict()
+        if self.loss_scale_manager is not None:
+            state["loss_scale_manager"] = self.loss_scale_manager.state_dict()
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Load ``state`` (from :meth:`state_dict`, or a checkpoint file's dict): the weights,
+        optimizer and loss scale now; with a position (``epoch``), the next ``train`` (with
+        ``initial_epoch`` = ``state["epoch"]``) resumes after it, on the next batch, with the
+        random generators' states (when present) restored as it starts."""
         self.network.load_state_dict(state["network"])
         if self.optimizer is not None and "optimizer" in state:
             self.optimizer.load_state_dict(state["optimizer"])

@@ -1,0 +1,145 @@
+"""The training loop of ``Model.train``: one epoch, as windows of steps.
+
+A *window* is a run of steps the loop dispatches without reading anything back from the
+device; then each of its steps is handed, in order, to the step callbacks. Sink mode and the
+eager mode are the same loop with different windows:
+
+- **sink mode** (``replay``): a window is a whole sink (the epoch, or the ``sink_size`` steps
+  left of it). At its end the losses are read back in one transfer (the sink's only host
+  synchronisation) and checked: a NaN or inf loss stops training with an error, after that
+  step's callbacks. The step callbacks are then replayed, each step with its own loss as a
+  0-d CPU tensor in ``net_outputs``; ``weights_current`` is False but for the last step,
+  whose weights are the current ones.
+- **eager**: a window is one step, and its callbacks run live around it:
+  ``on_train_step_begin`` before the step, ``on_train_step_end`` after it with the step's
+  outputs as they are. Nothing is read back (a callback's ``float(loss)`` is then the
+  step's sync), nor checked (``LossMonitor`` checks).
+
+Either way the clocks in the :class:`~jisu.train.state.TrainState` count each batch's wait
+and copy as it is fetched and each step's call (and a sink's read) as it runs, so a sink's
+replayed callbacks see its complete clocks. A stop request ends the epoch after the window
+in progress.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+
+from .callback import CallbackList, RunContext
+from .feeder import BatchSource, DeviceFeeder, InlineFeeder
+from .state import TrainState
+
+#: a dispatched step: its outputs, the data iterator's state after its batch, its samples
+_Record = tuple[Any, Any, int]
+
+
+def open_feeder(
+    batches: Iterator[Any], source: BatchSource, device: torch.device, limit: int | None, sink: bool
+) -> InlineFeeder | DeviceFeeder:
+    """The feeder of an epoch: sink mode's prefetching :class:`DeviceFeeder`, except on CPU
+    for a jisu pipeline, which already reads ahead on its own threads; the eager loop's
+    :class:`InlineFeeder`."""
+    if sink and not (device.type == "cpu" and source.prefetches):
+        return DeviceFeeder(batches, source, device, limit=limit)
+    return InlineFeeder(batches, source, device, limit)
+
+
+class EpochLoop:
+    """One epoch of training: ``run(limit)`` runs ``limit`` steps, or until the data ends
+    (``limit`` None), updating ``state`` and calling the step callbacks (see the module)."""
+
+    def __init__(
+        self,
+        step: Callable[..., Any],
+        feeder: InlineFeeder | DeviceFeeder,
+        state: TrainState,
+        run: RunContext,
+        cbs: CallbackList,
+        replay: bool,
+    ) -> None:
+        self.step = step
+        self.feeder = feeder
+        self.state = state
+        self.run_context = run
+        self.cbs = cbs
+        self.replay = replay
+        self._waited, self._copied = state.data_wait_seconds, state.copy_seconds
+
+    def run(self, limit: int | None) -> None:
+        """Windows of steps until ``limit`` steps ran, the data ended or a stop was
+        requested; the feeder is closed after."""
+        left = limit
+        try:
+            while left != 0:
+                window, ended = self._dispatch(left if self.replay else 1)
+                if window:
+                    self._hand_over(window)
+                if left is not None:
+                    left -= len(window)
+                if ended or self.run_context.get_stop_requested():
+                    return
+        finally:
+            self.feeder.close()
+
+    def _dispatch(self, size: int | None) -> tuple[list[_Record], bool]:
+        """Up to ``size`` steps (None: no bound), and whether the data ended."""
+        state, window = self.state, []
+        while size is None or len(window) < size:
+            try:
+                tensors, data_state, samples = self.feeder.get()
+            except StopIteration:
+                return window, True
+            finally:  # the wait for the end of the data counts too
+                state.data_wait_seconds = self._waited + self.feeder.waited
+                state.copy_seconds = self._copied + self.feeder.copied
+            if not self.replay:
+                state.begin_step()
+                self.cbs.on_train_step_begin(self.run_context)
+            begin = time.perf_counter()
+            outputs = self.step(*tensors)
+            state.step_seconds += time.perf_counter() - begin
+            window.append((outputs, data_state, samples))
+        return window, False
+
+    def _hand_over(self, window: list[_Record]) -> None:
+        """The window's steps to the callbacks, in order (a sink's after its one read)."""
+        state, run, cbs = self.state, self.run_context, self.cbs
+        values = self._read(window) if self.replay else None  # eager: the outputs as they are
+        bad = None if values is None else _first_non_finite(values)
+        last = len(window) - 1
+        for i, (outputs, data_state, samples) in enumerate(window):
+            if values is not None:
+                state.begin_step()
+                outputs = values[i]
+            state.net_outputs = outputs
+            state.samples_seen += samples
+            state.dataset_state = data_state
+            state.weights_current = i == last  # the weights are those after the last step
+            if values is not None:
+                cbs.on_train_step_begin(run)
+            cbs.on_train_step_end(run)
+            if i == bad:
+                raise ValueError(
+                    f"In epoch: {state.cur_epoch_num} step: {state.step_in_epoch}, loss is "
+                    f"{outputs.item()}: training cannot continue (sink mode checks every loss "
+                    "at the sink's end)"
+                )
+        state.weights_current = True
+
+    def _read(self, window: list[_Record]) -> torch.Tensor:
+        """The window's losses on the host: one transfer, counted as step time."""
+        begin = time.perf_counter()
+        losses = [o[0] if isinstance(o, (tuple, list)) else o for o, _, _ in window]
+        values = torch.stack([loss.detach().float().reshape(()) for loss in losses]).cpu()
+        self.state.step_seconds += time.perf_counter() - begin
+        return values
+
+
+def _first_non_finite(values: torch.Tensor) -> int | None:
+    """The index of the first NaN or inf in ``values`` (on the host); None if all are finite."""
+    return next((i for i, v in enumerate(values.tolist()) if not math.isfinite(v)), None)

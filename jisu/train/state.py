@@ -1,0 +1,101 @@
+"""``TrainState``: the typed state of a ``Model.train`` run, which callbacks receive as
+``cb_params``.
+
+The fields are what the training loop maintains (where the run stands, its clocks, the last
+step's outputs) and what it trains (network, optimizer, ...). Callbacks read them as
+attributes, MindSpore's way (``run_context.original_args().cur_step_num``), or by name
+(``params.get("metrics")``, ``params["cur_step_num"]``): a ``TrainState`` is also a mutable
+mapping of its attributes, as MindSpore's dict-based ``cb_params`` is. A callback may set its
+own attributes on it (``params.my_value = 1``); they are then attributes and keys like the
+fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+
+@dataclass(eq=False)
+class TrainState(MutableMapping):
+    """Where a training run stands; ``cb_params`` of ``Model.train`` and ``Model.fit``.
+
+    Counters follow MindSpore: ``cur_epoch_num`` is the 1-based epoch in progress (the epochs
+    done before the first, at ``on_train_begin``), ``cur_step_num`` the steps done since the
+    start of training (a resumed run counts on from its checkpoint), ``step_in_epoch`` those
+    of the current epoch, ``batch_num`` the steps of an epoch.
+
+    The clocks are cumulative seconds: ``data_wait_seconds`` waiting for batches,
+    ``copy_seconds`` copying them to the device, ``step_seconds`` in the train step (forward,
+    backward, update; in sink mode also the sink's one read of its losses). In sink mode a
+    sink's step callbacks are replayed at its end, when its clocks are complete, and
+    ``weights_current`` is False but at its last step: the weights are those after it.
+    """
+
+    # what is trained (fixed for the run)
+    model: Any = field(default=None, repr=False)
+    network: nn.Module | None = field(default=None, repr=False)
+    train_network: Any = field(default=None, repr=False)
+    optimizer: torch.optim.Optimizer | None = field(default=None, repr=False)
+    loss_fn: Any = field(default=None, repr=False)
+    loss_scale_manager: Any = field(default=None, repr=False)
+    train_dataset: Any = field(default=None, repr=False)
+    device: torch.device | None = None
+    amp_level: str = "O0"
+    graph_mode: bool = False
+    dataset_sink_mode: bool = False
+    sink_size: int = -1
+    mode: str = "train"
+    epoch_num: int = 0
+    batch_num: int | None = None
+    # where the run stands
+    cur_epoch_num: int = 0
+    cur_step_num: int = 0
+    step_in_epoch: int = 0
+    samples_seen: int = 0
+    dataset_state: dict | None = None
+    net_outputs: Any = field(default=None, repr=False)
+    weights_current: bool = True
+    metrics: dict | None = None
+    # the loop's clocks
+    data_wait_seconds: float = 0.0
+    copy_seconds: float = 0.0
+    step_seconds: float = 0.0
+
+    def begin_step(self) -> None:
+        """Count one more step, in the run and in the epoch."""
+        self.cur_step_num += 1
+        self.step_in_epoch += 1
+
+    def resume_point(self) -> tuple[int, int]:
+        """``(epoch, step_in_epoch)`` at which a run resumed from here starts: the 0-based
+        epoch and the steps of it already done (the next epoch, 0, after a complete one)."""
+        epoch, step = self.cur_epoch_num - 1, self.step_in_epoch
+        if self.batch_num and step >= self.batch_num:
+            epoch, step = epoch + 1, 0
+        return epoch, step
+
+    # the mapping view: the instance's attributes, fields and a callback's own alike
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return vars(self)[name]
+        except KeyError:
+            raise KeyError(name) from None
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        setattr(self, name, value)
+
+    def __delitem__(self, name: str) -> None:
+        if name not in vars(self):
+            raise KeyError(name)
+        delattr(self, name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(vars(self)))
+
+    def __len__(self) -> int:
+        return len(vars(self))

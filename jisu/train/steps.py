@@ -1,0 +1,93 @@
+"""The train step ``Model`` runs, built by wrapping: each wrapper takes a step and returns a
+step (a callable ``step(*batch) -> outputs`` with the step's attributes), leaving the step it
+wraps as it was.
+
+- :func:`data_parallel`: under ``torchrun``, gradients averaged across the ranks
+  (``DistributedDataParallel``);
+- :class:`CompiledStep`: in GRAPH_MODE, the forward and backward through ``torch.compile``,
+  with the eager step as the fallback when compilation fails.
+
+:func:`wrap_train_step` composes them, in that order, in one place.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch.nn.parallel import DistributedDataParallel
+
+from .. import distributed
+from ..amp import TrainStep
+from ..amp.train_step import loss_forward
+from ..context import get_context, graph_mode
+
+
+def data_parallel(
+    step: TrainStep, loss_fn: Callable[..., torch.Tensor] | None, device: torch.device
+) -> TrainStep:
+    """``step`` over ``DistributedDataParallel(step.network)``: the same update, with the
+    gradients averaged across the ranks during the backward."""
+    ids = [device] if device.type == "cuda" else None
+    network = DistributedDataParallel(step.network, device_ids=ids)
+    return step.with_forward(loss_forward(network, loss_fn))
+
+
+class CompiledStep:
+    """``step`` with its forward (and so its backward) run through ``torch.compile``.
+
+    Compilation happens during the first step, forward and backward (the backward graph is
+    compiled when it first runs), and can fail there: no C++ compiler, an unsupported
+    construct. Then the step warns and is redone by the eager ``step``, which is used from then
+    on (BatchNorm running statistics will have seen that first batch twice). Errors after a
+    first successful step are the user's and propagate. Other attributes are those of the step
+    in use.
+    """
+
+    def __init__(self, step: TrainStep) -> None:
+        mode = "max-autotune" if get_context("enable_graph_kernel") else None
+        self.eager = step
+        self.compiled = step.with_forward(torch.compile(step.forward_fn, mode=mode))
+        self._step: Any = self.compiled
+        self.proven = False
+
+    @property
+    def is_compiled(self) -> bool:
+        """Whether the compiled step is in use (False after a fallback to eager)."""
+        return self._step is self.compiled
+
+    def __call__(self, *inputs: Any) -> Any:
+        if self.proven:
+            return self._step(*inputs)
+        try:
+            outputs = self._step(*inputs)
+        except Exception as exc:  # compilation failed, in the forward or the backward
+            warnings.warn(
+                f"GRAPH_MODE: torch.compile failed ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else ''}); running eagerly",
+                stacklevel=2,
+            )
+            self._step = self.eager
+            outputs = self._step(*inputs)
+        self.proven = True
+        return outputs
+
+    def __getattr__(self, name: str) -> Any:
+        step = self.__dict__.get("_step")  # absent while unpickling or copying
+        if step is None:
+            raise AttributeError(name)
+        return getattr(step, name)
+
+
+def wrap_train_step(
+    step: TrainStep, loss_fn: Callable[..., torch.Tensor] | None, device: torch.device
+) -> Any:
+    """The step ``Model`` trains with: ``step``, data-parallel under ``torchrun`` (more than
+    one rank), compiled in GRAPH_MODE."""
+    if distributed.get_group_size() > 1:
+        step = data_parallel(step, loss_fn, device)
+    if graph_mode():
+        step = CompiledStep(step)
+    return step

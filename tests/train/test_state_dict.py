@@ -1,0 +1,72 @@
+"""``Model.state_dict()`` / ``Model.load_state_dict()``: the checkpoint format, owned by the
+Model. A state taken after training, loaded into a fresh Model, continues with the
+uninterrupted run's losses bit for bit; ModelCheckpoint writes exactly that state."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import jisu
+from jisu.train import CheckpointConfig, ModelCheckpoint
+from tests.train.test_model import data, model
+from tests.train.test_resume import noisy_model, seed_all, train
+
+POSITION = {"epoch", "step_in_epoch", "cur_step_num", "dataset_state", "rng_state"}
+
+
+@pytest.mark.parametrize("sink", [False, True], ids=["eager", "sink"])
+def test_a_state_dict_taken_after_two_epochs_continues_the_run_exactly(tmp_path, sink):
+    seed_all(1)
+    reference = train(noisy_model("torch"), 4, sink, -1)  # 5 steps an epoch
+
+    seed_all(1)
+    first = noisy_model("torch")
+    train(first, 2, sink, -1)
+    state = first.state_dict()
+    assert {"network", "optimizer", *POSITION} <= set(state)
+    assert (state["epoch"], state["step_in_epoch"], state["cur_step_num"]) == (2, 0, 10)
+    path = str(tmp_path / "two-epochs.ckpt")
+    jisu.save_checkpoint(state, path)  # tensors and plain values only
+
+    resumed = noisy_model("torch")
+    seed_all(999)  # only the state can bring the generators back
+    resumed.load_state_dict(jisu.load_checkpoint(path))
+    assert train(resumed, 4, sink, -1, initial_epoch=2) == reference[10:]  # bit for bit
+
+
+def test_a_loaded_state_reads_back_as_loaded_until_training_resumes():
+    trained = model()
+    trained.train(1, data()[0])
+    state = trained.state_dict()
+    fresh = model()
+    assert set(fresh.state_dict()) == {"network", "optimizer"}  # never trained: no position
+    fresh.load_state_dict(state)
+    again = fresh.state_dict()
+    assert {key: again[key] for key in POSITION} == {key: state[key] for key in POSITION}
+    for name, value in state["network"].items():
+        assert torch.equal(again["network"][name], value)
+
+
+def test_model_checkpoint_writes_the_models_state_dict(tmp_path):
+    m = model()
+    saver = ModelCheckpoint("m", str(tmp_path), CheckpointConfig(save_checkpoint_steps=100))
+    m.train(1, data()[0], callbacks=[saver])  # saved once, by on_train_end
+    written = jisu.load_checkpoint(saver.latest_ckpt_file_name)
+    state = m.state_dict()
+    assert list(written) == list(state)
+    assert {k: written[k] for k in POSITION - {"rng_state"}} == {
+        k: state[k] for k in POSITION - {"rng_state"}
+    }
+    assert torch.equal(written["rng_state"]["torch"], state["rng_state"]["torch"])
+    for name, value in state["network"].items():
+        assert torch.equal(written["network"][name], value)
+
+
+def test_resuming_from_a_state_dict_needs_its_epoch():
+    trained = model()
+    trained.train(2, data()[0])
+    fresh = model()
+    fresh.load_state_dict(trained.state_dict())
+    with pytest.raises(ValueError, match="pass initial_epoch=2"):
+        fresh.train(3, data()[0])
