@@ -24,7 +24,7 @@ import jisu.dataset as ds
 from jisu.dataset.engine.cpus import available_cpus
 
 
-def epoch_times(root: str, workers: int) -> list[tuple[float, int]]:
+def epoch_times(root: str, workers: int | None) -> list[tuple[float, int]]:
     """(seconds since start, images) after each batch of one epoch."""
     iterator = jisu_pipeline(root, workers).create_tuple_iterator(num_epochs=1)
     begin, seen, marks = time.perf_counter(), 0, []
@@ -57,14 +57,19 @@ def main() -> None:
         hand = {w: rate(epoch_times(root, w), 2 / 3) for w in range(1, cores + 1)}
         best = max(hand, key=hand.get)
         logging.basicConfig(level=logging.INFO, format="  %(message)s")
+        # the poor start: 1 worker by default (an explicit num_parallel_workers=1 would be a
+        # promise AutoTune keeps), prefetch 1
+        default_workers = ds.config.get_num_parallel_workers()
+        ds.config.set_num_parallel_workers(1)
         ds.config.set_prefetch_size(1)
         ds.config.set_enable_autotune(True, os.path.join(scratch, "tuned.json"))
         try:
-            print("AutoTune from 1 worker, prefetch 1:")
-            marks = epoch_times(root, 1)
+            print("AutoTune from 1 worker (the default), prefetch 1:")
+            marks = epoch_times(root, None)
         finally:
             ds.config.set_enable_autotune(False)
             ds.config.set_prefetch_size(16)
+            ds.config.set_num_parallel_workers(default_workers)
     for w, r in hand.items():
         print(f"  hand-picked {w} worker(s): {r:6.0f} images/s")
     tuned_end, tuned_all = rate(marks, 2 / 3), rate(marks)

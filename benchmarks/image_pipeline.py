@@ -77,8 +77,9 @@ def ceiling(paths: list[str]) -> float:
     return len(paths) / (time.perf_counter() - begin)
 
 
-def jisu_pipeline(root: str, workers: int, offload: bool = False) -> ds.Dataset:
-    """(2): ImageFolderDataset -> RandomCropDecodeResize -> flip -> Normalize -> HWC2CHW."""
+def jisu_pipeline(root: str, workers: int | None, offload: bool = False) -> ds.Dataset:
+    """(2): ImageFolderDataset -> RandomCropDecodeResize -> flip -> Normalize -> HWC2CHW
+    (``workers`` None: left to jisu, i.e. ``config``'s default, which AutoTune may raise)."""
     data = ds.ImageFolderDataset(root, shuffle=True, num_parallel_workers=workers)
     ops = [
         vision.RandomCropDecodeResize(224),

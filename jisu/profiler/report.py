@@ -118,7 +118,9 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-_OPS_TITLE = "<h3>Ops inside the stages (an epoch's first 256 rows timed, then one in 16)</h3>"
+_OPS_TITLE = (
+    "<h3>Ops inside the stages (an epoch's first 64 rows or batches timed, then one in 16)</h3>"
+)
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 60em; color: #222; }

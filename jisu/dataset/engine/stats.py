@@ -19,7 +19,7 @@ import numpy as np
 
 _BYTES_EVERY = 8  # sample the size of every 8th result
 OP_SAMPLE_EVERY = 16  # time the ops of one row in 16 (the profiler's cost stays ~1 %) ...
-OP_FULL_ROWS = 256  # ... after timing every row among an epoch's first 256
+OP_FULL_ROWS = 64  # ... after timing every row (or batch) among an epoch's first 64
 
 
 def count_rows(result: Any) -> int:
@@ -91,7 +91,8 @@ class OpTimes:
     A fused stage runs several ops in one task, so its own figures cannot tell which op costs.
     Ops time the calls of the rows :meth:`weight` picks (every row among an epoch's first
     :data:`OP_FULL_ROWS`, so that a short run is measured too; then one in
-    :data:`OP_SAMPLE_EVERY`) and report each with its weight, so ``seconds`` estimates the
+    :data:`OP_SAMPLE_EVERY`; a batch decides for all its rows, by its own index) and report
+    each with its weight, so ``seconds`` estimates the
     op's total time and ``calls`` its number of calls. Keys are ``(node id, part)``: the
     node's structural id (the same in a worker process, whose figures :meth:`drain` and
     :meth:`merge` carry over), and ``part`` a map's operation index, or a name (``"read"``,
@@ -116,7 +117,13 @@ class OpTimes:
 
     def add(self, node: Any, part: Any, seconds: float, weight: int) -> None:
         """Account ``seconds`` of one call standing for ``weight`` calls."""
-        self.merge({(self._node_id(node), part): (seconds * weight, weight)})
+        key = (self._node_id(node), part)
+        with self._lock:
+            entry = self.totals.get(key)
+            if entry is None:
+                entry = self.totals[key] = [0.0, 0.0]
+            entry[0] += seconds * weight
+            entry[1] += weight
 
     def merge(self, figures: dict[tuple[int, Any], tuple[float, float]]) -> None:
         """Add ``{key: (seconds, calls)}`` (another process's :meth:`drain`)."""

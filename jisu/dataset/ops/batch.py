@@ -195,47 +195,57 @@ class BatchDataset(Dataset):
         child = self.children[0]
         begin = index * self.batch_size
         end = min(begin + self.batch_size, child._row_count())
+        # with the profiler on, one decision per batch: all its rows' ops timed, or none
+        weight = ctx.op_times.weight(index) if ctx.op_times is not None else 0
         started = time.perf_counter()
         columns = child._fetch_columns(ctx, epoch, np.arange(begin, end))
         if columns is not None:
-            if ctx.op_times is not None:  # the source gathered the batch's rows at once
-                ctx.op_times.add(self, "gather", time.perf_counter() - started, 1)
+            if weight:  # the source gathered the batch's rows at once
+                ctx.op_times.add(self, "gather", time.perf_counter() - started, weight)
             return self.make_batch(epoch, index, None, columns)
         chain, source = fetch_maps(self)  # the maps right below: applied here, per row
         steps = list(zip(chain, self.deferrable(chain)))
         rows = []
         for i in range(begin, end):
-            row = source._fetch(ctx, epoch, i)
+            if weight:
+                started = time.perf_counter()
+                row = source._fetch(ctx, epoch, i)
+                ctx.op_times.add(source, "read", time.perf_counter() - started, weight)
+            else:
+                row = source._fetch(ctx, epoch, i)
             for node, defer in steps:
-                row = node.apply_row(ctx, epoch, i, row, defer)
+                row = node.apply_row(ctx, epoch, i, row, defer, weight)
             rows.append(row)
-        return self._assemble(ctx, epoch, index, rows)
+        return self._assemble(ctx, epoch, index, rows, weight)
 
     def batch_rows(self, ctx: ExecContext, epoch: int, item: tuple[int, list]) -> tuple:
         """Task of a stream batch stage: maps fused below it, then assembly of one batch."""
         batch_num, group = item
         chain = batch_map_chain(self)[0]
         steps = list(zip(chain, self.deferrable(chain)))
+        weight = ctx.op_times.weight(batch_num) if ctx.op_times is not None else 0
         rows = []
         for index, row in group:
             for node, defer in steps:  # maps fused into the batch task: no queue per row
-                row = node.apply_row(ctx, epoch, index, row, defer)
+                row = node.apply_row(ctx, epoch, index, row, defer, weight)
             rows.append(row)
-        return self._assemble(ctx, epoch, batch_num, rows)
+        return self._assemble(ctx, epoch, batch_num, rows, weight)
 
-    def _assemble(self, ctx: ExecContext, epoch: int, batch_num: int, rows: list) -> tuple:
+    def _assemble(
+        self, ctx: ExecContext, epoch: int, batch_num: int, rows: list, weight: int
+    ) -> tuple:
         """:meth:`make_batch` into pooled arrays, at most ``num_parallel_workers`` at once
-        when the plan limits this batch below its stage's width."""
+        when the plan limits this batch below its stage's width; timed with ``weight``."""
         slot = ctx.slots.get(id(self))
         begin = time.perf_counter()
         if slot is None:
             batch = self.make_batch(epoch, batch_num, rows, None, ctx.buffers.empty)
         else:
             with slot:
-                if ctx.op_times is not None:
-                    ctx.op_times.add(self, "wait", time.perf_counter() - begin, 1)
+                if weight:
+                    ctx.op_times.add(self, "wait", time.perf_counter() - begin, weight)
                     begin = time.perf_counter()
                 batch = self.make_batch(epoch, batch_num, rows, None, ctx.buffers.empty)
-        if ctx.op_times is not None:  # once per batch: cheap enough to time every one
-            ctx.op_times.add(self, "assembly", time.perf_counter() - begin, 1)
+        if weight:
+            ctx.op_times.add(self, "assembly", time.perf_counter() - begin, weight)
         return batch

@@ -141,7 +141,13 @@ class MapDataset(Dataset):
 
     # ----------------------------------------------------------------- per-row work
     def apply_row(
-        self, ctx: ExecContext, epoch: int, index: int, row: tuple, defer: bool = False
+        self,
+        ctx: ExecContext,
+        epoch: int,
+        index: int,
+        row: tuple,
+        defer: bool = False,
+        weight: int | None = None,
     ) -> tuple | None:
         """Apply the ops to one row (``index``: its position in this map's input).
 
@@ -153,11 +159,16 @@ class MapDataset(Dataset):
 
         When the plan limits this map below its stage's width (an explicit
         ``num_parallel_workers``), at most that many calls run at once.
+
+        With the profiler on, the ops' times are recorded with ``weight`` (how many calls this
+        one stands for; 0: not timed), which a batch decides once for all its rows; by default
+        from the row's index (:meth:`OpTimes.weight`).
         """
+        if weight is None:
+            weight = ctx.op_times.weight(index) if ctx.op_times is not None else 0
         slot = ctx.slots.get(id(self))
         if slot is None:
-            return self._apply_row(ctx, epoch, index, row, defer)
-        weight = ctx.op_times.weight(index) if ctx.op_times is not None else 0
+            return self._apply_row(ctx, epoch, index, row, defer, weight)
         if weight:
             begin = time.perf_counter()
             slot.acquire()
@@ -165,17 +176,16 @@ class MapDataset(Dataset):
         else:
             slot.acquire()
         try:
-            return self._apply_row(ctx, epoch, index, row, defer)
+            return self._apply_row(ctx, epoch, index, row, defer, weight)
         finally:
             slot.release()
 
     def _apply_row(
-        self, ctx: ExecContext, epoch: int, index: int, row: tuple, defer: bool
+        self, ctx: ExecContext, epoch: int, index: int, row: tuple, defer: bool, weight: int
     ) -> tuple | None:
         args: Any = tuple(row[j] for j in self._in_idx)
         key = ctx.node_id(self) << 8
         tail = self._tail if defer else None
-        weight = ctx.op_times.weight(index) if ctx.op_times is not None else 0
         timer = ctx.op_times if weight else None
         for step, (k, op) in enumerate(self._steps):
             if step == tail:
@@ -212,7 +222,14 @@ class MapDataset(Dataset):
         return tuple(args[j] if new else row[j] for new, j in self._sources)
 
     def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
-        return self.apply_row(ctx, epoch, index, self.children[0]._fetch(ctx, epoch, index))
+        child = self.children[0]
+        weight = ctx.op_times.weight(index) if ctx.op_times is not None else 0
+        if not weight or isinstance(child, MapDataset):  # a map below times its own child
+            return self.apply_row(ctx, epoch, index, child._fetch(ctx, epoch, index), False, weight)
+        begin = time.perf_counter()
+        row = child._fetch(ctx, epoch, index)
+        ctx.op_times.add(child, "read", time.perf_counter() - begin, weight)
+        return self.apply_row(ctx, epoch, index, row, False, weight)
 
     def map_rows(self, ctx: ExecContext, epoch: int, chunk: list[tuple[int, tuple]]) -> list:
         """Task of a stream map stage: the fused maps down to the stream, on ``(index, row)``s."""

@@ -274,13 +274,7 @@ class GeneratorDataset(Dataset):
         return n if self.num_samples is None else min(n, self.num_samples)
 
     def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
-        weight = ctx.op_times.weight(index) if ctx.op_times is not None else 0
-        if not weight:
-            return self._read(ctx, int(self.epoch_order(ctx, epoch)[index]))
-        begin = time.perf_counter()
-        row = self._read(ctx, int(self.epoch_order(ctx, epoch)[index]))
-        ctx.op_times.add(self, "read", time.perf_counter() - begin, weight)
-        return row
+        return self._read(ctx, int(self.epoch_order(ctx, epoch)[index]))
 
     def fetch_rows(self, ctx: ExecContext, epoch: int, indices: list[int]) -> list[tuple]:
         """Task reading rows ``indices`` (positions in ``epoch``'s order). In "skip" mode a
