@@ -55,7 +55,7 @@ def stage_chart(stages: list[dict[str, Any]]) -> str:
     left.set_ylabel("output per second (rows or batches)")
     right.set_ylabel("workers busy, %")
     left.set_title("Pipeline stages: throughput and busy share")
-    figure.legend(loc="upper center", bbox_to_anchor=(0.5, 0.02), ncol=2, frameon=False)
+    figure.legend(loc="upper center", bbox_to_anchor=(0.5, -0.06), ncol=2, frameon=False)
     svg = _svg(figure)
     plt.close(figure)
     return svg
