@@ -26,7 +26,7 @@ def state(pid: int) -> str | None:
             for line in f:
                 if line.startswith("State:"):
                     return line.split()[1]
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone, also between open and read
         pass
     return None
 
