@@ -5,7 +5,7 @@
 ``jisu.Model`` trains with callbacks, sink mode and graph mode (``jisu.train``).
 """
 
-from . import amp, context, dataset, train
+from . import amp, context, dataset, profiler, train  # profiler installs AutoTune
 from ._version import __version__
 from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
 from .dtypes import (
@@ -41,6 +41,7 @@ __all__ = [
     "int32",
     "int64",
     "load_checkpoint",
+    "profiler",
     "save_checkpoint",
     "set_context",
     "train",

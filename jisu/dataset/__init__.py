@@ -23,7 +23,8 @@ from .record.writer import FileWriter
 from .sources.generator import GeneratorDataset, Schema
 from .sources.image_folder import ImageFolderDataset
 from .sources.numpy_slices import NumpySlicesDataset
-from .sources.record import MindDataset, RecordDataset, Shuffle
+from .sources.options import Shuffle
+from .sources.record import MindDataset, RecordDataset
 from .sources.samplers import (
     DistributedSampler,
     RandomSampler,

@@ -1,19 +1,23 @@
 """Dataset: the lazy, immutable description of a pipeline, and its fluent methods.
 
 A :class:`Dataset` is a node in a DAG. Methods such as :meth:`map` or :meth:`batch` return new
-nodes; nothing runs until an iterator is created. Each node answers two questions for the
-engine:
+nodes; nothing runs until an iterator is created. A node is of one of two kinds, by type (as
+grain separates ``MapDataset`` from ``IterDataset``):
 
-* ``_stream(ctx, epoch, start)``: the rows of one epoch, from row ``start`` on, as an iterator.
-* if ``random_access`` is true, ``_fetch(ctx, epoch, index)``: row ``index`` of an epoch, computed
-  independently of all other rows. A chain of random-access nodes (source, shuffle, map, batch,
-  ...) is executed as one fused task per output row (or batch) on a thread pool, with sources
-  read in parallel by index; ``_fetch_columns`` lets a source that can slice (NumPy arrays)
-  return a whole batch at once.
+* a **stream** computes the rows of one epoch in order: ``_stream_rows(ctx, epoch, start)`` for
+  a node that runs inline, or the kernels of the stage it declares in ``stream_stage`` (see
+  ``engine/plan.py``);
+* a :class:`RandomAccess` node computes row ``index`` of an epoch independently of all other
+  rows: ``_fetch(ctx, epoch, index)``, and ``_fetch_columns`` for a node that can gather a whole
+  batch at once (NumPy arrays). A chain of them (source, shuffle, map, batch, ...) runs as one
+  fused task per output row (or batch) on a worker pool, with sources read in parallel by index.
 
-Iterable sources (generators) and row-dropping ops (filter) are not random-access: after them,
-pipelines run as streams of rows, and their per-row work (maps, batch assembly) is still done in
-parallel, in order.
+An op that can be either (a map is random access when its child is) declares its random-access
+kernels as a :class:`RandomAccess` subclass in ``random_access_kernels``; its class then has an
+``Indexed`` variant (the kernels mixed in), which the node becomes at the end of its
+``__init__`` when its inputs allow (:meth:`Dataset._settle_kind`). Iterable sources
+(generators) and row-dropping ops (filter, a map in "skip" error mode) are streams: after them
+the per-row work (maps, batch assembly) is still done in parallel, in order.
 
 Every random decision is drawn from an RNG keyed by (seed, epoch, row index, op), where the row
 index is the row's position in the op's input for that epoch; so a seed gives the same output
@@ -23,11 +27,12 @@ whatever the number of workers.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from . import config
+from .engine.access import RandomAccess
 from .engine.context import ExecContext
 from .engine.stage_runs import run_stream
 from .validation import resolve_workers
@@ -39,14 +44,39 @@ if TYPE_CHECKING:
 class Dataset:
     """Base of every pipeline node. See the module docstring for the engine contract."""
 
-    #: whether ``_fetch(ctx, epoch, index)`` is available
-    random_access: bool = False
+    #: the op's random-access kernels (a :class:`RandomAccess` subclass), None for an op that
+    #: is always a stream; a class with kernels gets an ``Indexed`` variant
+    random_access_kernels: ClassVar[type[RandomAccess] | None] = None
+    #: the random-access variant of this class (built from ``random_access_kernels``)
+    Indexed: ClassVar[type[Dataset]]
     #: whether the node does parallel work of its own (and takes ``num_parallel_workers``)
     has_workers: bool = False
     #: workers when ``num_parallel_workers`` is None (None: ``config``'s default)
     default_workers: int | None = None
     #: the kind of stage the node runs as a stream (see ``engine/plan.py``), None: inline
     stream_stage: str | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        kernels = cls.random_access_kernels
+        if kernels is None or issubclass(cls, RandomAccess):
+            return
+        # same name as the op (errors and labels use it); found by pickle as ``<op>.Indexed``
+        cls.Indexed = type(
+            cls.__name__,
+            (kernels, cls),
+            {
+                "__module__": cls.__module__,
+                "__qualname__": f"{cls.__qualname__}.Indexed",
+                "__doc__": cls.__doc__,
+            },
+        )
+
+    def _settle_kind(self, random_access: bool) -> None:
+        """End of ``__init__``: become this op's random-access variant when ``random_access``
+        (its inputs are random access and nothing it does drops rows)."""
+        if random_access and not isinstance(self, RandomAccess):
+            self.__class__ = type(self).Indexed
 
     @property
     def rows_per_item(self) -> int:
@@ -69,13 +99,6 @@ class Dataset:
         """Rows per epoch when known without running the pipeline; None otherwise."""
         raise NotImplementedError  # every node class defines it
 
-    def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
-        raise TypeError(f"{self.op_name} is not random-access")
-
-    def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:
-        """Rows ``indices`` as stacked column arrays, if this node can gather them at once."""
-        return None
-
     def _workers(self) -> int:
         """Threads for this node's own parallel work."""
         default = self.default_workers or config.get_num_parallel_workers()
@@ -88,10 +111,6 @@ class Dataset:
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         """Rows of one epoch, for a node that runs inline as a stream (shuffle, repeat …)."""
         raise NotImplementedError  # every node that can run inline defines it
-
-    def fetch_rows(self, ctx: ExecContext, epoch: int, indices: list[int]) -> list[tuple]:
-        """Task of a random-access stage: rows ``indices`` of ``epoch``."""
-        return [self._fetch(ctx, epoch, i) for i in indices]
 
     # ----------------------------------------------------------------- introspection
     def get_col_names(self) -> list[str]:

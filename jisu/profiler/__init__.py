@@ -1,10 +1,15 @@
 """Profilers: where a pipeline's and a training run's time goes, and which lever to pull
-first (``jisu doctor``)."""
+first (``jisu doctor``); AutoTune and the pipeline profile's verdict, which the data engine
+runs through :mod:`jisu.dataset.engine.policies` (installed here, on import)."""
 
+from ..dataset.engine import policies
+from .autotune import AutoTuner
 from .doctor import diagnose_pipeline, diagnose_training, load_callable
+from .pipeline import analyse_pipeline
 from .training import TimeBreakdown, TrainingProfiler, counting_host_reads
 
 __all__ = [
+    "AutoTuner",
     "TimeBreakdown",
     "TrainingProfiler",
     "counting_host_reads",
@@ -12,3 +17,5 @@ __all__ = [
     "diagnose_training",
     "load_callable",
 ]
+
+policies.install(AutoTuner, analyse_pipeline)

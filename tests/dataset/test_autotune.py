@@ -47,7 +47,7 @@ def test_autotune_grows_the_slow_stage_and_the_json_reproduces_it(
     busy machine changes: they are tested on a fake clock below; here every stage counts as
     needy, so that the stage grows whatever the timing (the tuner looks every 0.2 s; one
     worker takes at least 1.2 s for the epoch)."""
-    from jisu.dataset.engine import autotune
+    from jisu.profiler import autotune
 
     monkeypatch.setattr(autotune, "WAIT_SHARE", 0.0)
     monkeypatch.setattr(autotune, "BUSY_SHARE", 0.0)
@@ -108,8 +108,8 @@ def tuner_with_one_stage(monkeypatch, cpus: int, pool_type=FakePool, max_workers
     """An AutoTuner over one fake stage, on a clock the test moves."""
     import threading
 
-    from jisu.dataset.engine import autotune
     from jisu.dataset.engine.stats import StageStats
+    from jisu.profiler import autotune
 
     clock = Clock()
     monkeypatch.setattr(autotune.time, "perf_counter", clock)

@@ -12,6 +12,7 @@ import pytest
 import jisu.dataset as ds
 from jisu.dataset.engine.cpus import available_cpus
 from jisu.dataset.engine.plan import plan
+from tests.conftest import rows_of
 
 needs_two_cpus = pytest.mark.skipif(available_cpus() < 2, reason="needs 2 usable CPUs")
 
@@ -197,3 +198,70 @@ def test_a_saved_tuning_does_not_widen_a_process_stage_past_an_explicit_count(tm
     finally:
         it.close()
         ds.config.load_autotune_config(None)
+
+
+def _stream_source():
+    def rows():
+        for i in range(12):
+            yield np.array([i], dtype=np.int64)
+
+    return ds.GeneratorDataset(rows, ["x"])
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda d: d.map(quick),
+        lambda d: d.batch(3),
+        lambda d: d.shuffle(4),
+        lambda d: d.shard(2, 1),
+        lambda d: d.take(5),
+        lambda d: d.skip(2),
+        lambda d: d.repeat(2),
+        lambda d: d.project("x"),
+        lambda d: d.rename("x", "y"),
+        lambda d: d.concat(d),
+        lambda d: d.zip(d.rename("x", "y")),
+    ],
+)
+def test_random_access_is_the_type_of_a_node_chosen_by_its_inputs(build):
+    from jisu.dataset.engine.access import RandomAccess
+
+    indexed = build(ds.NumpySlicesDataset(np.arange(12).reshape(12, 1), ["x"], shuffle=False))
+    stream = build(_stream_source())
+    assert isinstance(indexed, RandomAccess) and hasattr(indexed, "_fetch")
+    assert not isinstance(stream, RandomAccess) and not hasattr(stream, "_fetch")
+    # the same op either way, and both kinds give the same rows
+    assert type(indexed).__name__ == type(stream).__name__
+    assert isinstance(indexed, type(stream))
+    if stream.op_name != "shuffle":  # (a buffer shuffle is another order)
+        assert rows_of(indexed, None, num_epochs=1) == rows_of(stream, None, num_epochs=1)
+
+
+def test_what_keeps_a_node_a_stream_over_random_access_inputs():
+    from jisu.dataset.engine.access import is_random_access
+
+    data = ds.NumpySlicesDataset(np.arange(12).reshape(12, 1), ["x"], shuffle=False)
+    assert not is_random_access(data.repeat(-1)) and is_random_access(data.repeat(3))
+    assert not is_random_access(data.filter(lambda x: True))
+    assert not is_random_access(data.filter(lambda x: True).map(quick))
+    ds.config.set_error_samples_mode("skip")
+    try:
+        assert not is_random_access(data.map(quick))  # a failing sample would vanish
+    finally:
+        ds.config.set_error_samples_mode("raise")
+
+
+def test_a_random_access_node_survives_pickling_as_its_own_kind():
+    import pickle
+
+    from jisu.dataset.engine.access import RandomAccess
+
+    node = ds.NumpySlicesDataset(np.arange(6), ["x"], shuffle=False).map(quick).batch(2)
+    clone = pickle.loads(pickle.dumps(node))
+    assert type(clone) is type(node) and isinstance(clone, RandomAccess)
+    assert [b.tolist() for (b,) in clone.create_tuple_iterator(output_numpy=True)] == [
+        [1, 2],
+        [3, 4],
+        [5, 6],
+    ]

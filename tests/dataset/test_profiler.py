@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import jisu.dataset as ds
-from jisu.dataset.engine import bottleneck as bottleneck_module
-from jisu.dataset.engine.bottleneck import bottleneck
 from jisu.dataset.engine.stats import StageStats
+from jisu.profiler import pipeline as bottleneck_module
+from jisu.profiler.pipeline import bottleneck
 
 VERDICTS = {"consumer", "source"}
 

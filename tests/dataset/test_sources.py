@@ -8,6 +8,7 @@ import torch
 
 import jisu
 import jisu.dataset as ds
+from jisu.dataset.engine.access import is_random_access
 from jisu.dataset.sources.samplers import IterableSampler
 from tests.conftest import rows_of
 
@@ -44,11 +45,11 @@ def test_iterable_source_and_single_column_items():
             return iter([np.arange(3) + i for i in range(4)])
 
     data = ds.GeneratorDataset(Iterable(), ["x"])
-    assert not data.random_access
+    assert not is_random_access(data)
     assert rows_of(data) == [[i, i + 1, i + 2] for i in range(4)]
     assert data.get_dataset_size() == 4  # counted by running the pipeline
     as_list = ds.GeneratorDataset([np.arange(3) + i for i in range(4)], ["x"], shuffle=False)
-    assert as_list.random_access and rows_of(as_list) == rows_of(data)
+    assert is_random_access(as_list) and rows_of(as_list) == rows_of(data)
 
 
 def test_random_access_source_is_shuffled_by_default_and_covers_every_index():
@@ -154,10 +155,10 @@ def test_torch_map_style_and_iterable_datasets():
                 yield torch.tensor([i, i]), torch.tensor(i)
 
     data = ds.TorchDataset(MapStyle(), shuffle=False)
-    assert data.get_col_names() == ["x", "y"] and data.random_access
+    assert data.get_col_names() == ["x", "y"] and is_random_access(data)
     assert rows_of(data, 0) == [[float(i)] * 2 for i in range(5)]
     stream = ds.TorchDataset(Stream())
-    assert not stream.random_access
+    assert not is_random_access(stream)
     assert rows_of(stream, 1) == [0, 1, 2, 3]
 
 
@@ -278,3 +279,30 @@ def test_iterable_with_length_reports_its_size_with_shards_and_num_samples():
         data = ds.GeneratorDataset(Sized(), ["x"], **kwargs)
         assert data._row_count() == size
         assert len(rows_of(data)) == size
+
+
+def test_read_options_are_checked_once_for_every_source_naming_it(tmp_path):
+    with pytest.raises(TypeError, match=r"NumpySlicesDataset: shuffle must be a bool or None"):
+        ds.NumpySlicesDataset(np.arange(4), shuffle=ds.Shuffle.FILES)
+    with pytest.raises(TypeError, match=r"GeneratorDataset: shuffle must be a bool or None"):
+        ds.GeneratorDataset(Squares(), ["x"], shuffle="yes")
+    (tmp_path / "cls").mkdir()
+    (tmp_path / "cls" / "0.jpg").write_bytes(b"x")
+    with pytest.raises(ValueError, match=r"ImageFolderDataset: sampler cannot be combined"):
+        ds.ImageFolderDataset(str(tmp_path), sampler=[0], shuffle=False)
+    with pytest.raises(ValueError, match=r"NumpySlicesDataset: num_samples must be"):
+        ds.NumpySlicesDataset(np.arange(4), num_samples=-1)
+
+
+def test_image_folder_takes_a_sampler(tmp_path):
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        for k in range(3):
+            (tmp_path / name / f"{k}.jpg").write_bytes(bytes([k]) * 4)
+    data = ds.ImageFolderDataset(str(tmp_path), sampler=ds.SubsetSampler([5, 0, 3]))
+    assert rows_of(data, 1) == [1, 0, 1]
+    assert [bytes(r[0]) for r in data.create_tuple_iterator(output_numpy=True)] == [
+        bytes([2]) * 4,
+        bytes([0]) * 4,
+        bytes([0]) * 4,
+    ]

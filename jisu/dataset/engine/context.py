@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .policies import Tuner
     from .tasks import StageTask
 
 from .. import config
-from .autotune import AutoTuner
 from .buffers import batch_buffers
 from .plan import Plan
 from .stats import OpTimes, StageStats
@@ -83,7 +83,7 @@ class ExecContext:
         prefetch_size: int,
         node_ids: dict[int, int],
         profile: bool = False,
-        tuner: AutoTuner | None = None,
+        tuner: Tuner | None = None,
         tuned: dict[str, dict[str, int]] | None = None,
         epoch_folds: dict[int, tuple[int, ...]] | None = None,
         settings: RunSettings | None = None,

@@ -10,8 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import config
-from .autotune import AutoTuner
-from .bottleneck import attach_op_figures, bottleneck
+from . import policies
 from .context import ExecContext, RunSettings, Stopped, logger
 from .cpus import available_cpus
 from .plan import Plan
@@ -136,7 +135,9 @@ class DatasetIterator:
         settings = self._settings
         tuner = None
         if settings.autotune and self._epoch == 0:  # tuning is a first-epoch job
-            tuner = AutoTuner(available_cpus(), _autotune_budget(), settings.autotune_path)
+            tuner = policies.make_tuner(
+                available_cpus(), _autotune_budget(), settings.autotune_path
+            )
         ctx = ExecContext(
             self._seed,
             settings.prefetch_size,
@@ -272,8 +273,6 @@ class DatasetIterator:
         now = time.perf_counter() if running else self._stopped
         stages = [stage.summary(now) for stage in list(stats.values())]
         times = self._ctx.op_times if running else self._op_times
-        if times is not None:
-            attach_op_figures(stages, self._plan, times)
         wall = max(now - self._started, 1e-9)
         waited = sum(w[0] for w in self._waits)
         empty = sum(1 for w in self._waits if not w[1])
@@ -285,7 +284,7 @@ class DatasetIterator:
             "queue_capacity": self._out.max_items,
             "occupancy": [(w[2], w[3]) for w in self._waits[::every]],
         }
-        return {"stages": stages, "output": output, **bottleneck(stages, output)}
+        return policies.analyse(stages, output, self._plan, times)
 
     # ------------------------------------------------------------- state
     def get_state(self) -> dict[str, int]:

@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .access import is_random_access
 from .tasks import walk
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def stream_map_chain(node: MapDataset) -> tuple[list[MapDataset], Dataset]:
 
     chain = [node]
     below = node.children[0]
-    while isinstance(below, MapDataset) and not below.random_access:
+    while isinstance(below, MapDataset) and not is_random_access(below):
         chain.append(below)
         below = below.children[0]
     chain.reverse()
@@ -74,7 +75,7 @@ def batch_map_chain(node: BatchDataset) -> tuple[list[MapDataset], Dataset]:
     from ..ops.map import MapDataset
 
     child = node.children[0]
-    if isinstance(child, MapDataset) and not child.random_access:
+    if isinstance(child, MapDataset) and not is_random_access(child):
         chain, base = stream_map_chain(child)
         if not any(m.skip_errors for m in chain):
             return chain, base
@@ -97,7 +98,7 @@ def fetch_maps(node: BatchDataset) -> tuple[list[MapDataset], Dataset]:
 
 def fetch_nodes(root: Dataset) -> list[Dataset]:
     """Rule **fetch**: the nodes a fetch task rooted at ``root`` computes (post-order)."""
-    return [n for n in walk(root) if n.random_access]
+    return [n for n in walk(root) if is_random_access(n)]
 
 
 # ---------------------------------------------------------------------- structure
@@ -354,7 +355,7 @@ def plan(root: Dataset) -> Plan:
         if id(node) in seen:
             return
         seen.add(id(node))
-        kind = FETCH if node.random_access else node.stream_stage
+        kind = FETCH if is_random_access(node) else node.stream_stage
         if kind is None:  # run inline by the thread that pulls its rows
             inline.append(node)
             for child in node.children:

@@ -12,6 +12,7 @@ import itertools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from .access import is_random_access
 from .plan import BATCH, FETCH, FILTER, MAP, READ
 from .stage import EPOCH_END, AdaptiveChunker, at_epoch, chunked, ordered_map
 from .tasks import StageTask
@@ -37,7 +38,7 @@ def run_epochs(
         for e in numbers:
             yield e, start if e == epoch else 0
 
-    if not root.random_access:
+    if not is_random_access(root):
         for e, first in epochs():
             yield from run_stream(ctx, root, e, first)
             yield EPOCH_END
@@ -74,7 +75,7 @@ def run_epochs(
 def run_stream(ctx: ExecContext, node: Dataset, epoch: int, start: int) -> Iterator[tuple]:
     """Rows of one epoch of ``node`` from output row ``start`` on: its planned stage, or its
     own ``_stream_rows`` when it runs inline (shuffle, repeat, zip of streams …)."""
-    if node.random_access:
+    if is_random_access(node):
         rows = run_epochs(ctx, node, epoch, start, epoch + 1)
         return (row for row in rows if row is not EPOCH_END)
     kind = node.stream_stage

@@ -22,7 +22,6 @@ def walk(node: Dataset, cut: Dataset | None = None) -> Iterator[Dataset]:
 class StreamCut:
     """Stands in, in a worker's copy of a stage, for the stream node that feeds the stage."""
 
-    random_access = False
     python_multiprocessing = False
 
     def __init__(self, columns: tuple[str, ...]) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..datasets import Dataset
+from ..engine.access import RandomAccess, is_random_access
 from ..engine.collate import Deferred, stack_column
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
@@ -64,10 +65,43 @@ def _check_pad_info(pad_info: Any, columns: Sequence[str]) -> dict:
     return checked
 
 
+class _BatchKernels(RandomAccess):
+    """Random access: batch ``index`` from rows ``index * batch_size`` on of the child, fetched
+    (or gathered at once), the maps right below applied per row, then assembled."""
+
+    def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
+        child = self.children[0]
+        begin = index * self.batch_size
+        end = min(begin + self.batch_size, child._row_count())
+        # with the profiler on, one decision per batch: all its rows' ops timed, or none
+        weight = ctx.op_times.weight(index) if ctx.op_times is not None else 0
+        started = time.perf_counter()
+        columns = child._fetch_columns(ctx, epoch, np.arange(begin, end))
+        if columns is not None:
+            if weight:  # the source gathered the batch's rows at once
+                ctx.op_times.add(self, "gather", time.perf_counter() - started, weight)
+            return self.make_batch(epoch, index, None, columns)
+        chain, source = fetch_maps(self)  # the maps right below: applied here, per row
+        steps = list(zip(chain, self.deferrable(chain)))
+        rows = []
+        for i in range(begin, end):
+            if weight:
+                started = time.perf_counter()
+                row = source._fetch(ctx, epoch, i)
+                ctx.op_times.add(source, "read", time.perf_counter() - started, weight)
+            else:
+                row = source._fetch(ctx, epoch, i)
+            for node, defer in steps:
+                row = node.apply_row(ctx, epoch, i, row, defer, weight)
+            rows.append(row)
+        return self._assemble(ctx, epoch, index, rows, weight)
+
+
 class BatchDataset(Dataset):
     """Batches of ``batch_size`` rows; see :meth:`Dataset.batch`."""
 
     op_name = "batch"
+    random_access_kernels = _BatchKernels
     has_workers = True
     stream_stage = BATCH
 
@@ -121,7 +155,7 @@ class BatchDataset(Dataset):
         if pad_all:
             pads = {c: pads.get(c, (None, 0)) for c in self._columns}
         self.pad_info = pads
-        self.random_access = child.random_access
+        self._settle_kind(is_random_access(child))
         self.python_multiprocessing = bool(python_multiprocessing)
         self._workers()
 
@@ -190,33 +224,6 @@ class BatchDataset(Dataset):
             read_later = any(name in later.input_columns for later in chain[k + 1 :])
             flags.append(node.can_defer() and not read_later and name not in self.pad_info)
         return flags
-
-    def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
-        child = self.children[0]
-        begin = index * self.batch_size
-        end = min(begin + self.batch_size, child._row_count())
-        # with the profiler on, one decision per batch: all its rows' ops timed, or none
-        weight = ctx.op_times.weight(index) if ctx.op_times is not None else 0
-        started = time.perf_counter()
-        columns = child._fetch_columns(ctx, epoch, np.arange(begin, end))
-        if columns is not None:
-            if weight:  # the source gathered the batch's rows at once
-                ctx.op_times.add(self, "gather", time.perf_counter() - started, weight)
-            return self.make_batch(epoch, index, None, columns)
-        chain, source = fetch_maps(self)  # the maps right below: applied here, per row
-        steps = list(zip(chain, self.deferrable(chain)))
-        rows = []
-        for i in range(begin, end):
-            if weight:
-                started = time.perf_counter()
-                row = source._fetch(ctx, epoch, i)
-                ctx.op_times.add(source, "read", time.perf_counter() - started, weight)
-            else:
-                row = source._fetch(ctx, epoch, i)
-            for node, defer in steps:
-                row = node.apply_row(ctx, epoch, i, row, defer, weight)
-            rows.append(row)
-        return self._assemble(ctx, epoch, index, rows, weight)
 
     def batch_rows(self, ctx: ExecContext, epoch: int, item: tuple[int, list]) -> tuple:
         """Task of a stream batch stage: maps fused below it, then assembly of one batch."""

@@ -7,18 +7,14 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from ..datasets import Dataset
+from ..engine.access import RandomAccess, is_random_access
 from ..engine.context import ExecContext
 from ..validation import check_columns
 from .map import check_unique
 
 
-class _ColumnSelect(Dataset):
-    """Rows made of the child's columns ``self._pick`` (in that order)."""
-
-    _pick: list[int]
-
-    def _row_count(self) -> int | None:
-        return self.children[0]._row_count()
+class _ColumnSelectKernels(RandomAccess):
+    """Random access: the child's row at the same index, its columns picked."""
 
     def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
         row = self.children[0]._fetch(ctx, epoch, index)
@@ -27,6 +23,16 @@ class _ColumnSelect(Dataset):
     def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:
         columns = self.children[0]._fetch_columns(ctx, epoch, indices)
         return None if columns is None else [columns[j] for j in self._pick]
+
+
+class _ColumnSelect(Dataset):
+    """Rows made of the child's columns ``self._pick`` (in that order)."""
+
+    random_access_kernels = _ColumnSelectKernels
+    _pick: list[int]
+
+    def _row_count(self) -> int | None:
+        return self.children[0]._row_count()
 
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         pick = self._pick
@@ -44,7 +50,7 @@ class ProjectDataset(_ColumnSelect):
         names = check_columns("project", "columns", columns, child._columns)
         self._pick = [child._columns.index(c) for c in names]
         self._columns = tuple(names)
-        self.random_access = child.random_access
+        self._settle_kind(is_random_access(child))
 
 
 class RenameDataset(_ColumnSelect):
@@ -65,4 +71,4 @@ class RenameDataset(_ColumnSelect):
         self._columns = tuple(renames.get(c, c) for c in child._columns)
         check_unique("rename", self._columns)
         self._pick = list(range(len(child._columns)))
-        self.random_access = child.random_access
+        self._settle_kind(is_random_access(child))

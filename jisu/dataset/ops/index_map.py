@@ -7,6 +7,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..datasets import Dataset
+from ..engine.access import RandomAccess
 from ..engine.context import ExecContext
 from ..engine.tasks import walk
 
@@ -36,8 +37,9 @@ def join_parts(parts: Iterable[list | None]) -> list | None:
     return [np.concatenate(columns) for columns in zip(*gathered)]
 
 
-class IndexMapDataset(Dataset):
-    """A node whose row ``i`` is its child's row ``child_indices([i])[0]`` in the same epoch.
+class IndexMapKernels(RandomAccess):
+    """Random access for an op whose row ``i`` is its child's row ``child_indices([i])[0]`` in
+    the same epoch.
 
     Subclasses define :meth:`child_indices`, vectorized, so a batch above can gather many rows
     of a slicing source (NumPy arrays) in one call.

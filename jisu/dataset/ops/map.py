@@ -8,6 +8,7 @@ from typing import Any
 
 from .. import config
 from ..datasets import Dataset
+from ..engine.access import RandomAccess, is_random_access
 from ..engine.collate import Deferred
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
@@ -57,10 +58,25 @@ def check_unique(op: str, names: Sequence[str]) -> None:
         )
 
 
+class _MapKernels(RandomAccess):
+    """Random access: the ops applied to the child's row at the same index."""
+
+    def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
+        child = self.children[0]
+        weight = ctx.op_times.weight(index) if ctx.op_times is not None else 0
+        if not weight or isinstance(child, MapDataset):  # a map below times its own child
+            return self.apply_row(ctx, epoch, index, child._fetch(ctx, epoch, index), False, weight)
+        begin = time.perf_counter()
+        row = child._fetch(ctx, epoch, index)
+        ctx.op_times.add(child, "read", time.perf_counter() - begin, weight)
+        return self.apply_row(ctx, epoch, index, row, False, weight)
+
+
 class MapDataset(Dataset):
     """Rows with ``operations`` applied to ``input_columns``; see :meth:`Dataset.map`."""
 
     op_name = "map"
+    random_access_kernels = _MapKernels
     has_workers = True
     stream_stage = MAP
 
@@ -115,7 +131,7 @@ class MapDataset(Dataset):
         self._in_idx = [child._columns.index(c) for c in self.input_columns]
         # in "skip" mode a failing sample vanishes, so rows can no longer be found by index
         self.skip_errors = config.get_error_samples_mode() == "skip"
-        self.random_access = child.random_access and not self.skip_errors
+        self._settle_kind(is_random_access(child) and not self.skip_errors)
         self._tail = self._elementwise_tail()
         self.python_multiprocessing = bool(python_multiprocessing)
         self._workers()  # validates num_parallel_workers when the pipeline is built
@@ -220,16 +236,6 @@ class MapDataset(Dataset):
                 "Set output_columns to match what the operations return."
             )
         return tuple(args[j] if new else row[j] for new, j in self._sources)
-
-    def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
-        child = self.children[0]
-        weight = ctx.op_times.weight(index) if ctx.op_times is not None else 0
-        if not weight or isinstance(child, MapDataset):  # a map below times its own child
-            return self.apply_row(ctx, epoch, index, child._fetch(ctx, epoch, index), False, weight)
-        begin = time.perf_counter()
-        row = child._fetch(ctx, epoch, index)
-        ctx.op_times.add(child, "read", time.perf_counter() - begin, weight)
-        return self.apply_row(ctx, epoch, index, row, False, weight)
 
     def map_rows(self, ctx: ExecContext, epoch: int, chunk: list[tuple[int, tuple]]) -> list:
         """Task of a stream map stage: the fused maps down to the stream, on ``(index, row)``s."""

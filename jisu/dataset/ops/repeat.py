@@ -9,15 +9,35 @@ from itertools import islice
 import numpy as np
 
 from ..datasets import Dataset
+from ..engine.access import RandomAccess, is_random_access
 from ..engine.context import ExecContext
 from ..validation import check_int
 from .index_map import join_parts, stream_row_count
+
+
+class _RepeatKernels(RandomAccess):
+    """Random access to the passes: row ``index`` is row ``index % n`` of pass ``index // n``."""
+
+    def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
+        n = self.children[0]._row_count()
+        return self.children[0]._fetch(ctx, self.child_epoch(epoch, index // n), index % n)
+
+    def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:
+        n = self.children[0]._row_count()
+        reps = indices // n
+        return join_parts(  # a batch may span two passes
+            self.children[0]._fetch_columns(
+                ctx, self.child_epoch(epoch, int(rep)), indices[reps == rep] % n
+            )
+            for rep in np.unique(reps)
+        )
 
 
 class RepeatDataset(Dataset):
     """``count`` passes over the child (-1: forever); each pass is a child epoch of its own."""
 
     op_name = "repeat"
+    random_access_kernels = _RepeatKernels
 
     def __init__(self, child: Dataset, count: int | None) -> None:
         super().__init__([child])
@@ -26,7 +46,7 @@ class RepeatDataset(Dataset):
             raise ValueError(f"repeat: count must be -1, None or >= 1. Received: count={count}")
         self.count = count
         self._columns = child._columns
-        self.random_access = child.random_access and count > 0
+        self._settle_kind(is_random_access(child) and count > 0)
 
     @property
     def epoch_fold(self) -> int:
@@ -45,20 +65,6 @@ class RepeatDataset(Dataset):
         if n is None or self.count < 0:
             return n  # infinite repeat: MindSpore reports one pass
         return n * self.count
-
-    def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
-        n = self.children[0]._row_count()
-        return self.children[0]._fetch(ctx, self.child_epoch(epoch, index // n), index % n)
-
-    def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:
-        n = self.children[0]._row_count()
-        reps = indices // n
-        return join_parts(  # a batch may span two passes
-            self.children[0]._fetch_columns(
-                ctx, self.child_epoch(epoch, int(rep)), indices[reps == rep] % n
-            )
-            for rep in np.unique(reps)
-        )
 
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         child = self.children[0]

@@ -8,10 +8,11 @@ from itertools import islice
 import numpy as np
 
 from ..datasets import Dataset
+from ..engine.access import is_random_access
 from ..engine.context import ExecContext
 from ..engine.rng import epoch_rng
 from ..validation import check_int
-from .index_map import IndexMapDataset
+from .index_map import IndexMapKernels
 
 
 def epoch_permutation(ctx: ExecContext, node: Dataset, epoch: int, n: int) -> np.ndarray:
@@ -34,22 +35,27 @@ def buffer_shuffle(rows: Iterator[tuple], buffer_size: int, rng: np.random.Gener
         yield buffer[j]
 
 
-class ShuffleDataset(IndexMapDataset):
+class _ShuffleKernels(IndexMapKernels):
+    """Row ``i`` is the child's row ``permutation[i]``, a new permutation every epoch."""
+
+    def child_indices(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> np.ndarray:
+        return epoch_permutation(ctx, self, epoch, self._row_count())[indices]
+
+
+class ShuffleDataset(Dataset):
     """Rows in a new random order every epoch; see :meth:`Dataset.shuffle`."""
 
     op_name = "shuffle"
+    random_access_kernels = _ShuffleKernels
 
     def __init__(self, child: Dataset, buffer_size: int) -> None:
         super().__init__([child])
         self.buffer_size = check_int("shuffle", "buffer_size", buffer_size, minimum=2)
         self._columns = child._columns
-        self.random_access = child.random_access
+        self._settle_kind(is_random_access(child))
 
     def _row_count(self) -> int | None:
         return self.children[0]._row_count()
-
-    def child_indices(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> np.ndarray:
-        return epoch_permutation(ctx, self, epoch, self._row_count())[indices]
 
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         rng = epoch_rng(ctx.seed, epoch, ctx.node_id(self))

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from ..datasets import Dataset
+from ..engine.access import RandomAccess, is_random_access
 from ..engine.context import ExecContext
 from .map import check_unique
 
@@ -21,24 +22,8 @@ def _check_datasets(op: str, datasets: Sequence[Dataset]) -> list[Dataset]:
     return datasets
 
 
-class ZipDataset(Dataset):
-    """Row ``i`` is the concatenation of row ``i`` of every input; ends with the shortest."""
-
-    op_name = "zip"
-
-    def __init__(self, datasets: Sequence[Dataset]) -> None:
-        datasets = _check_datasets("zip", datasets)
-        super().__init__(datasets)
-        self._columns = tuple(c for d in datasets for c in d._columns)
-        check_unique("zip", self._columns)
-        self.random_access = all(d.random_access for d in datasets)
-
-    def _row_count(self) -> int | None:
-        counts = [d._row_count() for d in self.children]
-        known = [c for c in counts if c is not None]
-        if len(known) < len(counts):
-            return None
-        return min(known)
+class _ZipKernels(RandomAccess):
+    """Random access: row ``i`` of every input, side by side."""
 
     def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
         return tuple(v for d in self.children for v in d._fetch(ctx, epoch, index))
@@ -48,6 +33,27 @@ class ZipDataset(Dataset):
         if any(p is None for p in parts):
             return None
         return [c for part in parts for c in part]
+
+
+class ZipDataset(Dataset):
+    """Row ``i`` is the concatenation of row ``i`` of every input; ends with the shortest."""
+
+    op_name = "zip"
+    random_access_kernels = _ZipKernels
+
+    def __init__(self, datasets: Sequence[Dataset]) -> None:
+        datasets = _check_datasets("zip", datasets)
+        super().__init__(datasets)
+        self._columns = tuple(c for d in datasets for c in d._columns)
+        check_unique("zip", self._columns)
+        self._settle_kind(all(is_random_access(d) for d in datasets))
+
+    def _row_count(self) -> int | None:
+        counts = [d._row_count() for d in self.children]
+        known = [c for c in counts if c is not None]
+        if len(known) < len(counts):
+            return None
+        return min(known)
 
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         streams = [d._stream(ctx, epoch, start) for d in self.children]

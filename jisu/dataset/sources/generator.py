@@ -11,15 +11,15 @@ import numpy as np
 
 from .. import config
 from ..datasets import Dataset
+from ..engine.access import RandomAccess
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context, with_context
 from ..engine.plan import READ
 from ..engine.rng import epoch_rng
 from ..engine.rows import to_array, to_numpy_dtype
-from ..ops.shard import shard_positions, shard_stream
+from ..ops.shard import shard_stream
 from ..ops.shuffle import buffer_shuffle
-from ..validation import check_int, resolve_shards
-from .samplers import Sampler, as_sampler
+from .options import ReadOptions
 
 #: An iterable source with ``shuffle=True`` is shuffled through a buffer of this many rows,
 #: fewer when rows are large: the buffer holds at most ``SHUFFLE_BUFFER_BYTES``, so that it
@@ -52,45 +52,38 @@ class Schema:
         return [c["type"] for c in self.columns]
 
 
-def is_random_access(source: Any) -> bool:
+def is_indexable(source: Any) -> bool:
+    """Whether ``source`` is read by index (it has ``__getitem__`` and ``__len__``)."""
     return hasattr(source, "__getitem__") and hasattr(source, "__len__")
 
 
-class GeneratorDataset(Dataset):
-    """Rows from Python: a generator function, an iterable, or a random-access object.
+class _SourceKernels(RandomAccess):
+    """Random access: row ``index`` of the epoch is the source's row ``epoch_order[index]``."""
+
+    def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
+        return self._read(ctx, int(self.epoch_order(ctx, epoch)[index]))
+
+
+class Source(Dataset):
+    """Base of jisu's sources: rows from a Python object, read as :class:`ReadOptions` say.
 
     Args:
-        source: a generator function (called once per epoch), an iterable (``iter`` is called
-            once per epoch), or an object with ``__getitem__`` and ``__len__``. Items are a
-            tuple with one value per column (a single value when there is one column); values
-            are NumPy arrays or anything ``np.asarray`` accepts (torch tensors too).
-        column_names: names of the columns (or take them from ``schema``).
-        column_types: NumPy/torch dtypes the columns are cast to.
-        schema: a :class:`Schema` giving names and types.
-        num_samples: read at most this many rows per epoch (per shard).
-        num_parallel_workers: threads reading a random-access source. With 1 (the default),
-            ``__getitem__`` is never called concurrently, although later maps fused with the
-            read still run in parallel; with more, ``__getitem__`` must be thread-safe.
-        shuffle: random-access: a new permutation each epoch (default True); iterable: a seeded
-            buffer shuffle (default False).
-        sampler: a :mod:`~jisu.dataset.sources.samplers` sampler or an iterable of indices
-            (random-access sources only; not with ``shuffle`` or shards).
-        num_shards / shard_id: read one of ``num_shards`` equal shards (short shards wrap
-            around); default from ``torch.distributed`` when it is initialized.
-        python_multiprocessing: read a random-access source in worker processes, together with
-            the maps fused with the read (an iterable source always runs in this process, on
-            its own thread; later maps can still use processes).
+        source: an object with ``__getitem__`` and ``__len__`` (read by index: random access),
+            a generator function (called once per epoch) or an iterable (``iter`` once per
+            epoch). Items are a tuple with one value per column (a single value when there is
+            one column) or a dict by column name; values are NumPy arrays or anything
+            ``np.asarray`` accepts (torch tensors too).
+        column_names: names of the columns.
+        options: how an epoch reads the rows (shuffle, shards, samplers, workers).
+        column_types: NumPy/torch dtypes the columns are cast to (None: as read).
 
-    Errors: when ``source[i]`` raises, iteration fails with an error naming the source and
-    ``i`` (and the file, for sources that know it), of the original type and catchable as
-    ``RuntimeError``, with the original as its cause. In error samples mode "skip"
-    (``config.set_error_samples_mode``, read when the pipeline is built) such a row is left
-    out and counted in the iterator's ``skipped_samples`` instead; rows can then no longer be
-    found by index, so the source is read in a stage of its own and the ops above it run as
-    a stream. An iterable source that raises cannot be resumed: that stays an error in both
-    modes.
+    A source read by index is random access (a :class:`RandomAccess` node) unless reading a row
+    can fail in error samples mode "skip"; see :class:`GeneratorDataset` for errors.
+    Subclasses (the data set formats) pass an object that reads their files by index and
+    their MindSpore arguments gathered in one :class:`ReadOptions`.
     """
 
+    random_access_kernels = _SourceKernels
     has_workers = True
     default_workers = 1  # MindSpore's default: one reader
     #: reads of this source may not be thread-safe: one at a time unless
@@ -99,29 +92,19 @@ class GeneratorDataset(Dataset):
     #: whether reading a row can fail (in "skip" mode such rows are left out); in-memory
     #: sources say False and stay random-access in "skip" mode
     reads_can_fail = True
+    #: whether the source is made of files, so the :class:`Shuffle` levels apply
+    file_shuffle = False
 
     def __init__(
         self,
         source: Any,
-        column_names: str | Sequence[str] | None = None,
+        column_names: str | Sequence[str] | None,
+        options: ReadOptions | None = None,
         column_types: Sequence[Any] | None = None,
-        schema: Schema | None = None,
-        num_samples: int | None = None,
-        num_parallel_workers: int | None = None,
-        shuffle: bool | None = None,
-        sampler: Any = None,
-        num_shards: int | None = None,
-        shard_id: int | None = None,
-        python_multiprocessing: bool = False,
-        max_rowsize: int | None = None,
     ) -> None:
-        super().__init__((), num_parallel_workers)
+        options = options or ReadOptions()
+        super().__init__((), options.num_parallel_workers)
         op = self.op_name
-        if schema is not None:
-            if not isinstance(schema, Schema):
-                raise TypeError(f"{op}: schema must be a jisu Schema. Received: {schema!r}")
-            column_names = column_names or schema.column_names
-            column_types = column_types or schema.column_types
         if isinstance(column_names, str):
             column_names = [column_names]
         if not column_names or not all(isinstance(c, str) for c in column_names):
@@ -141,41 +124,22 @@ class GeneratorDataset(Dataset):
             column_types = [None if t is None else to_numpy_dtype(t) for t in column_types]
         self.column_types = column_types
         self.source = source
-        self.indexed = is_random_access(source)  # read by index, else iterated
-        # In "skip" mode a row that fails to read vanishes: rows can no longer be found by
-        # index, so parents see a stream (read by index in the source's own stage)
-        self.skip_errors = (
-            self.indexed and self.reads_can_fail and config.get_error_samples_mode() == "skip"
-        )
-        self.random_access = self.indexed and not self.skip_errors
+        self.indexed = is_indexable(source)  # read by index, else iterated
         if not self.indexed and not callable(source) and not hasattr(source, "__iter__"):
             raise TypeError(
                 f"{op}: source must be a generator function, an iterable, or an object with "
                 f"__getitem__ and __len__. Received: {type(source).__name__}"
             )
-        self.num_samples = (
-            check_int(op, "num_samples", num_samples, minimum=0, allow_none=True) or None
+        self.order = options.resolve(op, indexed=self.indexed, files=self.file_shuffle)
+        self.python_multiprocessing = bool(options.python_multiprocessing)
+        # In "skip" mode a row that fails to read vanishes: rows can no longer be found by
+        # index, so parents see a stream (read by index in the source's own stage)
+        self.skip_errors = (
+            self.indexed and self.reads_can_fail and config.get_error_samples_mode() == "skip"
         )
-        if shuffle is not None and not isinstance(shuffle, bool):
-            raise TypeError(f"{op}: shuffle must be a bool or None. Received: shuffle={shuffle!r}")
-        self.shards = resolve_shards(op, num_shards, shard_id)
-        self.sampler: Sampler | None = None
-        if sampler is not None:
-            if not self.indexed:
-                raise ValueError(
-                    f"{op}: a sampler needs a random-access source (__getitem__ "
-                    "and __len__); this source is iterable"
-                )
-            if shuffle is not None or num_shards is not None:
-                raise ValueError(
-                    f"{op}: sampler cannot be combined with shuffle or num_shards; "
-                    "use a shuffling or distributed sampler instead"
-                )
-            self.sampler = as_sampler(sampler)
-        self._shuffle = self.indexed if shuffle is None else shuffle
-        self.python_multiprocessing = bool(python_multiprocessing)
         if self.indexed and self._source_len() > 0:
             self._check_first_row()
+        self._settle_kind(self.indexed and not self.skip_errors)
 
     # ----------------------------------------------------------------- rows
     def _row(self, item: Any, where: str) -> tuple:
@@ -247,12 +211,8 @@ class GeneratorDataset(Dataset):
         )
 
     def _order(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        if self.sampler is not None:
-            return self.sampler.indices(n, rng)
-        order = rng.permutation(n) if self._shuffle else np.arange(n, dtype=np.int64)
-        if self.shards is not None:
-            order = order[shard_positions(n, *self.shards)]
-        return order if self.num_samples is None else order[: self.num_samples]
+        """One epoch's order (sources made of files pass their files' rows here)."""
+        return self.order.indices(n, rng)
 
     @property
     def stream_stage(self) -> str | None:  # type: ignore[override]
@@ -262,19 +222,10 @@ class GeneratorDataset(Dataset):
 
     def _row_count(self) -> int | None:
         if self.indexed:
-            n = self._source_len()
-            if self.sampler is not None:
-                return self.sampler.count(n)
-        elif hasattr(self.source, "__len__"):
-            n = len(self.source)  # an iterable that knows its length
-        else:
-            return None
-        if self.shards is not None:
-            n = -(-n // self.shards[0]) if n else 0
-        return n if self.num_samples is None else min(n, self.num_samples)
-
-    def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
-        return self._read(ctx, int(self.epoch_order(ctx, epoch)[index]))
+            return self.order.count(self._source_len())
+        if hasattr(self.source, "__len__"):  # an iterable that knows its length
+            return self.order.count(len(self.source))
+        return None
 
     def fetch_rows(self, ctx: ExecContext, epoch: int, indices: list[int]) -> list[tuple]:
         """Task reading rows ``indices`` (positions in ``epoch``'s order). In "skip" mode a
@@ -313,12 +264,13 @@ class GeneratorDataset(Dataset):
 
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         rows: Iterator[tuple] = self._iterate()
-        if self._shuffle:
+        order = self.order
+        if order.shuffle is not None:
             rows = self._shuffled(rows, epoch_rng(ctx.seed, epoch, ctx.node_id(self)))
-        if self.shards is not None:
-            rows = shard_stream(rows, *self.shards)
-        if self.num_samples is not None:
-            rows = islice(rows, self.num_samples)
+        if order.shards is not None:
+            rows = shard_stream(rows, *order.shards)
+        if order.num_samples is not None:
+            rows = islice(rows, order.num_samples)
         yield from islice(rows, start, None)  # a stream restores its position by replaying
 
     @staticmethod
@@ -334,3 +286,73 @@ class GeneratorDataset(Dataset):
             yield from rows
 
         yield from buffer_shuffle(all_rows(), size, rng)
+
+
+class GeneratorDataset(Source):
+    """Rows from Python: a generator function, an iterable, or a random-access object.
+
+    Args:
+        source: a generator function (called once per epoch), an iterable (``iter`` is called
+            once per epoch), or an object with ``__getitem__`` and ``__len__``. Items are a
+            tuple with one value per column (a single value when there is one column); values
+            are NumPy arrays or anything ``np.asarray`` accepts (torch tensors too).
+        column_names: names of the columns (or take them from ``schema``).
+        column_types: NumPy/torch dtypes the columns are cast to.
+        schema: a :class:`Schema` giving names and types.
+        num_samples: read at most this many rows per epoch (per shard).
+        num_parallel_workers: threads reading a random-access source. With 1 (the default),
+            ``__getitem__`` is never called concurrently, although later maps fused with the
+            read still run in parallel; with more, ``__getitem__`` must be thread-safe.
+        shuffle: random-access: a new permutation each epoch (default True); iterable: a seeded
+            buffer shuffle (default False).
+        sampler: a :mod:`~jisu.dataset.sources.samplers` sampler or an iterable of indices
+            (random-access sources only; not with ``shuffle`` or shards).
+        num_shards / shard_id: read one of ``num_shards`` equal shards (short shards wrap
+            around); default from ``torch.distributed`` when it is initialized.
+        python_multiprocessing: read a random-access source in worker processes, together with
+            the maps fused with the read (an iterable source always runs in this process, on
+            its own thread; later maps can still use processes).
+        max_rowsize: accepted for MindSpore compatibility; jisu sizes its shared memory itself.
+
+    Errors: when ``source[i]`` raises, iteration fails with an error naming the source and
+    ``i`` (and the file, for sources that know it), of the original type and catchable as
+    ``RuntimeError``, with the original as its cause. In error samples mode "skip"
+    (``config.set_error_samples_mode``, read when the pipeline is built) such a row is left
+    out and counted in the iterator's ``skipped_samples`` instead; rows can then no longer be
+    found by index, so the source is read in a stage of its own and the ops above it run as
+    a stream. An iterable source that raises cannot be resumed: that stays an error in both
+    modes.
+    """
+
+    def __init__(
+        self,
+        source: Any,
+        column_names: str | Sequence[str] | None = None,
+        column_types: Sequence[Any] | None = None,
+        schema: Schema | None = None,
+        num_samples: int | None = None,
+        num_parallel_workers: int | None = None,
+        shuffle: bool | None = None,
+        sampler: Any = None,
+        num_shards: int | None = None,
+        shard_id: int | None = None,
+        python_multiprocessing: bool = False,
+        max_rowsize: int | None = None,
+    ) -> None:
+        if schema is not None:
+            if not isinstance(schema, Schema):
+                raise TypeError(
+                    f"{self.op_name}: schema must be a jisu Schema. Received: {schema!r}"
+                )
+            column_names = column_names or schema.column_names
+            column_types = column_types or schema.column_types
+        options = ReadOptions(
+            num_samples,
+            num_parallel_workers,
+            shuffle,
+            sampler,
+            num_shards,
+            shard_id,
+            python_multiprocessing,
+        )
+        super().__init__(source, column_names, options, column_types)

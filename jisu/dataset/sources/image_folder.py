@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..record.convert import ImageFiles, list_image_folder
-from .generator import GeneratorDataset
+from .generator import Source
+from .options import ReadOptions
 
 
-class ImageFolderDataset(GeneratorDataset):
+class ImageFolderDataset(Source):
     """Rows ``(image, label)`` from ``dataset_dir/<class>/<file>``.
 
     Args:
@@ -19,6 +21,7 @@ class ImageFolderDataset(GeneratorDataset):
         class_indexing: ``{folder name: label}`` (default: sorted folder names -> 0, 1, ...);
             folders not in it are skipped.
         decode: decode images (HWC uint8 RGB) instead of returning their encoded bytes.
+        sampler: a sampler or an iterable of indices (not with ``shuffle`` or shards).
 
     A file that cannot be read (a dangling symlink, no permission) or, with ``decode``,
     decoded fails the iteration with an error naming it; in error samples mode "skip" it is
@@ -40,20 +43,21 @@ class ImageFolderDataset(GeneratorDataset):
         num_shards: int | None = None,
         shard_id: int | None = None,
         python_multiprocessing: bool = False,
+        sampler: Any = None,
     ) -> None:
         paths, labels, indexing = list_image_folder(dataset_dir, extensions, class_indexing)
         self.class_indexing = indexing
         source = ImageFiles(dataset_dir, paths, labels, names=False, decode=decode)
-        super().__init__(
-            source,
-            ["image", "label"],
-            num_samples=num_samples,
-            num_parallel_workers=num_parallel_workers,
-            shuffle=shuffle,
-            num_shards=num_shards,
-            shard_id=shard_id,
-            python_multiprocessing=python_multiprocessing,
+        options = ReadOptions(
+            num_samples,
+            num_parallel_workers,
+            shuffle,
+            sampler,
+            num_shards,
+            shard_id,
+            python_multiprocessing,
         )
+        super().__init__(source, ["image", "label"], options)
 
     def _sample_name(self, index: int) -> str:
         return f"source[{index}] ('{self.source.paths[index]}')"

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from ..engine.context import ExecContext
-from .generator import GeneratorDataset
+from .generator import Source, _SourceKernels
+from .options import ReadOptions
 
 
 def _columns_of(data: Any) -> tuple[list[str] | None, list[np.ndarray]]:
@@ -39,7 +40,15 @@ class _Slices:
         return tuple(a[index] for a in self.arrays)
 
 
-class NumpySlicesDataset(GeneratorDataset):
+class _SlicesKernels(_SourceKernels):
+    """Random access to slices, and a batch's rows gathered with one fancy-index per column."""
+
+    def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:
+        order = self.epoch_order(ctx, epoch)[indices]
+        return [a[order] for a in self.source.arrays]
+
+
+class NumpySlicesDataset(Source):
     """Rows are slices along axis 0 of in-memory data.
 
     Args:
@@ -53,6 +62,7 @@ class NumpySlicesDataset(GeneratorDataset):
     fancy-index per column instead of one read per row.
     """
 
+    random_access_kernels = _SlicesKernels
     serial_reads = False  # slicing arrays is thread-safe
 
     reads_can_fail = False  # slicing in-memory arrays: random access in "skip" mode too
@@ -89,23 +99,13 @@ class NumpySlicesDataset(GeneratorDataset):
                 f"NumpySlicesDataset: data has {len(arrays)} column(s) but column_names has "
                 f"{len(column_names)}. Received: column_names={list(column_names)}"
             )
-        super().__init__(
-            _Slices(arrays),
-            column_names,
-            num_samples=num_samples,
-            num_parallel_workers=num_parallel_workers,
-            shuffle=shuffle,
-            sampler=sampler,
-            num_shards=num_shards,
-            shard_id=shard_id,
+        options = ReadOptions(
+            num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id
         )
+        super().__init__(_Slices(arrays), column_names, options)
 
     def _read(self, ctx: ExecContext, index: int) -> tuple:
         # a[index] of a 1-D array is a NumPy scalar; rows hold arrays (here a 0-d view)
         return tuple(
             a[index] if a.ndim > 1 else a[index : index + 1].reshape(()) for a in self.source.arrays
         )
-
-    def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:
-        order = self.epoch_order(ctx, epoch)[indices]
-        return [a[order] for a in self.source.arrays]

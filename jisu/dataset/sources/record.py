@@ -4,26 +4,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from enum import Enum
 from typing import Any
 
 import numpy as np
 
 from ..engine.context import ExecContext
 from ..engine.rows import to_array
-from ..ops.shard import shard_positions
 from ..record.mindrecord import MindRecordReader, is_mindrecord
 from ..record.reader import RecordReader, find_manifest
 from ..validation import check_int
-from .generator import GeneratorDataset
-
-
-class Shuffle(str, Enum):
-    """Shuffle modes of record sources (MindSpore's ``mindspore.dataset.Shuffle``)."""
-
-    GLOBAL = "global"  #: a permutation of all rows
-    FILES = "files"  #: shards in a random order, rows of each shard in order
-    INFILE = "infile"  #: shards in order, the rows of each shard permuted
+from .generator import Source
+from .options import ReadOptions, Shuffle
 
 
 def open_records(dataset_files: Any, columns: Sequence[str] | None, verify: bool) -> Any:
@@ -71,7 +62,7 @@ class _Padded:
         return self.reader[index]
 
 
-class RecordDataset(GeneratorDataset):
+class RecordDataset(Source):
     """Rows of a jisu record data set (``FileWriter``) or of MindRecord files.
 
     Args:
@@ -96,6 +87,7 @@ class RecordDataset(GeneratorDataset):
 
     default_workers = None  # config's default
     serial_reads = False  # reading mapped files is thread-safe
+    file_shuffle = True
 
     def __init__(
         self,
@@ -126,48 +118,18 @@ class RecordDataset(GeneratorDataset):
                 raise ValueError(f"RecordDataset: padded_sample lacks column(s) {missing}")
             sample = tuple(to_array(padded_sample[c]) for c in reader.columns)
             source = _Padded(reader, sample, count)
-        if shuffle is None or shuffle is True:
-            mode = None if sampler is not None else Shuffle.GLOBAL
-        elif shuffle is False:
-            mode = None
-        elif isinstance(shuffle, Shuffle):
-            mode = shuffle
-        else:
-            raise ValueError(
-                f"RecordDataset: shuffle must be a bool or a Shuffle mode. "
-                f"Received: shuffle={shuffle!r}"
-            )
-        self.shuffle_mode = mode
-        super().__init__(
-            source,
-            reader.columns,
-            num_samples=num_samples,
-            num_parallel_workers=num_parallel_workers,
-            shuffle=None if sampler is not None else mode is not None,
-            sampler=sampler,
-            num_shards=num_shards,
-            shard_id=shard_id,
+        options = ReadOptions(
+            num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id
         )
+        super().__init__(source, reader.columns, options)
 
     def _order(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        if self.sampler is not None or self.shuffle_mode in (None, Shuffle.GLOBAL):
-            return super()._order(n, rng)
-        reader = self.reader
-        parts = [reader.shard_indices(s) for s in range(len(reader.shard_rows))]
-        if self.shuffle_mode is Shuffle.FILES:
-            parts = [parts[s] for s in rng.permutation(len(parts))]
-        else:
-            parts = [rng.permutation(p) for p in parts]
-        order = np.concatenate([*parts, np.arange(len(reader), n, dtype=np.int64)])
-        if self.shards is not None:
-            order = order[shard_positions(n, *self.shards)]
-        return order if self.num_samples is None else order[: self.num_samples]
+        reader = self.reader  # Shuffle.FILES / INFILE work on the shards' rows
+        files = [reader.shard_indices(s) for s in range(len(reader.shard_rows))]
+        return self.order.indices(n, rng, files)
 
     def _read(self, ctx: ExecContext, index: int) -> tuple:
         return self.source[index]  # the reader returns checked rows of arrays already
-
-    def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:
-        return None  # rows are views of the files; a batch stacks them in one copy
 
 
 MindDataset = RecordDataset

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .generator import GeneratorDataset, is_random_access
+from .generator import GeneratorDataset, is_indexable
 
 
 def _item_columns(item: Any) -> list[str]:
@@ -63,7 +63,7 @@ class TorchDataset(GeneratorDataset):
     def __init__(self, dataset: Any, column_names: Sequence[str] | None = None, **kwargs: Any):
         import torch.utils.data
 
-        random_access = is_random_access(dataset) and not isinstance(
+        random_access = is_indexable(dataset) and not isinstance(
             dataset, torch.utils.data.IterableDataset
         )
         if column_names is None:

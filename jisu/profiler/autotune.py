@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...files import atomic_write
+from ..files import atomic_write
 
 logger = logging.getLogger("jisu.dataset.autotune")
 

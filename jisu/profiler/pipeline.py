@@ -1,6 +1,7 @@
 """What limits a pipeline, and what to change: the verdict of ``iterator.profile()``.
 
-The stage figures come from :mod:`.stats`; the op figures (time per op inside a fused stage,
+The stage figures come from the engine's statistics (:mod:`jisu.dataset.engine.stats`); the op
+figures (time per op inside a fused stage,
 from a sample of the rows) are joined to the stages through the :mod:`.plan`, so that the
 verdict names the op that costs most, its share of its stage, and a change for that op the
 user can make without reading jisu's source. :func:`bottleneck` is a pure function of those
@@ -11,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..transforms.base import op_name
-from .cpus import available_cpus
-from .plan import Plan, explicit_workers
-from .stats import OpTimes
+from ..dataset.engine.cpus import available_cpus
+from ..dataset.engine.plan import Plan, explicit_workers
+from ..dataset.engine.stats import OpTimes
+from ..dataset.transforms.base import op_name
 
 _ELEMENTWISE_TAIL = {"Rescale", "Normalize", "HWC2CHW", "TypeCast"}
 _PARTS = {
@@ -193,3 +194,13 @@ def bottleneck(stages: list[dict[str, Any]], output: dict[str, Any]) -> dict[str
             "parallel, or pack the data into record files"
         ),
     }
+
+
+def analyse_pipeline(
+    stages: list[dict[str, Any]], output: dict[str, Any], plan: Plan, times: OpTimes | None
+) -> dict[str, Any]:
+    """The profile of an iterator (installed as the engine's profile analysis): the stage
+    and output figures, each stage's ops joined in, the bottleneck and a suggestion."""
+    if times is not None:
+        attach_op_figures(stages, plan, times)
+    return {"stages": stages, "output": output, **bottleneck(stages, output)}

@@ -1,0 +1,136 @@
+"""ReadOptions: the arguments every MindSpore source takes, as one object, and the epoch order
+they give.
+
+Every source of ``mindspore.dataset`` repeats the same parameters (``num_samples``,
+``num_parallel_workers``, ``shuffle``, ``sampler``, ``num_shards``, ``shard_id``). jisu's
+sources keep MindSpore's signatures, gather them into a :class:`ReadOptions` and hand that to
+:class:`~jisu.dataset.sources.generator.Source`, which checks them once
+(:meth:`ReadOptions.resolve`) into an :class:`EpochOrder`: which rows an epoch reads, in which
+order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from ..ops.shard import shard_positions
+from ..validation import check_int, resolve_shards
+from .samplers import Sampler, as_sampler
+
+
+class Shuffle(str, Enum):
+    """Shuffle levels of a file-backed source (``mindspore.dataset.Shuffle``)."""
+
+    GLOBAL = "global"  #: every row in a new random order each epoch
+    FILES = "files"  #: the files in a new random order; rows in file order
+    INFILE = "infile"  #: the files in order; rows shuffled within each file
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How a source reads its rows each epoch (MindSpore's common source arguments).
+
+    Args:
+        num_samples: read at most this many rows per epoch (per shard); None or 0: all.
+        num_parallel_workers: workers reading rows (None: the source's default).
+        shuffle: None (the source's default), True/False, or a :class:`Shuffle` level for
+            sources made of files.
+        sampler: a sampler or an iterable of indices (random-access sources; not with
+            ``shuffle`` or shards).
+        num_shards / shard_id: read one of ``num_shards`` equal shards (short shards wrap
+            around); default from ``torch.distributed`` when it is initialized.
+        python_multiprocessing: read in worker processes, with the maps fused with the read.
+    """
+
+    num_samples: int | None = None
+    num_parallel_workers: int | None = None
+    shuffle: bool | Shuffle | None = None
+    sampler: Any = None
+    num_shards: int | None = None
+    shard_id: int | None = None
+    python_multiprocessing: bool = False
+
+    def resolve(self, op: str, *, indexed: bool, files: bool = False) -> EpochOrder:
+        """Check the options for source ``op`` (``indexed``: read by index, else iterated;
+        ``files``: the source is made of files, so the :class:`Shuffle` levels apply)."""
+        num_samples = check_int(op, "num_samples", self.num_samples, minimum=0, allow_none=True)
+        shuffle = self.shuffle
+        if isinstance(shuffle, Shuffle):
+            if not files:
+                raise TypeError(
+                    f"{op}: shuffle must be a bool or None; Shuffle levels apply to sources "
+                    f"made of files. Received: shuffle={shuffle!r}"
+                )
+        elif shuffle is not None and not isinstance(shuffle, bool):
+            allowed = "a bool, a Shuffle level or None" if files else "a bool or None"
+            raise TypeError(f"{op}: shuffle must be {allowed}. Received: shuffle={shuffle!r}")
+        shards = resolve_shards(op, self.num_shards, self.shard_id)
+        sampler = None
+        if self.sampler is not None:
+            if not indexed:
+                raise ValueError(
+                    f"{op}: a sampler needs a random-access source (__getitem__ and "
+                    "__len__); this source is iterable"
+                )
+            if self.shuffle is not None or self.num_shards is not None:
+                raise ValueError(
+                    f"{op}: sampler cannot be combined with shuffle or num_shards; use a "
+                    "shuffling or distributed sampler instead"
+                )
+            sampler = as_sampler(self.sampler)
+        if shuffle is None:  # MindSpore's default: shuffled when read by index
+            level = Shuffle.GLOBAL if indexed and sampler is None else None
+        elif shuffle is True:
+            level = Shuffle.GLOBAL
+        else:
+            level = shuffle or None
+        return EpochOrder(num_samples or None, sampler, level, shards)
+
+
+@dataclass(frozen=True)
+class EpochOrder:
+    """Which rows of a source an epoch reads, in which order: checked :class:`ReadOptions`.
+
+    ``shuffle`` is None (rows in order) or a :class:`Shuffle` level; ``shards`` is
+    ``(num_shards, shard_id)`` or None.
+    """
+
+    num_samples: int | None = None
+    sampler: Sampler | None = None
+    shuffle: Shuffle | None = None
+    shards: tuple[int, int] | None = None
+
+    def indices(
+        self, n: int, rng: np.random.Generator, files: list[np.ndarray] | None = None
+    ) -> np.ndarray:
+        """Source indices of one epoch of a source of ``n`` rows, drawn from ``rng`` (keyed by
+        seed and epoch). ``files``: the row indices of each file, for the FILES and INFILE
+        levels (without them, both act as GLOBAL)."""
+        if self.sampler is not None:
+            return self.sampler.indices(n, rng)
+        if self.shuffle is None:
+            order = np.arange(n, dtype=np.int64)
+        elif self.shuffle is Shuffle.GLOBAL or files is None:
+            order = rng.permutation(n)
+        else:
+            if self.shuffle is Shuffle.FILES:
+                parts = [files[k] for k in rng.permutation(len(files))]
+            else:
+                parts = [rng.permutation(p) for p in files]
+            covered = sum(len(p) for p in files)  # rows after the files (padding) stay last
+            order = np.concatenate([*parts, np.arange(covered, n, dtype=np.int64)])
+        if self.shards is not None:
+            order = order[shard_positions(n, *self.shards)]
+        return order if self.num_samples is None else order[: self.num_samples]
+
+    def count(self, n: int) -> int:
+        """Rows per epoch for a source of ``n`` rows (cheap: called per row by the engine)."""
+        if self.sampler is not None:
+            return self.sampler.count(n)
+        if self.shards is not None:
+            n = -(-n // self.shards[0]) if n else 0
+        return n if self.num_samples is None else min(n, self.num_samples)
