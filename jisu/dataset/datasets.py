@@ -14,8 +14,8 @@ grain separates ``MapDataset`` from ``IterDataset``):
 
 An op that can be either (a map is random access when its child is) declares its random-access
 kernels as a :class:`RandomAccess` subclass in ``random_access_kernels``; its class then has an
-``Indexed`` variant (the kernels mixed in), which the node becomes at the end of its
-``__init__`` when its inputs allow (:meth:`Dataset._settle_kind`). Iterable sources
+``Indexed`` variant (the kernels mixed in), which is built instead when the node's inputs allow
+(:meth:`Dataset._random_access`, checked by :meth:`Dataset._settle_kind`). Iterable sources
 (generators) and row-dropping ops (filter, a map in "skip" error mode) are streams: after them
 the per-row work (maps, batch assembly) is still done in parallel, in order.
 
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from . import config
-from .engine.access import RandomAccess
+from .engine.access import RandomAccess, is_random_access
 from .engine.context import ExecContext
 from .engine.stage_runs import run_stream
 from .validation import resolve_workers
@@ -72,11 +72,35 @@ class Dataset:
             },
         )
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Dataset:
+        # The kind is chosen here, before ``__init__`` sets any attribute: an object whose
+        # class is changed afterwards loses CPython's fast attribute layout (measured 2x
+        # slower attribute reads), and the per-row kernels read many attributes.
+        if (
+            cls.random_access_kernels is not None
+            and not issubclass(cls, RandomAccess)
+            and (args or kwargs)
+            and cls._random_access(*args, **kwargs)
+        ):
+            cls = cls.Indexed
+        return super().__new__(cls)
+
+    @classmethod
+    def _random_access(cls, *args: Any, **kwargs: Any) -> bool:
+        """Whether a node built with these arguments is random access. By default: when its
+        inputs (the first argument, a dataset or a list of datasets) all are."""
+        inputs = args[0] if args else kwargs.get("child", kwargs.get("datasets"))
+        if isinstance(inputs, (list, tuple)):
+            return bool(inputs) and all(is_random_access(d) for d in inputs)
+        return is_random_access(inputs)
+
     def _settle_kind(self, random_access: bool) -> None:
-        """End of ``__init__``: become this op's random-access variant when ``random_access``
-        (its inputs are random access and nothing it does drops rows)."""
-        if random_access and not isinstance(self, RandomAccess):
-            self.__class__ = type(self).Indexed
+        """End of ``__init__``: the node's kind, now known for sure. It is normally the class
+        :meth:`_random_access` chose; if that guess was wrong (a user's subclass of a source
+        with other arguments), the class is corrected here (right, only slower)."""
+        if random_access != isinstance(self, RandomAccess):
+            kind = type(self).Indexed if random_access else type(self).__bases__[-1]
+            self.__class__ = kind
 
     @property
     def rows_per_item(self) -> int:

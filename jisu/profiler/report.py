@@ -119,7 +119,7 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
 
 
 _OPS_TITLE = (
-    "<h3>Ops inside the stages (an epoch's first 64 rows or batches timed, then one in 16)</h3>"
+    "<h3>Ops inside the stages (an epoch's first 64 rows or batches timed, then one in 64)</h3>"
 )
 
 _STYLE = """

@@ -224,8 +224,18 @@ def _stream_source():
         lambda d: d.zip(d.rename("x", "y")),
     ],
 )
-def test_random_access_is_the_type_of_a_node_chosen_by_its_inputs(build):
+def test_random_access_is_the_type_of_a_node_chosen_by_its_inputs(build, monkeypatch):
+    from jisu.dataset.datasets import Dataset
     from jisu.dataset.engine.access import RandomAccess
+
+    corrected = []  # a kind fixed after __init__ (slower objects): never for jisu's own ops
+    settle = Dataset._settle_kind
+
+    def spy(self, random_access):
+        corrected.append(random_access != isinstance(self, RandomAccess))
+        settle(self, random_access)
+
+    monkeypatch.setattr(Dataset, "_settle_kind", spy)
 
     indexed = build(ds.NumpySlicesDataset(np.arange(12).reshape(12, 1), ["x"], shuffle=False))
     stream = build(_stream_source())
@@ -236,6 +246,20 @@ def test_random_access_is_the_type_of_a_node_chosen_by_its_inputs(build):
     assert isinstance(indexed, type(stream))
     if stream.op_name != "shuffle":  # (a buffer shuffle is another order)
         assert rows_of(indexed, None, num_epochs=1) == rows_of(stream, None, num_epochs=1)
+    assert corrected and not any(corrected)
+
+
+def test_a_source_subclass_with_other_arguments_still_gets_the_right_kind():
+    from jisu.dataset.engine.access import is_random_access
+
+    class Squares(ds.GeneratorDataset):  # its first argument is not the source
+        def __init__(self, count, indexed):
+            rows = [np.array([i * i]) for i in range(count)]
+            super().__init__(rows if indexed else iter(rows), ["x"], shuffle=False)
+
+    assert is_random_access(Squares(4, True)) and not is_random_access(Squares(4, False))
+    assert rows_of(Squares(4, False).map(quick)) == rows_of(Squares(4, True).map(quick))
+    assert rows_of(Squares(4, True).map(quick)) == [[1], [2], [5], [10]]
 
 
 def test_what_keeps_a_node_a_stream_over_random_access_inputs():

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 _BYTES_EVERY = 8  # sample the size of every 8th result
-OP_SAMPLE_EVERY = 16  # time the ops of one row in 16 (the profiler's cost stays ~1 %) ...
+OP_SAMPLE_EVERY = 64  # time the ops of one row in 64 (the profiler's cost stays ~1 %) ...
 OP_FULL_ROWS = 64  # ... after timing every row (or batch) among an epoch's first 64
 
 

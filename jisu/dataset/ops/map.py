@@ -80,6 +80,10 @@ class MapDataset(Dataset):
     has_workers = True
     stream_stage = MAP
 
+    @classmethod
+    def _random_access(cls, child: Dataset, *args: Any, **kwargs: Any) -> bool:
+        return is_random_access(child) and config.get_error_samples_mode() != "skip"
+
     def __init__(
         self,
         child: Dataset,

@@ -39,6 +39,10 @@ class RepeatDataset(Dataset):
     op_name = "repeat"
     random_access_kernels = _RepeatKernels
 
+    @classmethod
+    def _random_access(cls, child: Dataset, count: int | None = None) -> bool:
+        return is_random_access(child) and isinstance(count, int) and count > 0
+
     def __init__(self, child: Dataset, count: int | None) -> None:
         super().__init__([child])
         count = -1 if count is None else check_int("repeat", "count", count)

@@ -94,6 +94,18 @@ class Source(Dataset):
     reads_can_fail = True
     #: whether the source is made of files, so the :class:`Shuffle` levels apply
     file_shuffle = False
+    #: whether the class builds, from its arguments, an object read by index (files, arrays)
+    builds_indexed_source = False
+
+    @classmethod
+    def _random_access(cls, source: Any = None, *args: Any, **kwargs: Any) -> bool:
+        """Read by index, unless a row that fails to read would vanish ("skip" mode)."""
+        indexed = cls.builds_indexed_source or is_indexable(source)
+        return indexed and not cls._drops_failed_reads()
+
+    @classmethod
+    def _drops_failed_reads(cls) -> bool:
+        return cls.reads_can_fail and config.get_error_samples_mode() == "skip"
 
     def __init__(
         self,
@@ -134,9 +146,7 @@ class Source(Dataset):
         self.python_multiprocessing = bool(options.python_multiprocessing)
         # In "skip" mode a row that fails to read vanishes: rows can no longer be found by
         # index, so parents see a stream (read by index in the source's own stage)
-        self.skip_errors = (
-            self.indexed and self.reads_can_fail and config.get_error_samples_mode() == "skip"
-        )
+        self.skip_errors = self.indexed and self._drops_failed_reads()
         if self.indexed and self._source_len() > 0:
             self._check_first_row()
         self._settle_kind(self.indexed and not self.skip_errors)

@@ -30,6 +30,7 @@ class ImageFolderDataset(Source):
 
     default_workers = None  # config's default
     serial_reads = False  # opening files by path is thread-safe
+    builds_indexed_source = True
 
     def __init__(
         self,

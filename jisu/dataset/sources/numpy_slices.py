@@ -64,6 +64,7 @@ class NumpySlicesDataset(Source):
 
     random_access_kernels = _SlicesKernels
     serial_reads = False  # slicing arrays is thread-safe
+    builds_indexed_source = True
 
     reads_can_fail = False  # slicing in-memory arrays: random access in "skip" mode too
 

@@ -88,6 +88,7 @@ class RecordDataset(Source):
     default_workers = None  # config's default
     serial_reads = False  # reading mapped files is thread-safe
     file_shuffle = True
+    builds_indexed_source = True
 
     def __init__(
         self,

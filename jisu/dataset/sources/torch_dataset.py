@@ -16,6 +16,13 @@ def _item_columns(item: Any) -> list[str]:
     return ["column_0"]
 
 
+def _map_style(dataset: Any) -> bool:
+    """Whether a torch dataset is map-style (read by index), not an ``IterableDataset``."""
+    import torch.utils.data
+
+    return is_indexable(dataset) and not isinstance(dataset, torch.utils.data.IterableDataset)
+
+
 class _TorchSource:
     """Random-access wrapper turning dict items into tuples in column order."""
 
@@ -60,12 +67,12 @@ class TorchDataset(GeneratorDataset):
         >>> data = ds.TorchDataset(torchvision_style_dataset, ["image", "label"])
     """
 
-    def __init__(self, dataset: Any, column_names: Sequence[str] | None = None, **kwargs: Any):
-        import torch.utils.data
+    @classmethod
+    def _random_access(cls, dataset: Any = None, *args: Any, **kwargs: Any) -> bool:
+        return _map_style(dataset) and not cls._drops_failed_reads()
 
-        random_access = is_indexable(dataset) and not isinstance(
-            dataset, torch.utils.data.IterableDataset
-        )
+    def __init__(self, dataset: Any, column_names: Sequence[str] | None = None, **kwargs: Any):
+        random_access = _map_style(dataset)
         if column_names is None:
             first = dataset[0] if random_access else next(iter(dataset))
             column_names = _item_columns(first)
