@@ -27,6 +27,7 @@ from .sources.options import Shuffle
 from .sources.record import MindDataset, RecordDataset
 from .sources.samplers import (
     DistributedSampler,
+    PKSampler,
     RandomSampler,
     Sampler,
     SequentialSampler,
@@ -35,18 +36,29 @@ from .sources.samplers import (
     WeightedRandomSampler,
 )
 from .sources.torch_dataset import TorchDataset
+from .sources.vision_sets import (
+    Cifar10Dataset,
+    Cifar100Dataset,
+    FashionMnistDataset,
+    MnistDataset,
+)
 
 __all__ = [
     "BatchInfo",
+    "Cifar10Dataset",
+    "Cifar100Dataset",
     "Dataset",
     "DatasetIterator",
     "DistributedSampler",
+    "FashionMnistDataset",
     "FileWriter",
     "GeneratorDataset",
     "ImageFolderDataset",
     "MalformedFileError",
     "MindDataset",
+    "MnistDataset",
     "NumpySlicesDataset",
+    "PKSampler",
     "PipelineError",
     "RandomSampler",
     "RecordDataset",

@@ -19,7 +19,8 @@ from ..engine.rng import epoch_rng
 from ..engine.rows import to_array, to_numpy_dtype
 from ..ops.shard import shard_stream
 from ..ops.shuffle import buffer_shuffle
-from .options import ReadOptions
+from .options import EpochOrder, ReadOptions
+from .samplers import Sampler, as_sampler
 
 #: An iterable source with ``shuffle=True`` is shuffled through a buffer of this many rows,
 #: fewer when rows are large: the buffer holds at most ``SHUFFLE_BUFFER_BYTES``, so that it
@@ -143,6 +144,7 @@ class Source(Dataset):
                 f"__getitem__ and __len__. Received: {type(source).__name__}"
             )
         self.order = options.resolve(op, indexed=self.indexed, files=self.file_shuffle)
+        self._check_sampler(self.order.sampler)
         self.python_multiprocessing = bool(options.python_multiprocessing)
         # In "skip" mode a row that fails to read vanishes: rows can no longer be found by
         # index, so parents see a stream (read by index in the source's own stage)
@@ -222,7 +224,43 @@ class Source(Dataset):
 
     def _order(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """One epoch's order (sources made of files pass their files' rows here)."""
-        return self.order.indices(n, rng)
+        return self.order.indices(n, rng, labels=self._sampler_labels())
+
+    # ----------------------------------------------------------------- samplers
+    def class_labels(self, column: str) -> np.ndarray | None:
+        """Each row's class in label column ``column``, when the source knows them without
+        reading its rows (for :class:`PKSampler`); None otherwise."""
+        return None
+
+    def _sampler_labels(self, sampler: Sampler | None = None) -> np.ndarray | None:
+        """The class labels the sampler (this source's, by default) reads, or None."""
+        sampler = sampler or self.order.sampler
+        if sampler is None or not sampler.uses_labels:
+            return None
+        chain = sampler
+        while not chain.needs_labels:
+            chain = chain.child
+        return self.class_labels(chain.class_column)
+
+    def _check_sampler(self, sampler: Sampler | None) -> None:
+        if sampler is not None and sampler.uses_labels and self._sampler_labels(sampler) is None:
+            raise ValueError(
+                f"{self.op_name} doesn't support PKSampler: it needs a source that knows its "
+                "rows' classes (MnistDataset, Cifar10Dataset, ImageFolderDataset …) and a "
+                "class_column it has"
+            )
+
+    def use_sampler(self, new_sampler: Any) -> None:
+        """Read this source through ``new_sampler`` from now on (MindSpore's
+        ``use_sampler``): it replaces the shuffle, shards and ``num_samples`` given when the
+        source was built; call it before creating iterators."""
+        if not self.indexed:
+            raise ValueError(
+                f"{self.op_name}: use_sampler needs a random-access source; this one is iterable"
+            )
+        order = EpochOrder(sampler=as_sampler(new_sampler))
+        self._check_sampler(order.sampler)
+        self.order = order
 
     @property
     def stream_stage(self) -> str | None:  # type: ignore[override]
@@ -232,7 +270,7 @@ class Source(Dataset):
 
     def _row_count(self) -> int | None:
         if self.indexed:
-            return self.order.count(self._source_len())
+            return self.order.count(self._source_len(), self._sampler_labels())
         if hasattr(self.source, "__len__"):  # an iterable that knows its length
             return self.order.count(len(self.source))
         return None

@@ -27,28 +27,68 @@ def _columns_of(data: Any) -> tuple[list[str] | None, list[np.ndarray]]:
     )
 
 
-class _Slices:
-    """Random-access view of column arrays: item ``i`` is ``(col[i] for col in columns)``."""
+class Slices:
+    """Random-access rows of column arrays, possibly in several parts (one per file): row
+    ``i`` is ``(column[i] for column in its part)``, parts one after another. Arrays may be
+    memory-mapped files; a 1-D column gives 0-d views."""
 
-    def __init__(self, arrays: list[np.ndarray]) -> None:
-        self.arrays = arrays
+    def __init__(self, parts: list[list[np.ndarray]]) -> None:
+        self.parts = parts
+        self.arrays = parts[0] if len(parts) == 1 else None  # the one part's columns
+        self.offsets = np.cumsum([0] + [len(p[0]) for p in parts])
 
     def __len__(self) -> int:
-        return len(self.arrays[0])
+        return int(self.offsets[-1])
 
-    def __getitem__(self, index: int) -> tuple:
-        return tuple(a[index] for a in self.arrays)
+    def part_rows(self) -> list[np.ndarray]:
+        """The row indices of each part (for ``Shuffle.FILES``/``INFILE``)."""
+        return [np.arange(a, b, dtype=np.int64) for a, b in zip(self.offsets, self.offsets[1:])]
+
+    def row(self, index: int) -> tuple:
+        arrays = self.arrays
+        if arrays is None:
+            k = int(np.searchsorted(self.offsets, index, side="right")) - 1
+            arrays, index = self.parts[k], index - int(self.offsets[k])
+        # a[index] of a 1-D array is a NumPy scalar; rows hold arrays (here a 0-d view)
+        return tuple(a[index] if a.ndim > 1 else a[index : index + 1].reshape(()) for a in arrays)
+
+    __getitem__ = row
+
+    def gather(self, indices: np.ndarray) -> list[np.ndarray]:
+        """Rows ``indices`` as stacked columns: one fancy-index per column and part."""
+        if self.arrays is not None:
+            return [a[indices] for a in self.arrays]
+        owner = np.searchsorted(self.offsets, indices, side="right") - 1
+        out = [np.empty((len(indices), *a.shape[1:]), a.dtype) for a in self.parts[0]]
+        for k in np.unique(owner):
+            mask = owner == k
+            local = indices[mask] - self.offsets[k]
+            for column, a in zip(out, self.parts[k]):
+                column[mask] = a[local]
+        return out
 
 
 class _SlicesKernels(_SourceKernels):
     """Random access to slices, and a batch's rows gathered with one fancy-index per column."""
 
     def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:
-        order = self.epoch_order(ctx, epoch)[indices]
-        return [a[order] for a in self.source.arrays]
+        return self.source.gather(self.epoch_order(ctx, epoch)[indices])
 
 
-class NumpySlicesDataset(Source):
+class ArraySource(Source):
+    """A source whose rows are slices of arrays (:class:`Slices`): read without a lock, and a
+    batch directly above gathers all its rows at once."""
+
+    random_access_kernels = _SlicesKernels
+    serial_reads = False  # slicing arrays is thread-safe
+    builds_indexed_source = True
+    reads_can_fail = False  # slicing arrays: random access in "skip" mode too
+
+    def _read(self, ctx: ExecContext, index: int) -> tuple:
+        return self.source.row(index)
+
+
+class NumpySlicesDataset(ArraySource):
     """Rows are slices along axis 0 of in-memory data.
 
     Args:
@@ -61,12 +101,6 @@ class NumpySlicesDataset(Source):
     Rows are views of ``data`` (no copy); a batch directly above gathers all its rows with one
     fancy-index per column instead of one read per row.
     """
-
-    random_access_kernels = _SlicesKernels
-    serial_reads = False  # slicing arrays is thread-safe
-    builds_indexed_source = True
-
-    reads_can_fail = False  # slicing in-memory arrays: random access in "skip" mode too
 
     def __init__(
         self,
@@ -103,10 +137,4 @@ class NumpySlicesDataset(Source):
         options = ReadOptions(
             num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id
         )
-        super().__init__(_Slices(arrays), column_names, options)
-
-    def _read(self, ctx: ExecContext, index: int) -> tuple:
-        # a[index] of a 1-D array is a NumPy scalar; rows hold arrays (here a 0-d view)
-        return tuple(
-            a[index] if a.ndim > 1 else a[index : index + 1].reshape(()) for a in self.source.arrays
-        )
+        super().__init__(Slices([arrays]), column_names, options)

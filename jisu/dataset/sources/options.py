@@ -105,13 +105,18 @@ class EpochOrder:
     shards: tuple[int, int] | None = None
 
     def indices(
-        self, n: int, rng: np.random.Generator, files: list[np.ndarray] | None = None
+        self,
+        n: int,
+        rng: np.random.Generator,
+        files: list[np.ndarray] | None = None,
+        labels: np.ndarray | None = None,
     ) -> np.ndarray:
         """Source indices of one epoch of a source of ``n`` rows, drawn from ``rng`` (keyed by
         seed and epoch). ``files``: the row indices of each file, for the FILES and INFILE
-        levels (without them, both act as GLOBAL)."""
+        levels (without them, both act as GLOBAL); ``labels``: each row's class, for a
+        sampler that needs them."""
         if self.sampler is not None:
-            return self.sampler.indices(n, rng)
+            return self.sampler.indices(n, rng, labels)
         if self.shuffle is None:
             order = np.arange(n, dtype=np.int64)
         elif self.shuffle is Shuffle.GLOBAL or files is None:
@@ -127,10 +132,10 @@ class EpochOrder:
             order = order[shard_positions(n, *self.shards)]
         return order if self.num_samples is None else order[: self.num_samples]
 
-    def count(self, n: int) -> int:
+    def count(self, n: int, labels: np.ndarray | None = None) -> int:
         """Rows per epoch for a source of ``n`` rows (cheap: called per row by the engine)."""
         if self.sampler is not None:
-            return self.sampler.count(n)
+            return self.sampler.count(n, labels)
         if self.shards is not None:
             n = -(-n // self.shards[0]) if n else 0
         return n if self.num_samples is None else min(n, self.num_samples)

@@ -13,31 +13,101 @@ from ..validation import check_int, resolve_shards
 class Sampler:
     """Chooses the indices of a random-access source for one epoch.
 
-    ``indices(n, rng)`` must be a pure function of ``n`` and ``rng`` (the engine passes a
-    generator keyed by seed and epoch), so that every worker and every restart agrees.
+    Subclasses define ``_all(n, rng)`` (every index of an epoch, in order) and
+    ``_count_all(n)`` (how many); ``indices(n, rng)`` must be a pure function of ``n`` and
+    ``rng`` (the engine passes a generator keyed by seed and epoch), so that every worker and
+    every restart agrees.
+
+    A user's sampler (MindSpore's way) subclasses this and defines only ``__iter__``, reading
+    ``self.dataset_size``; its indices are then the user's to make deterministic.
+
+    ``add_child(sampler)`` chains samplers as MindSpore does: the child picks from the source,
+    and this sampler picks positions in the child's output.
     """
+
+    #: whether :meth:`indices` needs the source's class labels (``labels``)
+    needs_labels = False
 
     def __init__(self, num_samples: int | None = None) -> None:
         self.num_samples = (
             check_int(type(self).__name__, "num_samples", num_samples, minimum=0, allow_none=True)
             or None
         )
+        self.child: Sampler | None = None
+        self.dataset_size: int | None = None  # what a user's __iter__ reads
+        self._counted: dict[int, int] = {}
+
+    def add_child(self, sampler: Sampler) -> None:
+        """Sample from ``sampler``'s output instead of from the source directly."""
+        if not isinstance(sampler, Sampler):
+            raise TypeError(
+                f"{type(self).__name__}.add_child: sampler must be a jisu Sampler. "
+                f"Received: {sampler!r}"
+            )
+        if self.child is not None:
+            raise ValueError(f"{type(self).__name__}.add_child: the sampler has a child already")
+        chain = sampler
+        while chain is not None:
+            if chain is self:
+                raise ValueError(f"{type(self).__name__}.add_child: that would make a cycle")
+            chain = chain.child
+        self.child = sampler
+
+    def get_child(self) -> Sampler | None:
+        return self.child
+
+    @property
+    def uses_labels(self) -> bool:
+        """Whether this sampler or one it chains to needs the source's class labels."""
+        return self.needs_labels or (self.child is not None and self.child.uses_labels)
+
+    def _user_iter(self) -> bool:
+        return type(self).__iter__ is not Sampler.__iter__
+
+    def __iter__(self):
+        raise TypeError(f"{type(self).__name__} is a jisu sampler; the engine draws its indices")
 
     def _all(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        if self._user_iter():  # a user's sampler: its __iter__ gives the indices
+            self.dataset_size = n
+            return np.fromiter((int(i) for i in iter(self)), dtype=np.int64)
         raise NotImplementedError  # each sampler defines its order
 
-    def indices(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        order = np.asarray(self._all(n, rng), dtype=np.int64)
-        return order if self.num_samples is None else order[: self.num_samples]
-
     def _count_all(self, n: int) -> int:
-        """Length of ``_all(n, rng)``, without building it."""
         raise NotImplementedError  # each sampler defines its count
 
-    def count(self, n: int) -> int:
-        """Rows per epoch for a source of ``n`` rows (cheap: called per row by the engine)."""
-        total = self._count_all(n)
-        return total if self.num_samples is None else min(total, self.num_samples)
+    def indices(
+        self, n: int, rng: np.random.Generator, labels: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Source indices of one epoch of a source of ``n`` rows (``labels``: the source's
+        class label per row, for samplers that need them)."""
+        if self.child is not None:
+            child_rng, rng = (np.random.default_rng(s) for s in rng.integers(0, 2**63, 2))
+            base = self.child.indices(n, child_rng, labels)
+            positions = self._own(len(base), rng, None if labels is None else labels[base])
+            return base[positions]
+        return self._own(n, rng, labels)
+
+    def _own(self, n: int, rng: np.random.Generator, labels: np.ndarray | None) -> np.ndarray:
+        order = self._draw(n, rng, labels)
+        return order if self.num_samples is None else order[: self.num_samples]
+
+    def _draw(self, n: int, rng: np.random.Generator, labels: np.ndarray | None) -> np.ndarray:
+        return np.asarray(self._all(n, rng), dtype=np.int64)
+
+    def count(self, n: int, labels: np.ndarray | None = None) -> int:
+        """Rows per epoch for a source of ``n`` rows (cheap: called per row by the engine, so
+        computed once per source)."""
+        key = (n, None if labels is None else id(labels))
+        counted = self._counted.get(key)
+        if counted is None:
+            if self.child is not None or self.uses_labels or self._user_iter():
+                counted = len(self.indices(n, np.random.default_rng(0), labels))  # drawn once
+            else:
+                total = self._count_all(n)
+                counted = total if self.num_samples is None else min(total, self.num_samples)
+            self._counted[key] = counted
+        return counted
 
 
 class SequentialSampler(Sampler):
@@ -71,7 +141,13 @@ class RandomSampler(Sampler):
 
 
 class DistributedSampler(Sampler):
-    """One shard of (optionally shuffled) indices; short shards wrap around."""
+    """One shard of (optionally shuffled) indices.
+
+    With ``offset=-1`` (the default) every shard gets ``ceil(n / num_shards)`` indices, short
+    shards wrapping around to the first ones, so that all ranks run the same number of steps.
+    With ``offset >= 0`` (MindSpore's meaning) position ``i`` goes to shard
+    ``(i + offset) % num_shards`` and nothing wraps: shards may differ by one.
+    """
 
     def __init__(
         self,
@@ -84,17 +160,22 @@ class DistributedSampler(Sampler):
         super().__init__(num_samples)
         self.num_shards, self.shard_id = resolve_shards("DistributedSampler", num_shards, shard_id)
         self.shuffle = bool(shuffle)
-        if offset != -1:
-            raise ValueError(f"DistributedSampler: offset is not supported. Received: {offset}")
+        self.offset = check_int("DistributedSampler", "offset", offset, minimum=-1)
+
+    def _positions(self, n: int) -> np.ndarray:
+        if self.offset < 0:
+            from ..ops.shard import shard_positions
+
+            return shard_positions(n, self.num_shards, self.shard_id)
+        first = (self.shard_id - self.offset) % self.num_shards
+        return np.arange(first, n, self.num_shards, dtype=np.int64)
 
     def _all(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        from ..ops.shard import shard_positions
-
         order = rng.permutation(n) if self.shuffle else np.arange(n)
-        return order[shard_positions(n, self.num_shards, self.shard_id)]
+        return order[self._positions(n)]
 
     def _count_all(self, n: int) -> int:
-        return -(-n // self.num_shards) if n else 0
+        return len(self._positions(n))
 
 
 class SubsetSampler(Sampler):
@@ -140,6 +221,49 @@ class WeightedRandomSampler(Sampler):
 
     def _count_all(self, n: int) -> int:
         return self.num_samples or len(self.weights)
+
+
+class PKSampler(Sampler):
+    """``num_val`` samples of every class (MindSpore's rule): the classes in label order (a new
+    random order each epoch with ``shuffle``), each sample drawn uniformly, with replacement,
+    among the rows of its class. For sources that know their rows' classes without reading
+    them (Mnist, Cifar, ImageFolder …); ``class_column`` names the label column."""
+
+    needs_labels = True
+
+    def __init__(
+        self,
+        num_val: int,
+        num_class: int | None = None,
+        shuffle: bool = False,
+        class_column: str = "label",
+        num_samples: int | None = None,
+    ) -> None:
+        super().__init__(num_samples)
+        self.num_val = check_int("PKSampler", "num_val", num_val, minimum=1)
+        if num_class is not None:
+            raise NotImplementedError("PKSampler: num_class is not supported (as in MindSpore)")
+        if not isinstance(shuffle, bool):
+            raise TypeError(f"PKSampler: shuffle must be a bool. Received: shuffle={shuffle!r}")
+        if not isinstance(class_column, str):
+            raise TypeError(
+                f"PKSampler: class_column must be a str. Received: class_column={class_column!r}"
+            )
+        self.shuffle = shuffle
+        self.class_column = class_column
+
+    def _draw(self, n: int, rng: np.random.Generator, labels: np.ndarray | None) -> np.ndarray:
+        if labels is None:
+            raise ValueError("PKSampler: the source gives no class labels")
+        classes, inverse = np.unique(np.asarray(labels)[:n], return_inverse=True)
+        members = np.argsort(inverse, kind="stable")  # rows grouped by class, in row order
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(inverse, minlength=len(classes)))])
+        order = rng.permutation(len(classes)) if self.shuffle else range(len(classes))
+        picks = [
+            members[bounds[c] + rng.integers(0, bounds[c + 1] - bounds[c], self.num_val)]
+            for c in order
+        ]
+        return np.concatenate(picks) if picks else np.zeros(0, dtype=np.int64)
 
 
 class IterableSampler(Sampler):

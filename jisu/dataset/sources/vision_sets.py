@@ -1,0 +1,253 @@
+"""MNIST, Fashion-MNIST, CIFAR-10 and CIFAR-100 in their published binary layouts.
+
+The files are memory-mapped after their headers and sizes are checked, so rows are slices of
+the files (random access: shuffled, sharded and sampled like NumPy data; a batch gathers its
+rows with one fancy-index per file). Columns, dtypes, shapes and file order follow MindSpore
+2.10: ``image`` HWC uint8 and ``uint32`` scalar labels; with ``usage="all"`` (or None) the files
+are read in name order (MNIST: t10k before train; CIFAR-10: data_batch_1..5 before
+test_batch; CIFAR-100: test before train), as MindSpore does.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import struct
+from typing import Any
+
+import numpy as np
+
+from ..record.validate import MalformedFileError
+from .numpy_slices import ArraySource, Slices
+from .options import ReadOptions
+
+_USAGES = ("train", "test", "all")
+
+
+def _check_usage(op: str, usage: str | None) -> str:
+    usage = "all" if usage is None else usage
+    if usage not in _USAGES:
+        raise ValueError(
+            f"{op}: usage must be one of {list(_USAGES)} or None. Received: usage={usage!r}"
+        )
+    return usage
+
+
+def _check_dir(op: str, dataset_dir: Any) -> str:
+    if not isinstance(dataset_dir, (str, os.PathLike)):
+        raise TypeError(f"{op}: dataset_dir must be a path. Received: {dataset_dir!r}")
+    path = os.fspath(dataset_dir)
+    if not os.path.isdir(path):
+        raise ValueError(f"{op}: dataset_dir '{path}' does not exist or is not a directory")
+    return path
+
+
+def _regular_size(op: str, path: str) -> int:
+    """The size of ``path``, which must be a regular file (not a FIFO, device …)."""
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise MalformedFileError(f"{op}: '{path}' is not a regular file")
+    return info.st_size
+
+
+def _check_cache(op: str, cache: Any) -> None:
+    if cache is not None:
+        raise ValueError(f"{op}: cache is not supported (jisu has no cache server); pass None")
+
+
+class _VisionSet(ArraySource):
+    """Common arguments of the four data sets (MindSpore's signature)."""
+
+    default_workers = None  # config's default
+
+    def __init__(
+        self,
+        dataset_dir: str,
+        usage: str | None = None,
+        num_samples: int | None = None,
+        num_parallel_workers: int | None = None,
+        shuffle: bool | None = None,
+        sampler: Any = None,
+        num_shards: int | None = None,
+        shard_id: int | None = None,
+        cache: Any = None,
+    ) -> None:
+        op = self.op_name
+        self.dataset_dir = _check_dir(op, dataset_dir)
+        self.usage = _check_usage(op, usage)
+        _check_cache(op, cache)
+        parts, self.files = self._open(self.dataset_dir, self.usage)
+        options = ReadOptions(
+            num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id
+        )
+        super().__init__(Slices(parts), self.column_names, options)
+
+    column_names: tuple[str, ...] = ("image", "label")
+
+    def _open(self, folder: str, usage: str) -> tuple[list[list[np.ndarray]], list[str]]:
+        raise NotImplementedError  # each data set reads its layout
+
+    def class_labels(self, column: str) -> np.ndarray | None:
+        if column not in self._columns or column == "image":
+            return None
+        k = self._columns.index(column)
+        labels = getattr(self, "_labels", None)
+        if labels is None:  # the label columns of every file, joined once
+            labels = self._labels = {
+                name: np.concatenate([part[j] for part in self.source.parts])
+                for j, name in enumerate(self._columns)
+                if name != "image"
+            }
+        return labels[self._columns[k]]
+
+    def _sample_name(self, index: int) -> str:
+        k = int(np.searchsorted(self.source.offsets, index, side="right")) - 1
+        return f"row {index - int(self.source.offsets[k])} of '{self.files[k]}'"
+
+
+# ---------------------------------------------------------------------------- MNIST
+def _find(op: str, folder: str, split: str, kind: str) -> str:
+    """The one file of ``folder`` whose name holds ``<split>-<kind>`` (MindSpore accepts
+    ``train-images-idx3-ubyte`` and ``train-images.idx3-ubyte`` alike)."""
+    key = f"{split}-{kind}"
+    names = sorted(n for n in os.listdir(folder) if key in n and not n.endswith(".gz"))
+    if len(names) != 1:
+        found = "none" if not names else f"several: {names}"
+        raise ValueError(
+            f"{op}: expected one '{key}' file (e.g. {key}-idx{3 if kind == 'images' else 1}"
+            f"-ubyte, uncompressed) in '{folder}'; found {found}"
+        )
+    return os.path.join(folder, names[0])
+
+
+def _idx(op: str, path: str, magic: int, dims: int) -> np.ndarray:
+    """An idx file (``magic``: 0x801 labels, 0x803 images) memory-mapped after its header."""
+    size = _regular_size(op, path)
+    header = 4 + 4 * dims
+    if size < header:
+        raise MalformedFileError(f"{op}: '{path}' is shorter than an idx header")
+    with open(path, "rb") as f:
+        found, *shape = struct.unpack(f">I{dims}I", f.read(header))
+    if found != magic:
+        raise MalformedFileError(
+            f"{op}: '{path}' is not an idx file of {dims} dimension(s) of uint8 (magic "
+            f"{found:#010x}, expected {magic:#010x})"
+        )
+    if header + int(np.prod(shape, dtype=np.int64)) != size:
+        raise MalformedFileError(
+            f"{op}: '{path}' declares shape {tuple(shape)} ({int(np.prod(shape))} bytes) but "
+            f"holds {size - header} bytes after its header"
+        )
+    if shape[0] == 0:
+        return np.zeros(shape, np.uint8)
+    return np.memmap(path, dtype=np.uint8, mode="r", offset=header, shape=tuple(shape))
+
+
+class MnistDataset(_VisionSet):
+    """MNIST from its idx files (``train-images-idx3-ubyte``, ``train-labels-idx1-ubyte``,
+    ``t10k-…``) in ``dataset_dir``: rows ``(image (28, 28, 1) uint8, label uint32)``.
+
+    Args:
+        dataset_dir: the folder holding the four files (uncompressed, as MindSpore reads
+            them).
+        usage: "train" (60,000 rows), "test" (10,000) or "all"/None (test then train, as
+            MindSpore orders them).
+        num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id: as in
+            :class:`GeneratorDataset` (shuffled by default); ``sampler`` may be a
+            :class:`PKSampler`.
+        cache: only None (jisu has no cache server).
+    """
+
+    def _open(self, folder: str, usage: str) -> tuple[list[list[np.ndarray]], list[str]]:
+        op = self.op_name
+        splits = ["t10k", "train"] if usage == "all" else ["t10k" if usage == "test" else "train"]
+        parts, files = [], []
+        for split in splits:
+            images_path = _find(op, folder, split, "images")
+            labels_path = _find(op, folder, split, "labels")
+            images = _idx(op, images_path, 0x803, 3)
+            labels = _idx(op, labels_path, 0x801, 1)
+            if len(images) != len(labels):
+                raise MalformedFileError(
+                    f"{op}: '{images_path}' holds {len(images)} images but '{labels_path}' "
+                    f"{len(labels)} labels"
+                )
+            parts.append([images[..., None], np.asarray(labels, dtype=np.uint32)])
+            files.append(images_path)
+        return parts, files
+
+
+class FashionMnistDataset(MnistDataset):
+    """Fashion-MNIST: the same idx layout and file names as :class:`MnistDataset`."""
+
+
+# ---------------------------------------------------------------------------- CIFAR
+def _cifar_records(op: str, path: str, labels: int) -> np.ndarray:
+    """A CIFAR binary file: records of ``labels`` label bytes and a 3x32x32 CHW image."""
+    if not os.path.exists(path):
+        raise ValueError(f"{op}: '{path}' is missing (the CIFAR binary version is expected)")
+    width = labels + 3072
+    size = _regular_size(op, path)
+    if size % width:
+        raise MalformedFileError(
+            f"{op}: '{path}' holds {size} bytes, not a whole number of {width}-byte records "
+            "(is it the CIFAR binary version?)"
+        )
+    if size == 0:
+        return np.zeros((0, width), np.uint8)
+    return np.memmap(path, dtype=np.uint8, mode="r", shape=(size // width, width))
+
+
+def _cifar_part(records: np.ndarray, labels: int) -> list[np.ndarray]:
+    images = records[:, labels:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)  # CHW -> HWC
+    return [images, *(np.asarray(records[:, k], dtype=np.uint32) for k in range(labels))]
+
+
+class _CifarSet(_VisionSet):
+    train_files: tuple[str, ...] = ()
+    test_files: tuple[str, ...] = ()
+    label_bytes = 1
+
+    def _open(self, folder: str, usage: str) -> tuple[list[list[np.ndarray]], list[str]]:
+        if usage == "all":
+            names = sorted(self.train_files + self.test_files)
+        else:
+            names = list(self.train_files if usage == "train" else self.test_files)
+        files = [os.path.join(folder, name) for name in names]
+        parts = [
+            _cifar_part(_cifar_records(self.op_name, path, self.label_bytes), self.label_bytes)
+            for path in files
+        ]
+        return parts, files
+
+    def _read(self, ctx: Any, index: int) -> tuple:
+        image, *labels = self.source.row(index)
+        return (np.ascontiguousarray(image), *labels)  # HWC as a plain array, like MindSpore
+
+
+class Cifar10Dataset(_CifarSet):
+    """CIFAR-10, binary version (``data_batch_1.bin`` … ``data_batch_5.bin``,
+    ``test_batch.bin`` in ``dataset_dir``): rows ``(image (32, 32, 3) uint8, label uint32)``.
+
+    Arguments as in :class:`MnistDataset`; ``usage="all"`` reads the training batches, then
+    the test batch. Unlike MindSpore, files of any whole number of records are read (it
+    expects 10,000 per file).
+    """
+
+    train_files = tuple(f"data_batch_{k}.bin" for k in range(1, 6))
+    test_files = ("test_batch.bin",)
+
+
+class Cifar100Dataset(_CifarSet):
+    """CIFAR-100, binary version (``train.bin``, ``test.bin`` in ``dataset_dir``): rows
+    ``(image (32, 32, 3) uint8, coarse_label uint32, fine_label uint32)``.
+
+    Arguments as in :class:`MnistDataset`; ``usage="all"`` reads test, then train (name
+    order, as MindSpore). A :class:`PKSampler` takes ``class_column="fine_label"`` or
+    ``"coarse_label"``.
+    """
+
+    column_names = ("image", "coarse_label", "fine_label")
+    train_files = ("train.bin",)
+    test_files = ("test.bin",)
+    label_bytes = 2
