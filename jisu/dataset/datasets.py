@@ -330,6 +330,17 @@ class Dataset:
 
         return SkipDataset(self, count)
 
+    def split(self, sizes: Sequence[int | float], randomize: bool = True) -> list[Dataset]:
+        """Disjoint parts: ``sizes`` as row counts summing to the dataset's size, or as
+        fractions summing to 1 (each rounded; the rounding error goes to the first part, as in
+        MindSpore). ``randomize``: rows assigned at random (drawn once from the seed: the
+        parts are the same in every epoch), else consecutive. Split a source (or maps over
+        it) before shuffling or sharding it: the split is then made on the source's indices
+        and each part still shuffles within itself every epoch."""
+        from .ops.split import split_dataset
+
+        return split_dataset(self, sizes, randomize)
+
     def project(self, columns: str | Sequence[str]) -> Dataset:
         """Keep only ``columns``, in that order."""
         from .ops.columns import ProjectDataset

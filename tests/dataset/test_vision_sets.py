@@ -294,3 +294,59 @@ def test_add_child_refuses_cycles_and_non_samplers():
     with pytest.raises(TypeError, match="add_child: sampler must be a jisu Sampler"):
         b.add_child([1, 2])
     assert a.get_child() is b
+
+
+# ---------------------------------------------------------------------------- split
+@pytest.mark.parametrize("case", sorted(EXPECTED["split"]))
+def test_split_sizes_and_rounding_match_mindspore(case):
+    n, sizes = case.split(" ", 1)
+    parts = ds.NumpySlicesDataset(np.arange(int(n)), ["x"], shuffle=False).split(
+        json.loads(sizes), randomize=False
+    )
+    assert [rows_of(p) for p in parts] == EXPECTED["split"][case]
+    assert [p.get_dataset_size() for p in parts] == [len(r) for r in EXPECTED["split"][case]]
+
+
+def test_a_randomized_split_of_a_shuffled_source_stays_disjoint_in_every_epoch():
+    data = ds.MnistDataset(MNIST).map(lambda image: image // 2, "image")
+    train, test = data.split([0.7, 0.3])  # rows are told apart by their image sums
+
+    def epochs(part, count=4):
+        with part.create_tuple_iterator(output_numpy=True, num_epochs=count) as it:
+            return [[int(r[0].sum()) for r in it] for _ in range(count)]
+
+    train_epochs, test_epochs = epochs(train), epochs(test)
+    for a, b in zip(train_epochs, test_epochs):
+        assert not set(a) & set(b) and len(a) == 7 and len(b) == 3
+        assert len(set(a)) + len(set(b)) == 10
+    assert all(sorted(e) == sorted(train_epochs[0]) for e in train_epochs)  # same rows ...
+    assert len({tuple(e) for e in train_epochs}) > 1  # ... in a new order every epoch
+    ds.config.set_seed(1234)
+    again = ds.MnistDataset(MNIST).map(lambda image: image // 2, "image").split([0.7, 0.3])[0]
+    assert sorted(epochs(again, 1)[0]) == sorted(train_epochs[0])  # the seed fixes the split
+
+
+def test_split_of_other_pipelines_and_streams():
+    batched = ds.NumpySlicesDataset(np.arange(10), ["x"], shuffle=False).batch(2)
+    first, second = batched.split([2, 3])
+    got = [
+        [b.tolist() for (b,) in p.create_tuple_iterator(output_numpy=True)] for p in (first, second)
+    ]
+    flat = sorted(v for part in got for batch in part for v in batch)
+    assert flat == list(range(10)) and [len(p) for p in got] == [2, 3]
+
+    def gen():
+        for i in range(10):
+            yield (np.array(i),)
+
+    stream = ds.GeneratorDataset(gen, ["x"])
+    assert [rows_of(p) for p in stream.split([4, 6], randomize=False)] == [
+        [0, 1, 2, 3],
+        [4, 5, 6, 7, 8, 9],
+    ]
+    with pytest.raises(ValueError, match="randomize=True needs a random-access dataset"):
+        stream.split([4, 6])
+    with pytest.raises(ValueError, match="split: the sizes sum to 9"):
+        stream.split([4, 5], randomize=False)
+    with pytest.raises(TypeError, match="split: sizes must be all ints or all floats"):
+        batched.split([2, 0.6])
