@@ -35,6 +35,7 @@ from .sources.samplers import (
     SubsetSampler,
     WeightedRandomSampler,
 )
+from .sources.tfrecord import TFRecordDataset
 from .sources.torch_dataset import TorchDataset
 from .sources.vision_sets import (
     Cifar10Dataset,
@@ -68,6 +69,7 @@ __all__ = [
     "Shuffle",
     "SubsetRandomSampler",
     "SubsetSampler",
+    "TFRecordDataset",
     "TaskTimeoutError",
     "TorchDataset",
     "WeightedRandomSampler",
