@@ -20,6 +20,7 @@ from .ops.batch import BatchInfo
 from .ops.zip import zip_datasets as zip
 from .record.validate import MalformedFileError
 from .record.writer import FileWriter
+from .sources.csv import CSVDataset
 from .sources.generator import GeneratorDataset, Schema
 from .sources.image_folder import ImageFolderDataset
 from .sources.numpy_slices import NumpySlicesDataset
@@ -35,6 +36,7 @@ from .sources.samplers import (
     SubsetSampler,
     WeightedRandomSampler,
 )
+from .sources.text_file import TextFileDataset
 from .sources.tfrecord import TFRecordDataset
 from .sources.torch_dataset import TorchDataset
 from .sources.vision_sets import (
@@ -46,6 +48,7 @@ from .sources.vision_sets import (
 
 __all__ = [
     "BatchInfo",
+    "CSVDataset",
     "Cifar10Dataset",
     "Cifar100Dataset",
     "Dataset",
@@ -71,6 +74,7 @@ __all__ = [
     "SubsetSampler",
     "TFRecordDataset",
     "TaskTimeoutError",
+    "TextFileDataset",
     "TorchDataset",
     "WeightedRandomSampler",
     "config",

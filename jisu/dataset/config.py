@@ -25,6 +25,10 @@ _autotune = False
 _autotune_file: str | None = None
 _tuned: dict | None = None
 _error_samples_mode = "raise"
+_shared_mem = True
+_watchdog = True
+_fast_recovery = True
+_monitor_sampling_interval = 1000
 
 
 def set_error_samples_mode(mode: str) -> None:
@@ -218,3 +222,72 @@ def set_num_parallel_workers(num: int) -> None:
 def get_num_parallel_workers() -> int:
     """The default worker count, clamped to the CPUs this process may use."""
     return min(_num_parallel_workers, available_cpus())
+
+
+def _check_bool(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name}: the argument must be a bool. Received: {value!r}")
+    return value
+
+
+def set_enable_shared_mem(enable: bool) -> None:
+    """Worker processes (``python_multiprocessing=True``) hand their results back through
+    shared memory (default True); False: results travel pickled through a pipe (slower; for
+    a machine whose ``/dev/shm`` is small). Read when an iterator is created."""
+    global _shared_mem
+    _shared_mem = _check_bool("set_enable_shared_mem", enable)
+
+
+def get_enable_shared_mem() -> bool:
+    return _shared_mem
+
+
+def set_auto_num_workers(enable: bool) -> None:
+    """MindSpore's automatic worker counts. In jisu that job is AutoTune's: True turns it on
+    (as ``set_enable_autotune(True)``, without a settings file), False off."""
+    set_enable_autotune(_check_bool("set_auto_num_workers", enable))
+
+
+def get_auto_num_workers() -> bool:
+    return get_enable_autotune()
+
+
+def set_enable_watchdog(enable: bool) -> None:
+    """The warnings about tasks that run too long (every
+    :func:`get_multiprocessing_timeout_interval` seconds) on (default) or off. A worker
+    process that dies is detected either way (the pipeline never hangs on it), and
+    :func:`set_sample_timeout` still applies."""
+    global _watchdog
+    _watchdog = _check_bool("set_enable_watchdog", enable)
+
+
+def get_enable_watchdog() -> bool:
+    return _watchdog
+
+
+def set_fast_recovery(enable: bool) -> None:
+    """Accepted for MindSpore compatibility, without effect: MindSpore trades exactness for
+    speed when it resumes; jisu's resume (``get_state``/``set_state``, checkpoints) is always
+    exact and reads only the rows after the position."""
+    global _fast_recovery
+    _fast_recovery = _check_bool("set_fast_recovery", enable)
+
+
+def get_fast_recovery() -> bool:
+    return _fast_recovery
+
+
+def set_monitor_sampling_interval(interval: int) -> None:
+    """Accepted for MindSpore compatibility, without effect: jisu's profiler records every
+    batch handed out (see ``set_enable_profiler``) instead of sampling every ``interval`` ms."""
+    if isinstance(interval, bool) or not isinstance(interval, int) or interval <= 0:
+        raise ValueError(
+            "set_monitor_sampling_interval: interval must be an int > 0 (milliseconds). "
+            f"Received: interval={interval!r}"
+        )
+    global _monitor_sampling_interval
+    _monitor_sampling_interval = interval
+
+
+def get_monitor_sampling_interval() -> int:
+    return _monitor_sampling_interval

@@ -53,3 +53,63 @@ def test_same_seed_same_order_different_seed_different_order():
 
     assert order(3) == order(3)
     assert order(3) != order(4)
+
+
+def _double(x):
+    return x * 2
+
+
+def test_shared_memory_off_sends_process_results_pickled(monkeypatch):
+    from jisu.dataset.engine import slab_pool
+
+    made = []
+    real = slab_pool.Slab
+
+    def counting(*args, **kwargs):
+        made.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(slab_pool, "Slab", counting)
+
+    def run():
+        data = ds.NumpySlicesDataset(np.arange(64).reshape(16, 4), ["x"], shuffle=False)
+        data = data.map(_double, num_parallel_workers=2, python_multiprocessing=True)
+        return rows_of(data)
+
+    assert ds.config.get_enable_shared_mem()
+    with_shm = run()
+    assert made  # results came back in slabs
+    made.clear()
+    ds.config.set_enable_shared_mem(False)
+    try:
+        assert run() == with_shm == [[2 * v for v in range(4 * k, 4 * k + 4)] for k in range(16)]
+        assert not made
+    finally:
+        ds.config.set_enable_shared_mem(True)
+
+
+def test_mindspore_config_switches_have_their_effect_or_say_they_have_none():
+    from jisu.dataset.engine.context import RunSettings
+
+    try:
+        ds.config.set_enable_watchdog(False)
+        assert RunSettings.from_config().timeout_interval == float("inf")  # no warnings
+        ds.config.set_enable_watchdog(True)
+        assert RunSettings.from_config().timeout_interval == 300
+        ds.config.set_auto_num_workers(True)
+        assert ds.config.get_enable_autotune() and ds.config.get_auto_num_workers()
+        ds.config.set_auto_num_workers(False)
+        assert not ds.config.get_enable_autotune()
+        ds.config.set_fast_recovery(False)
+        assert ds.config.get_fast_recovery() is False
+        ds.config.set_monitor_sampling_interval(50)
+        assert ds.config.get_monitor_sampling_interval() == 50
+        with pytest.raises(TypeError, match="set_enable_shared_mem: the argument must be a bool"):
+            ds.config.set_enable_shared_mem(1)
+        with pytest.raises(ValueError, match="set_monitor_sampling_interval: interval must be"):
+            ds.config.set_monitor_sampling_interval(0)
+    finally:
+        ds.config.set_enable_watchdog(True)
+        ds.config.set_auto_num_workers(False)
+        ds.config.set_fast_recovery(True)
+        ds.config.set_monitor_sampling_interval(1000)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import queue
 import threading
 from collections.abc import Callable
@@ -35,8 +36,9 @@ class RunSettings:
     autotune_path: str | None
     tuned: dict[str, dict[str, int]] | None
     worker_restart: bool
-    timeout_interval: float
+    timeout_interval: float  # inf: no stuck-task warnings (watchdog off)
     sample_timeout: float | None
+    shared_mem: bool
 
     @classmethod
     def from_config(cls) -> RunSettings:
@@ -47,8 +49,11 @@ class RunSettings:
             autotune_path=config.get_autotune_filepath(),
             tuned=config.get_autotune_config(),
             worker_restart=config.get_worker_restart(),
-            timeout_interval=config.get_multiprocessing_timeout_interval(),
+            timeout_interval=config.get_multiprocessing_timeout_interval()
+            if config.get_enable_watchdog()
+            else math.inf,
             sample_timeout=config.get_sample_timeout(),
+            shared_mem=config.get_enable_shared_mem(),
         )
 
 

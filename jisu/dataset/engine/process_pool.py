@@ -108,8 +108,8 @@ class ProcessPool:
         self._waiting: deque[Task] = deque()  # not sent yet
         self._workers = Workers(name, workers, spec, shared)
         self._restarts = 0
-        available = lambda: shared_memory_available()  # noqa: E731 (looked up at each call)
-        self._slabs = SlabPool(name, workers, self._lock, available, self._workers.slab_retired)
+        retired, shared = self._workers.slab_retired, ctx.settings.shared_mem
+        self._slabs = SlabPool(name, workers, self._lock, shared_memory_available, retired, shared)
         self._started = threading.Event()  # the first workers are started
         self._collector = threading.Thread(
             target=self._run, name=f"jisu-{name}-collector", daemon=True

@@ -27,6 +27,7 @@ class SlabPool:
             a slab may die (and return the slab) while it is held.
         available: bytes of shared memory available (checked before the first slab is made).
         on_retire: told the id of each slab closed here (workers that map it must drop it).
+        enabled: whether to use shared memory at all (``config.set_enable_shared_mem``).
     """
 
     def __init__(
@@ -36,8 +37,10 @@ class SlabPool:
         lock: threading.RLock,
         available: Callable[[], int],
         on_retire: Callable[[int], None],
+        enabled: bool = True,
     ) -> None:
         self.name = name
+        self.enabled = enabled  # False: no slab is ever made, results travel pickled
         self.size = 0  # bytes per slab; 0 until a result shows how much one needs
         self.closed = False
         self._lock = lock
@@ -50,7 +53,7 @@ class SlabPool:
 
     def set_workers(self, workers: int) -> None:
         self.workers = workers
-        self.limit = 2 * workers + 4
+        self.limit = 2 * workers + 4 if self.enabled else 0
 
     def __getitem__(self, slab_id: int) -> Slab:
         return self._slabs[slab_id]
