@@ -355,3 +355,42 @@ def test_fuzzed_files_give_rows_or_clear_errors(tmp_path_factory, payload):
         assert str(path) in str(exc) or "no record" in str(exc)
     except RuntimeError as exc:  # a pipeline error wrapping the reader's MalformedFileError
         assert isinstance(exc.__cause__, MalformedFileError) or str(path) in str(exc)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"columns_list": ["label", "vec"]},
+        {"schema": str(FIXTURES / "schema.json")},
+        {"schema": schema()},
+    ],
+)
+def test_a_batch_decoded_at_once_equals_its_rows_stacked(kwargs):
+    """The batch path (every record of a batch decoded into stacked columns with one NumPy
+    call per column) against the row path and the batch's own stacking."""
+    rows = iter_rows(TFRecordDataset([A, B], shuffle=False, **kwargs))
+    data = TFRecordDataset([A, B], shuffle=False, **kwargs)
+    gathered = data.source.gather(np.arange(len(rows), dtype=np.int64))
+    if gathered is None:  # a ragged or text column: the batch stacks the rows itself
+        assert any(
+            len({np.asarray(r[k]).shape for r in rows}) > 1
+            or np.asarray(rows[0][k]).dtype.kind == "U"
+            for k in range(len(rows[0]))
+        )
+        return
+    for k, column in enumerate(gathered):
+        np.testing.assert_array_equal(column, np.stack([np.asarray(r[k]) for r in rows]))
+        assert column.dtype == np.asarray(rows[0][k]).dtype
+    batches = list(data.batch(4).create_tuple_iterator(output_numpy=True))
+    for b, batch in enumerate(batches):
+        for k, column in enumerate(batch):
+            np.testing.assert_array_equal(column, gathered[k][4 * b : 4 * b + 4])
+
+
+def test_a_damaged_record_fails_on_the_batch_path_too(tmp_path):
+    second = MappedFile(A).offsets[1]
+    path = damaged(tmp_path, flip(int(second) + 3))
+    data = TFRecordDataset(path, columns_list=["label"], shuffle=False).batch(2)
+    with pytest.raises(Exception, match=r"record 1 is damaged \(data CRC mismatch\)"):
+        rows_of(data)

@@ -10,6 +10,7 @@ count its rows).
 from __future__ import annotations
 
 import glob
+import itertools
 import json
 import os
 from collections.abc import Sequence
@@ -18,10 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.context import ExecContext
 from ..record.tfrecord_format import COMPRESSION, MappedFile
 from ..record.validate import MalformedFileError
 from ..validation import check_columns, check_int, resolve_shards
-from .generator import Schema, Source
+from .generator import Schema, Source, _SourceKernels
 from .options import ReadOptions, Shuffle
 
 OP = "TFRecordDataset"
@@ -83,6 +85,24 @@ class TFRecordReader:
         feature = mapped.features(record)
         return tuple(_column(feature, c, mapped.path, record) for c in self.columns)
 
+    def gather(self, indices: np.ndarray) -> list[np.ndarray] | None:
+        """Rows ``indices`` as stacked columns, each built with one NumPy call (the records
+        still decoded one by one). None when a column does not take the fast path (ragged
+        or several bytes values, text, a missing feature): the rows are then read one by one,
+        which gives the precise error or the per-row arrays a batch pads."""
+        ks = np.searchsorted(self.starts, indices, side="right") - 1
+        records = indices - self.starts[ks]
+        features = [
+            self.files[k].features(record) for k, record in zip(ks.tolist(), records.tolist())
+        ]
+        columns = []
+        for column in self.columns:
+            stacked = _stack_column(features, column)
+            if stacked is None:
+                return None
+            columns.append(stacked)
+        return columns
+
 
 def _column(feature: Any, column: Column, path: str, record: int) -> np.ndarray:
     """One column of a decoded Example, as the schema says."""
@@ -134,6 +154,48 @@ def _column(feature: Any, column: Column, path: str, record: int) -> np.ndarray:
                 f"record {record}: feature {name!r} has {array.size} value(s), which do "
                 f"not fit the schema's shape {list(column.shape)}",
             ) from None
+    return array
+
+
+def _stack_column(features: list[Any], column: Column) -> np.ndarray | None:
+    """One column of many decoded Examples as one array (fixed-size numeric lists, or one
+    bytes value each of one length), or None for anything else."""
+    name, dtype, shape = column.name, column.dtype, column.shape
+    values = [f.get(name) for f in features]
+    if not values or any(v is None for v in values):
+        return None
+    kind = values[0].WhichOneof("kind")
+    if kind == "bytes_list":
+        if (dtype is not None and dtype != np.uint8) or (shape and len(shape) >= 2):
+            return None
+        lists = [v.bytes_list.value for v in values]
+        if any(len(vals) != 1 for vals in lists):
+            return None
+        items = [values[0] for values in lists]
+        width = len(items[0])
+        if any(len(item) != width for item in items):
+            return None
+        array = np.frombuffer(b"".join(items), dtype=np.uint8).reshape(len(items), width)
+    elif kind in ("int64_list", "float_list"):
+        if dtype is not None and dtype.kind in "US":
+            return None
+        lists = [getattr(v, kind).value for v in values]
+        width = len(lists[0])
+        if any(len(vals) != width for vals in lists):
+            return None  # ragged, or another kind (its list here is empty)
+        flat = itertools.chain.from_iterable(lists)
+        array = np.fromiter(flat, _KIND_DTYPE[kind], count=width * len(lists))
+        array = array.reshape(len(lists), width)
+        if dtype is not None and dtype != array.dtype:
+            with np.errstate(invalid="ignore", over="ignore"):
+                array = array.astype(dtype)
+    else:
+        return None
+    if shape is not None:
+        try:
+            array = array.reshape(len(values), *shape)
+        except ValueError:
+            return None  # the row-by-row read names the record that does not fit
     return array
 
 
@@ -334,6 +396,13 @@ def _infer_columns(first: MappedFile | None, wanted: list[str] | None) -> list[C
     return columns
 
 
+class _TFRecordKernels(_SourceKernels):
+    """Random access, and a batch's records decoded into stacked columns at once."""
+
+    def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:
+        return self.source.gather(self.epoch_order(ctx, epoch)[indices])
+
+
 class TFRecordDataset(Source):
     """Rows of ``tf.train.Example`` records in TFRecord files (``mindspore.dataset``'s
     ``TFRecordDataset``), read without TensorFlow.
@@ -372,6 +441,7 @@ class TFRecordDataset(Source):
             reading it: the message names the file and the record.
     """
 
+    random_access_kernels = _TFRecordKernels
     default_workers = None  # config's default
     serial_reads = False  # reads of mapped files are thread-safe
     file_shuffle = True
@@ -486,6 +556,9 @@ class TFRecordDataset(Source):
             n = -(-n // self.block_shards[0]) if n else 0
         limit = self.order.num_samples
         return n if limit is None else min(n, limit)
+
+    def _read(self, ctx: ExecContext, index: int) -> tuple:
+        return self.source[index]  # the reader returns checked rows of arrays already
 
     def _sample_name(self, index: int) -> str:
         k, record = self.reader.locate(index)
