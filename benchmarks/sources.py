@@ -141,14 +141,14 @@ def torch_source(name: str, path: str):
 def torch_rate(name: str, path: str, rows: int, repeats: int) -> tuple[float, int]:
     best, best_workers = 0.0, 0
     source = torch_source(name, path)
-    iterable = not hasattr(source, "__getitem__")
+    iterable = isinstance(source, torch.utils.data.IterableDataset)
     for workers in (0, 1, 2):
         if iterable and workers > 1:
             continue  # the iterable would be read once per worker (duplicated rows)
         loader = DataLoader(
             source,
             batch_size=BATCH,
-            shuffle=not iterable,
+            shuffle=None if iterable else True,
             num_workers=workers,
             persistent_workers=False,
         )

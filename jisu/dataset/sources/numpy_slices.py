@@ -55,11 +55,14 @@ class Slices:
     __getitem__ = row
 
     def gather(self, indices: np.ndarray) -> list[np.ndarray]:
-        """Rows ``indices`` as stacked columns: one fancy-index per column and part."""
+        """Rows ``indices`` as stacked columns: one fancy-index per column and part. Like
+        NumPy's fancy indexing, the result keeps the arrays' memory layout."""
         if self.arrays is not None:
             return [a[indices] for a in self.arrays]
         owner = np.searchsorted(self.offsets, indices, side="right") - 1
-        out = [np.empty((len(indices), *a.shape[1:]), a.dtype) for a in self.parts[0]]
+        # in the parts' memory layout (a transposed view stays so: CIFAR's CHW bytes seen as
+        # HWC), so that each part's rows are copied in blocks, not element by element
+        out = [np.empty_like(a[:1], shape=(len(indices), *a.shape[1:])) for a in self.parts[0]]
         for k in np.unique(owner):
             mask = owner == k
             local = indices[mask] - self.offsets[k]
@@ -72,7 +75,7 @@ class _SlicesKernels(_SourceKernels):
     """Random access to slices, and a batch's rows gathered with one fancy-index per column."""
 
     def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:
-        return self.source.gather(self.epoch_order(ctx, epoch)[indices])
+        return self._finish(self.source.gather(self.epoch_order(ctx, epoch)[indices]))
 
 
 class ArraySource(Source):
@@ -86,6 +89,10 @@ class ArraySource(Source):
 
     def _read(self, ctx: ExecContext, index: int) -> tuple:
         return self.source.row(index)
+
+    def _finish(self, columns: list[np.ndarray]) -> list[np.ndarray]:
+        """The gathered columns of a batch as the source hands them out (a layout change)."""
+        return columns
 
 
 class NumpySlicesDataset(ArraySource):
