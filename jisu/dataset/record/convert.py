@@ -97,8 +97,9 @@ def _rows_as_chunks(dataset: Dataset, schema: dict) -> Iterator[tuple[int, dict]
     """One epoch of ``dataset`` as column chunks for ``schema``."""
     columns = dataset.get_col_names()
     iterator = dataset.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    rows = (row for row in iterator)  # stays ended after the epoch (no next() past it)
     try:
-        while batch := list(itertools.islice(iterator, _CHUNK_ROWS)):
+        while batch := list(itertools.islice(rows, _CHUNK_ROWS)):
             yield (
                 len(batch),
                 {
@@ -240,7 +241,7 @@ def list_image_folder(
         raise FileNotFoundError(f"image folder '{root}' does not exist")
     extensions = tuple(e.lower() for e in (extensions or IMAGE_EXTENSIONS))
     classes = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
-    if class_indexing is None:
+    if not class_indexing:  # None or {} (MindSpore's default too): sorted folder names
         class_indexing = {name: i for i, name in enumerate(classes)}
     paths, labels = [], []
     for name in classes:

@@ -28,6 +28,10 @@ from .samplers import Sampler, as_sampler
 #: Call ``.shuffle(buffer_size)`` explicitly for a larger buffer.
 SHUFFLE_BUFFER_ROWS = 10_000
 SHUFFLE_BUFFER_BYTES = 16 << 20
+#: A one-shot iterator source (``zip(a, b)``, a generator object) read to its end keeps its
+#: rows, up to this many bytes, so that later epochs replay them (MindSpore repeats such
+#: sources too); beyond it, or when a pass stops early, a later pass is a clear error.
+ONE_SHOT_REPLAY_BYTES = 1 << 30
 
 
 class Schema:
@@ -299,15 +303,39 @@ class Source(Dataset):
             iterator = iter(items)
         except Exception as exc:
             raise_in_context(exc, f"{self.op_name}: starting the source failed")
+        record: list[tuple] | None = None
+        if iterator is source:  # a one-shot iterator (zip, map, a generator object …)
+            replay = getattr(self, "_replay", None)
+            if replay is not None:  # read to its end once: every later pass replays it
+                yield from replay
+                return
+            if getattr(self, "_one_shot_started", False):
+                raise ValueError(
+                    f"{self.op_name}: the source is a one-shot iterator "
+                    f"({type(items).__name__}) that an earlier pass already consumed (it was "
+                    f"not read to its end, or its rows exceed {ONE_SHOT_REPLAY_BYTES >> 20} "
+                    "MiB, so they were not kept for replay). Pass a list, a generator "
+                    "function or a function returning a fresh iterator (lambda: zip(a, b))"
+                )
+            self._one_shot_started = True
+            record, kept = [], 0
         index = 0
         while True:
             try:
                 item = next(iterator)
             except StopIteration:
+                if record is not None:
+                    self._replay = record
                 return
             except Exception as exc:
                 raise_in_context(exc, f"{self.op_name}: the source raised at row {index}")
-            yield self._row(item, f"row {index}")
+            row = self._row(item, f"row {index}")
+            if record is not None:
+                kept += sum(v.nbytes for v in row)
+                record = record if kept <= ONE_SHOT_REPLAY_BYTES else None
+                if record is not None:
+                    record.append(row)
+            yield row
             index += 1
 
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:

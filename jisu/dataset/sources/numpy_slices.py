@@ -12,13 +12,24 @@ from .generator import Source, _SourceKernels
 from .options import ReadOptions
 
 
+def _column(value: Any, where: str) -> np.ndarray:
+    try:
+        return np.asarray(value)
+    except ValueError as exc:  # NumPy 2 refuses ragged nested lists
+        raise ValueError(
+            f"NumpySlicesDataset: data{where} is ragged (its rows have different lengths), so "
+            "it is not an array; pad the rows to one shape, or read them with "
+            f"GeneratorDataset(list_of_rows, column_names) ({exc})"
+        ) from None
+
+
 def _columns_of(data: Any) -> tuple[list[str] | None, list[np.ndarray]]:
     if isinstance(data, dict):
-        return [str(k) for k in data], [np.asarray(v) for v in data.values()]
+        return [str(k) for k in data], [_column(v, f"[{k!r}]") for k, v in data.items()]
     if isinstance(data, tuple):
-        return None, [np.asarray(v) for v in data]
+        return None, [_column(v, f"[{i}]") for i, v in enumerate(data)]
     if isinstance(data, (list, np.ndarray)):
-        return None, [np.asarray(data)]
+        return None, [_column(data, "")]
     if hasattr(data, "__array__"):
         return None, [np.asarray(data)]
     raise TypeError(

@@ -113,6 +113,8 @@ class OneHot(TensorOperation):
             raise ValueError(
                 f"OneHot: labels must be in [0, {self.num_classes}). Received: {label.tolist()}"
             )
+        # MindSpore drops the label's size-1 axes first: (1,) and (1, 1) give (num_classes,)
+        label = label.squeeze()
         hot = np.arange(self.num_classes) == label[..., None]
         if self.smoothing_rate == 0.0:
             return hot.astype(label.dtype)
@@ -121,13 +123,27 @@ class OneHot(TensorOperation):
 
 
 class Fill(TensorOperation):
-    """An array of the input's shape and dtype filled with ``fill_value``."""
+    """An array of the input's shape and dtype filled with ``fill_value``.
+
+    A float value filling an integer array is truncated (2.7 -> 2), as in MindSpore. A value
+    outside an integer dtype's range is an error (MindSpore wraps it: -1 fills uint8 with 255).
+    """
 
     def __init__(self, fill_value: Any) -> None:
         self.fill_value = fill_value
 
     def apply(self, x: np.ndarray, rng=None) -> np.ndarray:
-        return np.full_like(x, self.fill_value)
+        value = self.fill_value
+        if x.dtype.kind in "iu" and isinstance(value, (int, float, np.integer, np.floating)):
+            info = np.iinfo(x.dtype)
+            finite = not isinstance(value, (float, np.floating)) or np.isfinite(value)
+            if not (finite and info.min <= int(value) <= info.max):
+                raise ValueError(
+                    f"Fill: fill_value {value!r} does not fit the input's dtype {x.dtype} "
+                    f"(range [{info.min}, {info.max}]); pass a value in range or cast first"
+                )
+            value = int(value)
+        return np.full_like(x, value)
 
 
 class Duplicate(TensorOperation):
