@@ -14,7 +14,7 @@ Example:
 
 from . import config, record, transforms, vision
 from .datasets import Dataset
-from .engine.errors import PipelineError, TaskTimeoutError
+from .engine.errors import EpochsExhaustedError, PipelineError, TaskTimeoutError
 from .engine.iterator import DatasetIterator
 from .ops.batch import BatchInfo
 from .ops.zip import zip_datasets as zip
@@ -23,8 +23,10 @@ from .record.writer import FileWriter
 from .sources.csv import CSVDataset
 from .sources.generator import GeneratorDataset, Schema
 from .sources.image_folder import ImageFolderDataset
+from .sources.manifest import ManifestDataset
 from .sources.numpy_slices import NumpySlicesDataset
 from .sources.options import Shuffle
+from .sources.padded import PaddedDataset
 from .sources.record import MindDataset, RecordDataset
 from .sources.samplers import (
     DistributedSampler,
@@ -54,15 +56,18 @@ __all__ = [
     "Dataset",
     "DatasetIterator",
     "DistributedSampler",
+    "EpochsExhaustedError",
     "FashionMnistDataset",
     "FileWriter",
     "GeneratorDataset",
     "ImageFolderDataset",
     "MalformedFileError",
+    "ManifestDataset",
     "MindDataset",
     "MnistDataset",
     "NumpySlicesDataset",
     "PKSampler",
+    "PaddedDataset",
     "PipelineError",
     "RandomSampler",
     "RecordDataset",

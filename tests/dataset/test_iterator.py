@@ -48,7 +48,9 @@ def test_state_round_trip_at_every_step(random_access):
     for k in range(0, len(states) - 1, 2):
         fresh = data.create_tuple_iterator(num_epochs=2, output_numpy=True)
         fresh.set_state(states[k])
-        rest = take_all(fresh) + take_all(fresh)
+        rest = []
+        while fresh.get_state()["epoch"] < 2:  # the epochs left (past them: an error)
+            rest += take_all(fresh)
         fresh.close()
         assert rest == full[k + 1 :], f"after step {k}"
 
@@ -116,8 +118,16 @@ def test_epochs_end_with_stop_iteration_and_continue():
     it = ds.NumpySlicesDataset(np.arange(4), shuffle=False).create_tuple_iterator(
         num_epochs=3, output_numpy=True
     )
-    epochs = [[int(r[0]) for r in it] for _ in range(4)]
-    assert epochs == [[0, 1, 2, 3]] * 3 + [[]]
+    epochs = [[int(r[0]) for r in it] for _ in range(3)]
+    assert epochs == [[0, 1, 2, 3]] * 3
+    # past the last epoch: an error, as in MindSpore (a RuntimeError), not an empty epoch
+    with pytest.raises(ds.EpochsExhaustedError, match="3 epoch\\(s\\) are consumed"):
+        next(it)
+    assert issubclass(ds.EpochsExhaustedError, RuntimeError)
+    stopped = ds.NumpySlicesDataset(np.arange(4)).create_tuple_iterator(num_epochs=3)
+    next(stopped)
+    stopped.stop()  # stopped by the user: the iteration just ends
+    assert list(stopped) == []
 
 
 def test_dict_iterator_and_output_types():

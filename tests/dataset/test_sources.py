@@ -36,7 +36,8 @@ def test_generator_function_runs_once_per_epoch_in_order():
     it = data.create_tuple_iterator(num_epochs=2, output_numpy=True)
     assert [int(r[0]) for r in it] == list(range(10))
     assert [int(r[0]) for r in it] == list(range(10))
-    assert list(it) == []
+    with pytest.raises(RuntimeError, match="epoch\\(s\\) are consumed"):
+        next(it)
 
 
 def test_iterable_source_and_single_column_items():

@@ -23,6 +23,11 @@ class TaskTimeoutError(PipelineError, TimeoutError):
     the sample. A ``TimeoutError`` and, like every pipeline error, a ``RuntimeError``."""
 
 
+class EpochsExhaustedError(PipelineError):
+    """``next()`` on an iterator whose ``num_epochs`` are all consumed (MindSpore raises a
+    ``RuntimeError`` there too); the end of each epoch itself is a ``StopIteration``."""
+
+
 _in_context_types: dict[type, type] = {}
 _types_lock = threading.Lock()
 

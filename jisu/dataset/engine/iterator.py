@@ -13,6 +13,7 @@ from .. import config
 from . import policies
 from .context import ExecContext, RunSettings, Stopped, logger
 from .cpus import available_cpus
+from .errors import EpochsExhaustedError
 from .plan import Plan
 from .plan import plan as build_plan
 from .row_queue import OUTPUT_QUEUE_BYTES, RowQueue
@@ -124,6 +125,7 @@ class DatasetIterator:
         # Threads start at the first row asked for, not here: a set_state() right after
         # creation (a resumed run) then reads nothing before its position.
         self._pending = True
+        self._exhausted = False  # every epoch consumed: next() raises EpochsExhaustedError
 
     # ------------------------------------------------------------- lifecycle
     def _ensure_started(self) -> None:
@@ -181,6 +183,10 @@ class DatasetIterator:
             self._op_times = self._ctx.op_times
         self._ctx = None
 
+    def stop(self) -> None:
+        """Stop the pipeline now (MindSpore's ``stop``): :meth:`close`."""
+        self.close()
+
     def __enter__(self) -> DatasetIterator:
         return self
 
@@ -195,7 +201,13 @@ class DatasetIterator:
         self._ensure_started()
         ctx = self._ctx
         if ctx is None:
-            raise StopIteration
+            if self._exhausted:
+                raise EpochsExhaustedError(
+                    f"the iterator's {self._num_epochs} epoch(s) are consumed: create it with "
+                    "a larger num_epochs (-1: no limit) to read more (MindSpore: 'User tries "
+                    "to fetch data beyond the specified number of epochs')"
+                )
+            raise StopIteration  # closed (stop()/close()) or failed
         profiling = ctx.stats is not None
         if profiling:
             begin, ready = time.perf_counter(), self._out.qsize() > 0
@@ -216,6 +228,7 @@ class DatasetIterator:
             self._position = 0
             if self._num_epochs > 0 and self._epoch >= self._num_epochs:
                 self.close()
+                self._exhausted = True
             raise StopIteration
         if isinstance(item, _Failure):
             self.close()
@@ -311,6 +324,7 @@ class DatasetIterator:
         self._skipped_closed = 0
         self._seed, self._epoch, self._position = seed, epoch, position
         self._pending = self._num_epochs < 0 or epoch < self._num_epochs
+        self._exhausted = not self._pending
 
 
 def _autotune_budget() -> int:
