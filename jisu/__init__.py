@@ -5,7 +5,7 @@
 ``jisu.Model`` trains with callbacks, sink mode and graph mode (``jisu.train``).
 """
 
-from . import amp, context, dataset, profiler, train  # profiler installs AutoTune
+from . import amp, compat, context, dataset, profiler, train  # profiler installs AutoTune
 from ._version import __version__
 from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
 from .dtypes import (
@@ -30,6 +30,7 @@ __all__ = [
     "amp",
     "bfloat16",
     "bool_",
+    "compat",
     "context",
     "dataset",
     "float16",

@@ -171,9 +171,30 @@ class Dataset:
             self._output_spec = ([list(a.shape) for a in row], [a.dtype for a in row])
         return self._output_spec
 
-    def output_shapes(self) -> list[list[int]]:
-        """Shape of each output column, from the first row (MindSpore semantics)."""
-        return [list(s) for s in self._spec()[0]]
+    def output_shapes(self, estimate: bool = False) -> list[list[int | None]]:
+        """Shape of each output column, from the first row (MindSpore semantics); with
+        ``estimate``, from every row of an epoch, a dimension that varies given as None."""
+        if not estimate:
+            return [list(s) for s in self._spec()[0]]
+        shapes: list[list[int | None]] | None = None
+        iterator = self.create_tuple_iterator(num_epochs=1, output_numpy=True)
+        try:
+            for row in iterator:
+                if shapes is None:
+                    shapes = [list(a.shape) for a in row]
+                    continue
+                for k, a in enumerate(row):
+                    if a.ndim != len(shapes[k]):
+                        raise ValueError(
+                            f"output_shapes: column '{self._columns[k]}' changes rank "
+                            f"({len(shapes[k])} then {a.ndim}); it has no one shape"
+                        )
+                    shapes[k] = [d if d == e else None for d, e in zip(shapes[k], a.shape)]
+        finally:
+            iterator.close()
+        if shapes is None:
+            raise ValueError(f"{self.op_name}: the dataset is empty; it has no shapes")
+        return shapes
 
     def output_types(self) -> list[np.dtype]:
         """NumPy dtype of each output column, from the first row."""
@@ -189,7 +210,8 @@ class Dataset:
         return plan(self).explain()
 
     def get_batch_size(self) -> int:
-        """The batch size of the nearest ``batch`` below (1 if none)."""
+        """The batch size of the nearest ``batch`` below (1 if none; -1 for a callable batch
+        size, as in MindSpore)."""
         from .ops.batch import BatchDataset
 
         node: Dataset = self
@@ -199,6 +221,25 @@ class Dataset:
             if len(node.children) != 1:
                 return 1
             node = node.children[0]
+
+    def get_class_indexing(self) -> dict:
+        """The class-name-to-label mapping of the source below (``{}`` when it has none)."""
+        node: Dataset = self
+        while len(node.children) == 1:
+            node = node.children[0]
+        own = type(node).get_class_indexing
+        return (
+            {} if node is self or own is Dataset.get_class_indexing else node.get_class_indexing()
+        )
+
+    def num_classes(self) -> int | None:
+        """How many classes the source below has (None when it does not say)."""
+        indexing = self.get_class_indexing()
+        return len(indexing) if indexing else None
+
+    def reset(self) -> None:
+        """MindSpore's ``reset``: nothing to do in jisu, where a dataset is a description and
+        every iterator starts from its own beginning (or from ``set_state``)."""
 
     def get_repeat_count(self) -> int:
         """The count of the nearest ``repeat`` below (1 if none, -1 if infinite)."""
@@ -221,6 +262,7 @@ class Dataset:
         num_parallel_workers: int | None = None,
         python_multiprocessing: bool = False,
         offload: bool = False,
+        column_order: Sequence[str] | None = None,
     ) -> Dataset:
         """Apply ``operations`` (one or a list, applied in order) to ``input_columns`` of each row.
 
@@ -235,10 +277,12 @@ class Dataset:
             python_multiprocessing: run in worker processes (see ``MapDataset``).
             offload: leave the tail of Rescale/Normalize/HWC2CHW/TypeCast ops to the device
                 (see :meth:`offload_module`); the pipeline then ships the data before them.
+            column_order: the columns to keep after the map, in order (MindSpore 1.x's
+                argument, which 2.x dropped: the same as ``.project(column_order)``).
         """
         from .ops.map import MapDataset
 
-        return MapDataset(
+        mapped = MapDataset(
             self,
             operations,
             input_columns,
@@ -247,10 +291,11 @@ class Dataset:
             python_multiprocessing,
             offload,
         )
+        return mapped if column_order is None else mapped.project(column_order)
 
     def batch(
         self,
-        batch_size: int,
+        batch_size: int | Callable[[Any], int],
         drop_remainder: bool = False,
         num_parallel_workers: int | None = None,
         per_batch_map: Callable | None = None,
@@ -260,6 +305,10 @@ class Dataset:
         python_multiprocessing: bool = False,
     ) -> Dataset:
         """Group ``batch_size`` consecutive rows into one, each column stacked on a new axis 0.
+
+        ``batch_size`` may be a function of a :class:`BatchInfo` (``get_batch_num()``,
+        ``get_epoch_num()``) returning each batch's size, as in MindSpore; the batch then runs
+        as a stream (batch ``k`` starts where the sizes before it end).
 
         ``per_batch_map(col_1, ..., col_n, batch_info)`` receives, for each of
         ``input_columns``, the list of the batch's arrays and returns a tuple of such lists

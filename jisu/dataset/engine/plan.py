@@ -159,10 +159,12 @@ def op_label(node: Any, ids: dict[int, int] | None) -> str:
         label += "(" + ", ".join(op_name(op) for op in operations) + ")"
     elif getattr(node, "predicate", None) is not None:
         label += f"({op_name(node.predicate)})"
-    elif getattr(node, "per_batch_map", None) is not None:
-        label += f"({node.batch_size}, per_batch_map={op_name(node.per_batch_map)})"
     elif hasattr(node, "batch_size"):
-        label += f"({node.batch_size})"
+        size_fn = getattr(node, "size_fn", None)
+        size = node.batch_size if size_fn is None else op_name(size_fn)
+        per_batch_map = getattr(node, "per_batch_map", None)
+        extra = "" if per_batch_map is None else f", per_batch_map={op_name(per_batch_map)}"
+        label += f"({size}{extra})"
     return label
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .access import is_random_access
 from .plan import BATCH, FETCH, FILTER, MAP, READ
-from .stage import EPOCH_END, AdaptiveChunker, at_epoch, chunked, ordered_map
+from .stage import EPOCH_END, AdaptiveChunker, at_epoch, ordered_map
 from .tasks import StageTask
 
 if TYPE_CHECKING:
@@ -113,10 +113,8 @@ def _batch(ctx: ExecContext, node: Any, epoch: int, start: int) -> Iterator[tupl
     """A batch after a stream: groups of rows, the maps below and assembly in one task."""
     stage = ctx.plan.stage(node, BATCH)
     base = stage.feed
-    first = start * node.batch_size
-    groups = chunked(enumerate(run_stream(ctx, base, epoch, first), first), node.batch_size)
-    if node.drop_remainder:
-        groups = (g for g in groups if len(g) == node.batch_size)
+    first = node.first_row(epoch, start)
+    groups = node.groups(enumerate(run_stream(ctx, base, epoch, first), first), epoch, start)
     yield from ordered_map(
         ctx,
         StageTask(node, "batch_rows", cut=base),

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
 from ..engine.plan import BATCH, batch_map_chain, fetch_maps
 from ..engine.rows import to_array
+from ..engine.stage import chunked
 from ..transforms.base import op_name
 from ..validation import check_columns, check_int
 from .map import MapDataset, check_unique, column_layout
@@ -119,12 +121,12 @@ class BatchDataset(Dataset):
         pad_all: bool = False,
     ) -> None:
         super().__init__([child], num_parallel_workers)
+        #: a callable batch size: ``size_fn(BatchInfo(batch_num, epoch)) -> int`` (MindSpore's)
+        self.size_fn: Callable[[BatchInfo], int] | None = None
         if callable(batch_size):
-            raise TypeError(
-                "batch: batch_size must be an int; a callable batch size is not "
-                f"supported. Received: batch_size={batch_size!r}"
-            )
-        self.batch_size = check_int("batch", "batch_size", batch_size, minimum=1)
+            self.size_fn, self.batch_size = batch_size, -1  # -1: get_batch_size's answer
+        else:
+            self.batch_size = check_int("batch", "batch_size", batch_size, minimum=1)
         if not isinstance(drop_remainder, bool):
             raise TypeError(f"batch: drop_remainder must be a bool. Received: {drop_remainder!r}")
         self.drop_remainder = drop_remainder
@@ -155,19 +157,69 @@ class BatchDataset(Dataset):
         if pad_all:
             pads = {c: pads.get(c, (None, 0)) for c in self._columns}
         self.pad_info = pads
-        self._settle_kind(is_random_access(child))
+        self._settle_kind(is_random_access(child) and self.size_fn is None)
         self.python_multiprocessing = bool(python_multiprocessing)
         self._workers()
 
+    @classmethod
+    def _random_access(cls, child: Dataset, batch_size: Any = None, *args: Any, **kwargs: Any):
+        # with a callable size, where batch k starts is known only by computing the sizes
+        # before it, and the count may change by epoch: such a batch is a stream
+        return is_random_access(child) and not callable(batch_size)
+
     @property
     def rows_per_item(self) -> int:
-        return self.batch_size * self.children[0].rows_per_item
+        return max(1, self.batch_size) * self.children[0].rows_per_item
 
     def _row_count(self) -> int | None:
         n = self.children[0]._row_count()
-        if n is None:
+        if n is None or self.size_fn is not None:
             return None
         return n // self.batch_size if self.drop_remainder else -(-n // self.batch_size)
+
+    # ----------------------------------------------------------------- batch boundaries
+    def sizes(self, epoch: int) -> Iterator[int]:
+        """The sizes of ``epoch``'s batches, in order (endless: the rows decide the end)."""
+        if self.size_fn is None:
+            return itertools.repeat(self.batch_size)
+        return (self._size_of(k, epoch) for k in itertools.count())
+
+    def _size_of(self, batch_num: int, epoch: int) -> int:
+        try:
+            size = self.size_fn(BatchInfo(batch_num, epoch))
+        except Exception as exc:
+            raise_in_context(
+                exc,
+                f"batch: the batch_size function {op_name(self.size_fn)} failed at batch "
+                f"{batch_num} of epoch {epoch}",
+            )
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise ValueError(
+                f"batch: the batch_size function {op_name(self.size_fn)} returned {size!r} "
+                f"for batch {batch_num} of epoch {epoch}; it must return an int >= 1"
+            )
+        return int(size)
+
+    def first_row(self, epoch: int, start: int) -> int:
+        """The input row where batch ``start`` of ``epoch`` begins."""
+        if self.size_fn is None:
+            return start * self.batch_size
+        return sum(itertools.islice(self.sizes(epoch), start))
+
+    def groups(self, rows: Iterator[Any], epoch: int, start: int) -> Iterator[list]:
+        """``rows`` (from :meth:`first_row` on) grouped into ``epoch``'s batches from batch
+        ``start`` on; a last short group is dropped with ``drop_remainder``."""
+        if self.size_fn is None:
+            for group in chunked(rows, self.batch_size):
+                if self.drop_remainder and len(group) < self.batch_size:
+                    return
+                yield group
+            return
+        for size in itertools.islice(self.sizes(epoch), start, None):  # one call per batch
+            group = list(itertools.islice(rows, size))
+            if not group or (self.drop_remainder and len(group) < size):
+                return
+            yield group
 
     # ----------------------------------------------------------------- assembly
     def _stack(self, k: int, values: Any, empty: Any = np.empty) -> np.ndarray:

@@ -1,0 +1,109 @@
+"""Dataset and iterator methods that ported MindSpore code calls, against what MindSpore 2.10
+returned (tests/fixtures/vision_sets/expected.json, "methods"; made by make_fixtures.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+import torch
+
+import jisu
+import jisu.dataset as ds
+from tests.conftest import rows_of
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "vision_sets")
+with open(os.path.join(FIXTURES, "expected.json")) as _f:
+    WANT = json.load(_f)["methods"]
+
+
+def ten():
+    return ds.NumpySlicesDataset(np.arange(10), ["x"], shuffle=False)
+
+
+def size_fn(info):
+    return info.get_epoch_num() + 1 + info.get_batch_num()
+
+
+def test_a_callable_batch_size_matches_mindspore_and_resumes():
+    data = ten().batch(size_fn)
+    with data.create_tuple_iterator(num_epochs=2, output_numpy=True) as it:
+        epochs = [[r[0].tolist() for r in it] for _ in range(2)]
+    assert epochs == WANT["callable_batch_two_epochs"]
+    assert data.get_batch_size() == WANT["callable_batch_size"] == -1
+    assert data.get_dataset_size() == WANT["callable_batch_dataset_size"]
+    it = ten().batch(size_fn).create_tuple_iterator(num_epochs=2, output_numpy=True)
+    next(it), next(it)
+    state = it.get_state()
+    it.close()
+    resumed = ten().batch(size_fn).create_tuple_iterator(num_epochs=2, output_numpy=True)
+    resumed.set_state(state)
+    rest = [r[0].tolist() for r in resumed] + [r[0].tolist() for r in resumed]
+    assert rest == epochs[0][2:] + epochs[1]
+    assert "batch#2(size_fn)" in data.explain()
+
+
+def test_a_callable_batch_size_that_returns_nonsense_is_named():
+    data = ten().batch(lambda info: 0 if info.get_batch_num() == 2 else 2)
+    with pytest.raises(ValueError, match=r"returned 0 for batch 2 of epoch 0; it must return"):
+        rows_of(data)
+    dropped = ten().batch(lambda info: 4, drop_remainder=True)
+    assert [len(b) for b in rows_of(dropped)] == [4, 4]
+
+
+def test_get_methods_on_every_node_match_mindspore():
+    assert [
+        ten().repeat(3).get_repeat_count(),
+        ten().repeat(2).repeat(3).get_repeat_count(),
+        ten().repeat(2).map(lambda x: x).get_repeat_count(),
+        ten().repeat().get_repeat_count(),
+        ten().get_repeat_count(),
+    ] == WANT["repeat_counts"]
+    assert [
+        ten().batch(3).get_batch_size(),
+        ten().batch(3).repeat(2).get_batch_size(),
+        ten().get_batch_size(),
+    ] == WANT["batch_sizes"]
+    assert ten().get_class_indexing() == WANT["numpy_class_indexing"] == {}
+    assert ten().num_classes() is WANT["numpy_num_classes"] is None
+    mnist = ds.MnistDataset(os.path.join(FIXTURES, "mnist"))
+    assert mnist.batch(2).get_class_indexing() == WANT["mnist_class_indexing"]
+    assert ten().reset() is None
+
+
+def test_class_indexing_is_found_through_the_ops_above_the_source(tmp_path):
+    for name in ("cat", "dog"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "0.jpg").write_bytes(b"\xff\xd8\xff")
+    folder = ds.ImageFolderDataset(str(tmp_path))
+    assert folder.map(lambda x: x, "image").batch(1).get_class_indexing() == {"cat": 0, "dog": 1}
+    assert folder.shuffle(4).num_classes() == 2
+
+
+def test_output_shapes_estimate_marks_the_dimensions_that_vary():
+    def ragged():
+        for i in range(1, 5):
+            yield np.zeros((i, 3), np.float32), np.array(i)
+
+    assert ds.GeneratorDataset(ragged, ["a", "b"]).output_shapes() == WANT["shapes"]
+    estimated = ds.GeneratorDataset(ragged, ["a", "b"]).output_shapes(estimate=True)
+    assert estimated == WANT["shapes_estimated"] == [[None, 3], []]
+
+
+def test_map_column_order_projects_after_the_map():
+    data = ten().map(
+        lambda x: (x, x * 2), input_columns=["x"], output_columns=["a", "b"], column_order=["b"]
+    )
+    assert data.get_col_names() == ["b"] and rows_of(data) == [2 * i for i in range(10)]
+
+
+def test_add_asnumpy_gives_torch_tensors_mindspores_method():
+    jisu.compat.add_asnumpy()
+    row = next(ten().create_tuple_iterator())
+    assert isinstance(row[0], torch.Tensor)
+    value = row[0].asnumpy()
+    assert isinstance(value, np.ndarray) and value.tolist() == 0
+    grad = torch.ones(2, requires_grad=True) * 3
+    assert grad.asnumpy().tolist() == [3.0, 3.0]  # detached, as MindSpore's would be
