@@ -343,6 +343,35 @@ class Dataset:
             self, batch_size, drop_remainder, num_parallel_workers, pad_info=pad_info, pad_all=True
         )
 
+    def bucket_batch_by_length(
+        self,
+        column_names: str | Sequence[str],
+        bucket_boundaries: Sequence[int],
+        bucket_batch_sizes: Sequence[int],
+        element_length_function: Callable | None = None,
+        pad_info: dict | None = None,
+        pad_to_bucket_boundary: bool = False,
+        drop_remainder: bool = False,
+    ) -> Dataset:
+        """Batches of rows of similar length, padded (MindSpore's semantics): a row's length
+        (the first dimension of its one column in ``column_names``, or
+        ``element_length_function(*columns)``) picks a bucket between ``bucket_boundaries``;
+        a bucket that holds its ``bucket_batch_sizes`` entry is emitted as a batch, and the
+        partial buckets follow at the end of the epoch (unless ``drop_remainder``). See
+        ``jisu/dataset/ops/bucket_batch.py`` for padding."""
+        from .ops.bucket_batch import BucketBatchByLengthDataset
+
+        return BucketBatchByLengthDataset(
+            self,
+            column_names,
+            bucket_boundaries,
+            bucket_batch_sizes,
+            element_length_function,
+            pad_info,
+            pad_to_bucket_boundary,
+            drop_remainder,
+        )
+
     def shuffle(self, buffer_size: int) -> Dataset:
         """Shuffle rows, differently each epoch.
 

@@ -16,7 +16,8 @@ from tests.conftest import rows_of
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "vision_sets")
 with open(os.path.join(FIXTURES, "expected.json")) as _f:
-    WANT = json.load(_f)["methods"]
+    EXPECTED = json.load(_f)
+WANT = EXPECTED["methods"]
 
 
 def ten():
@@ -107,3 +108,84 @@ def test_add_asnumpy_gives_torch_tensors_mindspores_method():
     assert isinstance(value, np.ndarray) and value.tolist() == 0
     grad = torch.ones(2, requires_grad=True) * 3
     assert grad.asnumpy().tolist() == [3.0, 3.0]  # detached, as MindSpore's would be
+
+
+LENS = [1, 5, 2, 7, 3, 3, 9, 1, 4, 6, 2, 8]
+
+
+def sequences():
+    for i, n in enumerate(LENS):
+        yield np.arange(n, dtype=np.int32) + 10 * i, np.array(i, np.int32)
+
+
+BUCKET_CASES = {
+    "plain": dict(column_names=["seq"], bucket_boundaries=[3, 6], bucket_batch_sizes=[2, 2, 3]),
+    "drop_remainder": dict(
+        column_names=["seq"],
+        bucket_boundaries=[3, 6],
+        bucket_batch_sizes=[2, 2, 3],
+        drop_remainder=True,
+    ),
+    "pad_info": dict(
+        column_names=["seq"],
+        bucket_boundaries=[3, 6],
+        bucket_batch_sizes=[2, 2, 3],
+        pad_info={"seq": ([10], -1)},
+    ),
+    "length_function": dict(
+        column_names=["seq", "id"],
+        bucket_boundaries=[5],
+        bucket_batch_sizes=[3, 3],
+        element_length_function=lambda s, i: int(i) % 7,
+    ),
+    "pad_to_boundary": dict(
+        column_names=["seq"],
+        bucket_boundaries=[3, 6, 10],
+        bucket_batch_sizes=[2, 2, 3, 1],
+        pad_info={"seq": ([None], -1)},
+        pad_to_bucket_boundary=True,
+        drop_remainder=True,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BUCKET_CASES))
+@pytest.mark.parametrize("random_access", [False, True])
+def test_bucket_batch_by_length_matches_mindspore(case, random_access):
+    if random_access:  # the same rows from a random-access source: the same batches
+        rows = list(sequences())
+        data = ds.GeneratorDataset(rows, ["seq", "id"], shuffle=False)
+    else:
+        data = ds.GeneratorDataset(sequences, ["seq", "id"], shuffle=False)
+    data = data.bucket_batch_by_length(**BUCKET_CASES[case])
+    batches = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    got = [[b[0].tolist(), b[1].tolist(), str(b[0].dtype)] for b in batches]
+    want = EXPECTED["bucket"][case]
+    assert [[g[0], g[1]] for g in got] == [[w[0], w[1]] for w in want]
+    assert all(g[2] == "int32" for g in got) and data.get_dataset_size() == len(want)
+
+
+def test_bucket_batch_by_length_resumes_and_checks_its_arguments():
+    def make():
+        data = ds.GeneratorDataset(sequences, ["seq", "id"], shuffle=False)
+        return data.bucket_batch_by_length(["seq"], [3, 6], [2, 2, 3])
+
+    it = make().create_tuple_iterator(num_epochs=1, output_numpy=True)
+    full = [[v.tolist() for v in b] for b in it]
+    it = make().create_tuple_iterator(num_epochs=1, output_numpy=True)
+    next(it), next(it)
+    state = it.get_state()
+    it.close()
+    resumed = make().create_tuple_iterator(num_epochs=1, output_numpy=True)
+    resumed.set_state(state)
+    assert [[v.tolist() for v in b] for b in resumed] == full[2:]
+    source = ds.GeneratorDataset(sequences, ["seq", "id"], shuffle=False)
+    for kwargs, error, match in [
+        (dict(bucket_boundaries=[6, 3], bucket_batch_sizes=[2, 2, 3]), ValueError, "increasing"),
+        (dict(bucket_boundaries=[3, 6], bucket_batch_sizes=[2, 2]), ValueError, "one element"),
+        (dict(bucket_boundaries=[0, 6], bucket_batch_sizes=[2, 2, 3]), ValueError, "positive"),
+    ]:
+        with pytest.raises(error, match=f"bucket_batch_by_length: .*{match}"):
+            source.bucket_batch_by_length(["seq"], **kwargs)
+    with pytest.raises(ValueError, match="exactly one column"):
+        source.bucket_batch_by_length(["seq", "id"], [3], [2, 2])
