@@ -372,6 +372,29 @@ class Dataset:
             drop_remainder,
         )
 
+    def sync_wait(
+        self, condition_name: str, num_batch: int = 1, callback: Callable | None = None
+    ) -> Dataset:
+        """A point where rows wait for the training loop (MindSpore's ``sync_wait``): they
+        pass ``num_batch`` batches at a time (a ``batch`` above sets the rows per batch);
+        :meth:`sync_update` runs ``callback(data)`` and lets the next batches through. See
+        ``jisu/dataset/ops/sync_wait.py``."""
+        from .ops.sync_wait import SyncWaitDataset
+
+        return SyncWaitDataset(self, condition_name, num_batch, callback)
+
+    def sync_update(self, condition_name: str, num_batch: int | None = None, data: Any = None):
+        """Release the ``sync_wait`` point ``condition_name`` below: its callback gets ``data``,
+        then ``num_batch`` more batches pass (default: the point's own ``num_batch``)."""
+        from .ops.sync_wait import find_sync
+
+        point = find_sync(self, condition_name)
+        if point is None:
+            raise ValueError(
+                f"sync_update: no sync_wait point named '{condition_name}' in this pipeline"
+            )
+        point.update(num_batch, data)
+
     def shuffle(self, buffer_size: int) -> Dataset:
         """Shuffle rows, differently each epoch.
 

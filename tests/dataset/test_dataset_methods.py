@@ -189,3 +189,52 @@ def test_bucket_batch_by_length_resumes_and_checks_its_arguments():
             source.bucket_batch_by_length(["seq"], **kwargs)
     with pytest.raises(ValueError, match="exactly one column"):
         source.bucket_batch_by_length(["seq", "id"], [3], [2, 2])
+
+
+class Augment:
+    """MindSpore's sync_wait example: an op whose state the training loop updates."""
+
+    def __init__(self):
+        self.loss = 0
+
+    def preprocess(self, x):
+        return x + self.loss
+
+    def update(self, data):
+        self.loss = data["loss"]
+
+
+def twelve():
+    for i in range(12):
+        yield (np.array(i),)
+
+
+@pytest.mark.parametrize(
+    ("num_batch", "batch_size", "want"),
+    [  # recorded from MindSpore 2.10 (the docs' example, and with num_batch=2)
+        (1, 4, [[0, 1, 2, 3], [104, 105, 106, 107], [208, 209, 210, 211]]),
+        (2, 2, [[0, 1], [2, 3], [204, 205], [206, 207], [408, 409], [410, 411]]),
+    ],
+)
+def test_sync_wait_lets_rows_through_after_each_update(num_batch, batch_size, want):
+    aug = Augment()
+    data = ds.GeneratorDataset(twelve, ["input"], shuffle=False)
+    data = data.sync_wait("policy", num_batch=num_batch, callback=aug.update)
+    data = data.map(aug.preprocess, "input", num_parallel_workers=2).batch(batch_size)
+    got = []
+    for k, (batch,) in enumerate(data.create_tuple_iterator(num_epochs=1, output_numpy=True)):
+        got.append(batch.tolist())
+        if (k + 1) % num_batch == 0:
+            data.sync_update("policy", data={"loss": 100 * (k + 1)})
+    assert got == want
+
+
+def test_a_waiting_sync_point_does_not_hang_the_iterator_and_names_are_checked():
+    data = ds.GeneratorDataset(twelve, ["input"], shuffle=False).sync_wait("c").batch(3)
+    it = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    assert next(it)[0].tolist() == [0, 1, 2]
+    it.close()  # rows wait at the point (no update came): closing stops them
+    with pytest.raises(ValueError, match="sync_update: no sync_wait point named 'other'"):
+        data.sync_update("other")
+    with pytest.raises(RuntimeError, match="condition name 'c' already exists"):
+        data.sync_wait("c")

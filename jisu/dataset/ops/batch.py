@@ -20,6 +20,7 @@ from ..engine.stage import chunked
 from ..transforms.base import op_name
 from ..validation import check_columns, check_int
 from .map import MapDataset, check_unique, column_layout
+from .sync_wait import tell_batch_size
 
 
 class BatchInfo:
@@ -127,6 +128,7 @@ class BatchDataset(Dataset):
             self.size_fn, self.batch_size = batch_size, -1  # -1: get_batch_size's answer
         else:
             self.batch_size = check_int("batch", "batch_size", batch_size, minimum=1)
+            tell_batch_size(child, self.batch_size)  # a sync_wait point below counts batches
         if not isinstance(drop_remainder, bool):
             raise TypeError(f"batch: drop_remainder must be a bool. Received: {drop_remainder!r}")
         self.drop_remainder = drop_remainder

@@ -1,0 +1,123 @@
+"""``Dataset.sync_wait`` / ``sync_update``: hold rows back until the training loop says so.
+
+MindSpore's way for a training loop to feed something back into the pipeline (an augmentation
+policy that follows the loss): rows pass a ``sync_wait`` point ``num_batch`` batches at a
+time; ``dataset.sync_update(condition_name, data=...)`` calls the callback with ``data`` and
+lets the next batches through. So the ops after the point process the rows of batch ``k + 1``
+only after the loop's ``k``-th update (a ``batch`` above the point sets the rows per batch).
+Each epoch starts with ``num_batch`` batches allowed.
+
+The point is a stream node: everything after it runs as streams, fed by the rows it lets
+through; everything before it still runs ahead, up to the usual prefetch.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..datasets import Dataset
+from ..engine.context import ExecContext
+from ..engine.errors import raise_in_context
+from ..transforms.base import op_name
+from ..validation import check_int
+
+#: seconds between looks at the iterator's stop flag while a row waits
+_POLL_S = 0.05
+
+
+class SyncWaitDataset(Dataset):
+    """See the module docstring and :meth:`Dataset.sync_wait`."""
+
+    op_name = "sync_wait"
+
+    def __init__(
+        self,
+        child: Dataset,
+        condition_name: str,
+        num_batch: int = 1,
+        callback: Callable[[Any], Any] | None = None,
+    ) -> None:
+        super().__init__([child])
+        if not isinstance(condition_name, str) or not condition_name:
+            raise TypeError(
+                f"sync_wait: condition_name must be a non-empty str. Received: {condition_name!r}"
+            )
+        if find_sync(child, condition_name) is not None:
+            raise RuntimeError(f"sync_wait: condition name '{condition_name}' already exists")
+        if callback is not None and not callable(callback):
+            raise TypeError(f"sync_wait: callback must be callable. Received: {callback!r}")
+        self.condition_name = condition_name
+        self.num_batch = check_int("sync_wait", "num_batch", num_batch, minimum=1)
+        self.callback = callback
+        self.rows_per_batch = 1  # set by a batch built above this point
+        self._columns = child._columns
+        self._condition = threading.Condition()
+        self._allowed = 0  # rows of the current epoch allowed through
+        self._passed = 0
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_condition")  # (a copy in a worker process never waits)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._condition = threading.Condition()
+
+    def _row_count(self) -> int | None:
+        return self.children[0]._row_count()
+
+    def update(self, num_batch: int | None, data: Any) -> None:
+        """Run the callback with ``data``, then let ``num_batch`` more batches through."""
+        count = self.num_batch if num_batch is None else num_batch
+        count = check_int("sync_update", "num_batch", count, minimum=1)
+        if self.callback is not None:
+            try:
+                self.callback(data)
+            except Exception as exc:
+                raise_in_context(
+                    exc,
+                    f"sync_update: the callback {op_name(self.callback)} of condition "
+                    f"'{self.condition_name}' failed",
+                )
+        with self._condition:
+            self._allowed += count * self.rows_per_batch
+            self._condition.notify_all()
+
+    def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
+        with self._condition:
+            self._passed = start
+            first = -(-start // self.rows_per_batch) if start else 0  # batches already out
+            self._allowed = (first + self.num_batch) * self.rows_per_batch
+        for row in self.children[0]._stream(ctx, epoch, start):
+            with self._condition:
+                while self._passed >= self._allowed:
+                    self._condition.wait(_POLL_S)
+                    ctx.check()  # the iterator stopped: give up waiting
+                self._passed += 1
+            yield row
+
+
+def find_sync(root: Dataset, condition_name: str) -> SyncWaitDataset | None:
+    """The ``sync_wait`` point named ``condition_name`` in the pipeline below ``root``."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, SyncWaitDataset) and node.condition_name == condition_name:
+            return node
+        stack.extend(node.children)
+    return None
+
+
+def tell_batch_size(child: Dataset, batch_size: int) -> None:
+    """A batch of ``batch_size`` built on ``child``: the sync points right below it count
+    their batches in rows of that many."""
+    node = child
+    while True:
+        if isinstance(node, SyncWaitDataset):
+            node.rows_per_batch = batch_size
+        if len(node.children) != 1 or getattr(node, "batch_size", None) is not None:
+            return
+        node = node.children[0]
