@@ -395,6 +395,14 @@ class Dataset:
             )
         point.update(num_batch, data)
 
+    def device_que(self, *args: Any, **kwargs: Any) -> Any:
+        """Not provided: MindSpore's ``device_que`` feeds its sink mode; in jisu,
+        ``Model.train(..., dataset_sink_mode=True)`` keeps the batches on the device itself."""
+        raise NotImplementedError(
+            "device_que: jisu's Model.train(..., dataset_sink_mode=True) feeds the device "
+            "itself; iterate the dataset (or pass it to Model) instead"
+        )
+
     def shuffle(self, buffer_size: int) -> Dataset:
         """Shuffle rows, differently each epoch.
 
