@@ -20,6 +20,7 @@ from .ops.batch import BatchInfo
 from .ops.zip import zip_datasets as zip
 from .record.validate import MalformedFileError
 from .record.writer import FileWriter
+from .sources.coco import CocoDataset
 from .sources.csv import CSVDataset
 from .sources.generator import GeneratorDataset, Schema
 from .sources.image_folder import ImageFolderDataset
@@ -47,12 +48,14 @@ from .sources.vision_sets import (
     FashionMnistDataset,
     MnistDataset,
 )
+from .sources.voc import VOCDataset
 
 __all__ = [
     "BatchInfo",
     "CSVDataset",
     "Cifar10Dataset",
     "Cifar100Dataset",
+    "CocoDataset",
     "Dataset",
     "DatasetIterator",
     "DistributedSampler",
@@ -81,6 +84,7 @@ __all__ = [
     "TaskTimeoutError",
     "TextFileDataset",
     "TorchDataset",
+    "VOCDataset",
     "WeightedRandomSampler",
     "config",
     "record",
