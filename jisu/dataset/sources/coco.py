@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 
 from ..record.validate import MalformedFileError
-from .options import ReadOptions
-from .vision_sets import _check_cache, _check_dir
+from .options import ReadOptions, check_cache
+from .vision_sets import _check_dir
 from .voc import (
     _UINT32_MAX,
     FLOAT32_MAX,
@@ -340,7 +340,7 @@ class CocoDataset(_ImageSource):
         decode = _check_bool(op, "decode", decode)
         extra_metadata = _check_bool(op, "extra_metadata", extra_metadata)
         decrypt = _check_decrypt(op, decrypt)
-        _check_cache(op, cache)
+        check_cache(op, cache)
         self.dataset_dir, self.annotation_file, self.task = root, annotation_file, task
 
         data = load_coco_json(op, annotation_file)

@@ -23,7 +23,7 @@ import numpy as np
 from ..engine.context import ExecContext
 from ..record.validate import MalformedFileError
 from .generator import Source
-from .options import ReadOptions, Shuffle
+from .options import ReadOptions, Shuffle, check_cache
 
 OP = "CSVDataset"
 _INT32 = np.iinfo(np.int32)
@@ -75,14 +75,6 @@ def read_regular_file(op: str, path: str) -> bytes:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             raise ValueError(f"{op}: '{path}' is not a regular file")
         return f.read()
-
-
-def check_cache(op: str, cache: Any) -> None:
-    if cache is not None:
-        raise ValueError(
-            f"{op}: cache is not supported (jisu has no cache server); pass cache=None. "
-            f"Received: cache={cache!r}"
-        )
 
 
 # ----------------------------------------------------------------- column kinds

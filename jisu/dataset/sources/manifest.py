@@ -12,8 +12,7 @@ import numpy as np
 from ..record.convert import ImageFiles
 from ..record.validate import MalformedFileError, open_regular
 from .generator import Source
-from .options import ReadOptions
-from .vision_sets import _check_cache
+from .options import ReadOptions, check_cache
 
 _USAGES = ("train", "eval", "inference")
 MAX_MANIFEST = 1 << 30  # bytes read from a manifest at most
@@ -168,7 +167,7 @@ class ManifestDataset(Source):
             )
         if not isinstance(decode, bool):
             raise TypeError(f"{op}: decode must be a bool. Received: {decode!r}")
-        _check_cache(op, cache)
+        check_cache(op, cache)
         self.dataset_file = os.fspath(dataset_file)
         self.usage = usage
         paths, labels, self.class_indexing = parse_manifest(

@@ -22,6 +22,15 @@ from ..validation import check_int, resolve_shards
 from .samplers import Sampler, as_sampler
 
 
+def check_cache(op: str, cache: Any) -> None:
+    """MindSpore's ``cache`` argument: jisu has no cache server, so only None."""
+    if cache is not None:
+        raise ValueError(
+            f"{op}: cache is not supported (jisu has no cache server); pass cache=None. "
+            f"Received: cache={cache!r}"
+        )
+
+
 class Shuffle(str, Enum):
     """Shuffle levels of a file-backed source (``mindspore.dataset.Shuffle``)."""
 

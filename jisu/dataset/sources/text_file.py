@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from .csv import _located, check_cache, find_dataset_files
+from .csv import _located, find_dataset_files
 from .generator import Source
-from .options import ReadOptions, Shuffle
+from .options import ReadOptions, Shuffle, check_cache
 
 OP = "TextFileDataset"
 CHUNK = 16 << 20

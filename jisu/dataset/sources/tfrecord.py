@@ -24,7 +24,7 @@ from ..record.tfrecord_format import COMPRESSION, MappedFile
 from ..record.validate import MalformedFileError
 from ..validation import check_columns, check_int, resolve_shards
 from .generator import Schema, Source, _SourceKernels
-from .options import ReadOptions, Shuffle
+from .options import ReadOptions, Shuffle, check_cache
 
 OP = "TFRecordDataset"
 #: what ``int64_list``, ``float_list`` and ``bytes_list`` features read as without a schema
@@ -461,11 +461,7 @@ class TFRecordDataset(Source):
         cache: Any = None,
         compression_type: str | None = None,
     ) -> None:
-        if cache is not None:
-            raise ValueError(
-                f"{OP}: cache is not supported (jisu has no cache server); pass cache=None. "
-                f"Received: cache={cache!r}"
-            )
+        check_cache(OP, cache)
         if compression_type is None:
             compression_type = ""
         if not isinstance(compression_type, str) or compression_type not in COMPRESSION:

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..record.validate import MalformedFileError
 from .numpy_slices import ArraySource, Slices
-from .options import ReadOptions
+from .options import ReadOptions, check_cache
 
 _USAGES = ("train", "test", "all")
 
@@ -50,11 +50,6 @@ def _regular_size(op: str, path: str) -> int:
     return info.st_size
 
 
-def _check_cache(op: str, cache: Any) -> None:
-    if cache is not None:
-        raise ValueError(f"{op}: cache is not supported (jisu has no cache server); pass None")
-
-
 class _VisionSet(ArraySource):
     """Common arguments of the four data sets (MindSpore's signature)."""
 
@@ -75,7 +70,7 @@ class _VisionSet(ArraySource):
         op = self.op_name
         self.dataset_dir = _check_dir(op, dataset_dir)
         self.usage = _check_usage(op, usage)
-        _check_cache(op, cache)
+        check_cache(op, cache)
         parts, self.files = self._open(self.dataset_dir, self.usage)
         options = ReadOptions(
             num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id

@@ -38,8 +38,8 @@ import numpy as np
 
 from ..record.validate import MalformedFileError, open_regular
 from .generator import Source
-from .options import ReadOptions
-from .vision_sets import _check_cache, _check_dir
+from .options import ReadOptions, check_cache
+from .vision_sets import _check_dir
 
 #: Largest VOC annotation (XML) or image-set list file read; real ones are a few KiB.
 MAX_ANNOTATION_BYTES = 16 << 20
@@ -428,7 +428,7 @@ class VOCDataset(_ImageSource):
         decode = _check_bool(op, "decode", decode)
         extra_metadata = _check_bool(op, "extra_metadata", extra_metadata)
         decrypt = _check_decrypt(op, decrypt)
-        _check_cache(op, cache)
+        check_cache(op, cache)
         self.dataset_dir, self.task, self.usage = root, task, usage
 
         list_file = os.path.join(root, "ImageSets", _TASK_LIST_FOLDER[task], usage + ".txt")
