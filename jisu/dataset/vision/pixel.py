@@ -75,7 +75,13 @@ def affine_per_channel(
 
 
 class Rescale(TensorOperation):
-    """``x * rescale + shift`` as float32 (e.g. ``Rescale(1/255, 0)`` maps uint8 to [0, 1])."""
+    """``x * rescale + shift`` as float32, element by element.
+
+    The op changes the pixel scale: ``Rescale(1 / 255, 0)`` maps uint8 values 0-255 to
+    0.0-1.0, ``Rescale(1 / 127.5, -1)`` to -1.0-1.0. Ops after it see the new scale: a
+    :class:`Normalize` after ``Rescale(1 / 255, 0)`` takes 0-1 statistics
+    (e.g. ``mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]``).
+    """
 
     elementwise = True
 
@@ -149,9 +155,16 @@ class ChannelAffine(TensorOperation):
 class Normalize(ChannelAffine):
     """``(x - mean) / std`` per channel, as float32 (computed as one multiply-add).
 
+    ``mean`` and ``std`` are in the input's units: Normalize does not rescale first. On
+    0-255 input (uint8 straight from Decode) give 0-255 statistics, e.g. ImageNet's
+    ``mean=[123.675, 116.28, 103.53], std=[58.395, 57.12, 57.375]``; the 0-1 statistics
+    ``mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]`` belong after
+    ``Rescale(1 / 255, 0)``. Mixing them up gives values up to ~1100 instead of ~2.6.
+
     Args:
-        mean, std: one value per channel (std > 0).
-        is_hwc: channels are the last axis (True) or the first (False, CHW).
+        mean, std: one value per channel (std > 0), in the input's units.
+        is_hwc: channels are the last axis (True: HWC, NHWC) or the first of the last
+            three (False: CHW, NCHW), as MindSpore's ``is_hwc``.
     """
 
     def __init__(self, mean: Sequence[float], std: Sequence[float], is_hwc: bool = True) -> None:

@@ -15,7 +15,16 @@ CV_DTYPES = frozenset(
 
 
 class Inter(Enum):
-    """Interpolation modes (MindSpore's names)."""
+    """Interpolation modes (MindSpore's names); each value is the OpenCV flag that implements it.
+
+    - NEAREST: nearest neighbour.
+    - LINEAR / BILINEAR (the same mode): bilinear.
+    - CUBIC / BICUBIC (the same mode): bicubic.
+    - AREA: pixel-area averaging (for shrinking; OpenCV's warps treat it as bilinear).
+    - PILCUBIC: MindSpore's Pillow-style bicubic; here OpenCV's bicubic (an alias of CUBIC).
+    - ANTIALIAS: MindSpore takes it for Pillow images only (Pillow's ANTIALIAS is its LANCZOS
+      filter); here OpenCV's Lanczos-4. Ops that MindSpore refuses it for refuse it too.
+    """
 
     NEAREST = cv2.INTER_NEAREST
     LINEAR = cv2.INTER_LINEAR
@@ -24,6 +33,7 @@ class Inter(Enum):
     BICUBIC = cv2.INTER_CUBIC
     AREA = cv2.INTER_AREA
     PILCUBIC = cv2.INTER_CUBIC
+    ANTIALIAS = cv2.INTER_LANCZOS4
 
 
 class Border(Enum):

@@ -1,0 +1,354 @@
+"""MindSpore 2.x warps: Rotate, RandomRotation, Affine, RandomAffine (OpenCV's warpAffine,
+which releases the GIL); Perspective and RandomPerspective are in :mod:`.perspective`.
+
+Conventions (MindSpore's, checked against its output): pixel centres sit at integer
+coordinates and the image centre is ((width - 1) / 2, (height - 1) / 2). ``Rotate`` turns
+counter-clockwise for a positive angle; ``Affine`` turns clockwise (its documented direction).
+Pixels that come from outside the image take ``fill_value``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import cv2
+import numpy as np
+
+from ..transforms.base import TensorOperation
+from .transform_geometry import (
+    channel_fill,
+    check_fill,
+    check_image_or_batch,
+    check_inter,
+    per_image,
+)
+from .utils import Inter, check_image
+
+#: the modes MindSpore's warps take for NumPy images (AREA warps bilinearly, as in OpenCV)
+WARP_INTERS = (Inter.NEAREST, Inter.LINEAR, Inter.CUBIC, Inter.AREA)
+#: dtypes OpenCV's warps take as they are
+_WARP_DTYPES = frozenset(
+    np.dtype(t) for t in (np.uint8, np.uint16, np.int16, np.float32, np.float64)
+)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def warp(
+    image: np.ndarray,
+    matrix: np.ndarray,
+    size: tuple[int, int],
+    inter: Inter,
+    fill: Any,
+    perspective: bool = False,
+) -> np.ndarray:
+    """Warp an HW/HWC image by the forward ``matrix`` (2x3, or 3x3 with ``perspective``) into
+    ``size`` (height, width); outside pixels take ``fill`` (an int or one per channel)."""
+    height, width = size
+    channels = 1 if image.ndim == 2 else image.shape[2]
+    src = image if image.dtype in _WARP_DTYPES else image.astype(np.float32)
+    fills = channel_fill(fill, image)
+    fills = fills if isinstance(fills, tuple) else (fills,) * channels
+    fn = cv2.warpPerspective if perspective else cv2.warpAffine
+    parts = []
+    for c in range(0, channels, 4):  # OpenCV's border value holds 4 channels
+        part = src if channels <= 4 else np.ascontiguousarray(src[..., c : c + 4])
+        if not part.flags.c_contiguous:
+            part = np.ascontiguousarray(part)
+        value = tuple(fills[c : c + 4]) + (0.0,) * 4
+        out = fn(
+            part,
+            matrix,
+            (width, height),
+            flags=inter.value,
+            borderMode=cv2.BORDER_CONSTANT,
+            borderValue=value[:4],
+        )
+        parts.append(out.reshape(height, width, -1))
+    out = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=2)
+    out = out.reshape(height, width, *image.shape[2:])
+    if out.dtype != image.dtype:
+        if np.issubdtype(image.dtype, np.integer):
+            info = np.iinfo(image.dtype)
+            out = np.clip(np.rint(out), info.min, info.max)
+        out = out.astype(image.dtype)
+    return out
+
+
+def _check_center(op: str, center: Any) -> tuple[float, float] | None:
+    if center is None:
+        return None
+    if not isinstance(center, (tuple, list)) or len(center) != 2 or not all(map(_number, center)):
+        raise ValueError(f"{op}: center must be None or (x, y). Received: center={center!r}")
+    return float(center[0]), float(center[1])
+
+
+def rotation_matrix(
+    height: int, width: int, degrees: float, center: tuple[float, float] | None, expand: bool
+) -> tuple[np.ndarray, tuple[int, int]]:
+    """The forward 2x3 matrix of a counter-clockwise rotation and the output (height, width).
+
+    With ``expand`` the output is the rotated image's bounding box (its sides rounded to the
+    nearest int) and the image is shifted by half the growth, as MindSpore does.
+    """
+    cx, cy = ((width - 1) / 2.0, (height - 1) / 2.0) if center is None else center
+    matrix = cv2.getRotationMatrix2D((cx, cy), degrees, 1.0)
+    if not expand:
+        return matrix, (height, width)
+    rad = math.radians(degrees)
+    cos, sin = abs(math.cos(rad)), abs(math.sin(rad))
+    box_w, box_h = width * cos + height * sin, width * sin + height * cos
+    matrix[0, 2] += box_w / 2.0 - width / 2.0
+    matrix[1, 2] += box_h / 2.0 - height / 2.0
+    return matrix, (int(np.rint(box_h)), int(np.rint(box_w)))
+
+
+class Rotate(TensorOperation):
+    """Rotate by ``degrees``, counter-clockwise for a positive angle.
+
+    Args:
+        degrees: the angle in degrees.
+        resample: an :class:`Inter` mode: NEAREST (default), BILINEAR, BICUBIC or AREA.
+        expand: grow the output to hold the whole rotated image (rotation about the centre).
+        center: the rotation centre (x, y), origin at the top-left pixel; ``None``: the image
+            centre ((width - 1) / 2, (height - 1) / 2).
+        fill_value: the value of pixels from outside: an int, or (R, G, B) for channels 0-2.
+
+    Takes an HW/HWC image or an NHWC batch.
+    """
+
+    def __init__(
+        self,
+        degrees: float,
+        resample: Inter = Inter.NEAREST,
+        expand: bool = False,
+        center: tuple[float, float] | None = None,
+        fill_value: Any = 0,
+    ) -> None:
+        op = type(self).__name__
+        if not _number(degrees):
+            raise TypeError(f"{op}: degrees must be a number. Received: {degrees!r}")
+        self.degrees = float(degrees)
+        self.resample = check_inter(op, "resample", resample, WARP_INTERS)
+        if not isinstance(expand, bool):
+            raise TypeError(f"{op}: expand must be a bool. Received: {expand!r}")
+        self.expand = expand
+        self.center = _check_center(op, center)
+        self.fill_value = check_fill(op, fill_value)
+
+    def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
+        check_image_or_batch("Rotate", image)
+        return per_image(image, lambda img: self._rotate(img, self.degrees))
+
+    def _rotate(self, image: np.ndarray, degrees: float) -> np.ndarray:
+        matrix, size = rotation_matrix(
+            image.shape[0], image.shape[1], degrees, self.center, self.expand
+        )
+        return warp(image, matrix, size, self.resample, self.fill_value)
+
+
+def _range(op: str, name: str, value: Any, symmetric_from: float | None = None):
+    """A (min, max) range; a number ``d`` means (-d, d) when ``symmetric_from`` is set."""
+    if _number(value) and symmetric_from is not None:
+        if value < 0:
+            raise ValueError(f"{op}: {name} must be non-negative. Received: {name}={value!r}")
+        return -float(value), float(value)
+    if (
+        not isinstance(value, (tuple, list))
+        or len(value) != 2
+        or not all(map(_number, value))
+        or value[0] > value[1]
+    ):
+        raise ValueError(f"{op}: {name} must be a number or (min, max). Received: {name}={value!r}")
+    return float(value[0]), float(value[1])
+
+
+class RandomRotation(Rotate):
+    """Rotate by an angle drawn uniformly from ``degrees``: (min, max), or a number ``d`` for
+    (-d, d). Other arguments as :class:`Rotate`; one image (HW/HWC) at a time."""
+
+    randomized = True
+
+    def __init__(
+        self,
+        degrees: Any,
+        resample: Inter = Inter.NEAREST,
+        expand: bool = False,
+        center: tuple[float, float] | None = None,
+        fill_value: Any = 0,
+    ) -> None:
+        super().__init__(0.0, resample, expand, center, fill_value)
+        del self.degrees
+        self.degrees = _range("RandomRotation", "degrees", degrees, symmetric_from=0.0)
+
+    def draw(self, rng: np.random.Generator) -> float:
+        """The angle of one application."""
+        return float(rng.uniform(*self.degrees))
+
+    def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        check_image("RandomRotation", image)
+        return self._rotate(image, self.draw(rng))
+
+
+def affine_matrix(
+    height: int,
+    width: int,
+    degrees: float,
+    translate: tuple[float, float],
+    scale: float,
+    shear: tuple[float, float],
+) -> np.ndarray:
+    """The forward 2x3 matrix: about the image centre, rotate ``degrees`` clockwise, shear
+    (``shear`` = (x, y) angles in degrees), scale, then shift by ``translate`` pixels."""
+    cx, cy = (width - 1) / 2.0, (height - 1) / 2.0
+    rot, sx, sy = math.radians(degrees), math.radians(shear[0]), math.radians(shear[1])
+    a = math.cos(rot - sy) / math.cos(sy)
+    b = -math.cos(rot - sy) * math.tan(sx) / math.cos(sy) - math.sin(rot)
+    c = math.sin(rot - sy) / math.cos(sy)
+    d = -math.sin(rot - sy) * math.tan(sx) / math.cos(sy) + math.cos(rot)
+    linear = np.array([[a, b], [c, d]]) * scale
+    shift = np.array([cx + translate[0], cy + translate[1]]) - linear @ np.array([cx, cy])
+    return np.concatenate([linear, shift[:, None]], axis=1)
+
+
+def _shear_pair(op: str, shear: Any) -> tuple[float, float]:
+    if _number(shear):
+        return float(shear), 0.0
+    if isinstance(shear, (tuple, list)) and len(shear) == 2 and all(map(_number, shear)):
+        return float(shear[0]), float(shear[1])
+    raise ValueError(f"{op}: shear must be a number or (x, y). Received: shear={shear!r}")
+
+
+class Affine(TensorOperation):
+    """An affine warp about the image centre, the output the input's size.
+
+    Args:
+        degrees: rotation in [-180, 180] degrees, clockwise for a positive angle.
+        translate: (x, y) shift as fractions in [-1, 1] of the width and height.
+        scale: a positive scale factor.
+        shear: x shear angle in degrees, or (x, y) angles, each in [-180, 180].
+        resample: an :class:`Inter` mode: NEAREST (default), BILINEAR, BICUBIC or AREA.
+        fill_value: the value of pixels from outside: an int, or (R, G, B) for channels 0-2.
+    """
+
+    def __init__(
+        self,
+        degrees: float,
+        translate: Any,
+        scale: float,
+        shear: Any,
+        resample: Inter = Inter.NEAREST,
+        fill_value: Any = 0,
+    ) -> None:
+        if not _number(degrees) or not -180 <= degrees <= 180:
+            raise ValueError(f"Affine: degrees must be in [-180, 180]. Received: {degrees!r}")
+        self.degrees = float(degrees)
+        if (
+            not isinstance(translate, (tuple, list))
+            or len(translate) != 2
+            or not all(_number(t) and -1 <= t <= 1 for t in translate)
+        ):
+            raise ValueError(
+                f"Affine: translate must be (x, y) in [-1, 1]. Received: translate={translate!r}"
+            )
+        self.translate = (float(translate[0]), float(translate[1]))
+        if not _number(scale) or scale <= 0:
+            raise ValueError(f"Affine: scale must be positive. Received: scale={scale!r}")
+        self.scale = float(scale)
+        self.shear = _shear_pair("Affine", shear)
+        if not all(-180 <= s <= 180 for s in self.shear):
+            raise ValueError(f"Affine: shear must be in [-180, 180]. Received: shear={shear!r}")
+        self.resample = check_inter("Affine", "resample", resample, WARP_INTERS)
+        self.fill_value = check_fill("Affine", fill_value)
+
+    def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
+        check_image("Affine", image)
+        return _affine(
+            image, self.degrees, self.translate, self.scale, self.shear, self.resample,
+            self.fill_value,
+        )  # fmt: skip
+
+
+def _affine(image, degrees, translate, scale, shear, resample, fill) -> np.ndarray:
+    h, w = image.shape[:2]
+    shift = (translate[0] * w, translate[1] * h)
+    matrix = affine_matrix(h, w, degrees, shift, scale, shear)
+    return warp(image, matrix, (h, w), resample, fill)
+
+
+class RandomAffine(TensorOperation):
+    """An :class:`Affine` warp with parameters drawn uniformly from ranges.
+
+    Args:
+        degrees: rotation range (min, max), or a number ``d`` for (-d, d) (clockwise positive).
+        translate: ``None``, (x_min, x_max) or (x_min, x_max, y_min, y_max): fractions in
+            [-1, 1] of the width and height.
+        scale: ``None`` (1) or a range (min, max) of non-negative factors.
+        shear: ``None``, a number ``s`` for an x shear in (-s, s), (x_min, x_max), or
+            (x_min, x_max, y_min, y_max), in degrees.
+        resample: an :class:`Inter` mode: NEAREST (default), BILINEAR, BICUBIC or AREA.
+        fill_value: the value of pixels from outside: an int, or (R, G, B) for channels 0-2.
+    """
+
+    randomized = True
+
+    def __init__(
+        self,
+        degrees: Any,
+        translate: Any = None,
+        scale: Any = None,
+        shear: Any = None,
+        resample: Inter = Inter.NEAREST,
+        fill_value: Any = 0,
+    ) -> None:
+        op = "RandomAffine"
+        self.degrees = _range(op, "degrees", degrees, symmetric_from=0.0)
+        if translate is None:
+            translate = (0.0, 0.0, 0.0, 0.0)
+        if (
+            not isinstance(translate, (tuple, list))
+            or len(translate) not in (2, 4)
+            or not all(_number(t) and -1 <= t <= 1 for t in translate)
+            or translate[0] > translate[1]
+            or (len(translate) == 4 and translate[2] > translate[3])
+        ):
+            raise ValueError(
+                f"{op}: translate must be None or 2 or 4 values (min, max, ...) in [-1, 1]. "
+                f"Received: translate={translate!r}"
+            )
+        t = [float(v) for v in translate]
+        self.translate = tuple(t) if len(t) == 4 else (t[0], t[1], 0.0, 0.0)
+        self.scale = (1.0, 1.0) if scale is None else _range(op, "scale", scale)
+        if self.scale[0] < 0:
+            raise ValueError(f"{op}: scale must be non-negative. Received: scale={scale!r}")
+        if shear is None:
+            self.shear = (0.0, 0.0, 0.0, 0.0)
+        elif _number(shear):
+            lo, hi = _range(op, "shear", shear, symmetric_from=0.0)
+            self.shear = (lo, hi, 0.0, 0.0)
+        elif isinstance(shear, (tuple, list)) and len(shear) == 4:
+            self.shear = _range(op, "shear", shear[:2]) + _range(op, "shear", shear[2:])
+        else:
+            self.shear = (*_range(op, "shear", shear), 0.0, 0.0)
+        self.resample = check_inter(op, "resample", resample, WARP_INTERS)
+        self.fill_value = check_fill(op, fill_value)
+
+    def draw(self, rng: np.random.Generator, height: int, width: int):
+        """(degrees, (tx, ty) in pixels, scale, (shear x, shear y)) of one application."""
+        degrees = float(rng.uniform(*self.degrees))
+        tx = float(rng.uniform(self.translate[0], self.translate[1])) * width
+        ty = float(rng.uniform(self.translate[2], self.translate[3])) * height
+        scale = float(rng.uniform(*self.scale))
+        shear = (float(rng.uniform(*self.shear[:2])), float(rng.uniform(*self.shear[2:])))
+        return degrees, (tx, ty), scale, shear
+
+    def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        check_image("RandomAffine", image)
+        h, w = image.shape[:2]
+        degrees, shift, scale, shear = self.draw(rng, h, w)
+        matrix = affine_matrix(h, w, degrees, shift, scale, shear)
+        return warp(image, matrix, (h, w), self.resample, self.fill_value)
