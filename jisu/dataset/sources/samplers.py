@@ -35,7 +35,7 @@ class Sampler:
         )
         self.child: Sampler | None = None
         self.dataset_size: int | None = None  # what a user's __iter__ reads
-        self._counted: dict[int, int] = {}
+        self._counted: dict[tuple, int] = {}  # (n, id(labels)) -> rows per epoch
 
     def add_child(self, sampler: Sampler) -> None:
         """Sample from ``sampler``'s output instead of from the source directly."""
