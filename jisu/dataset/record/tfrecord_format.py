@@ -85,8 +85,10 @@ def example_class() -> type:
             oneof_index=0,
         )
     features = proto.message_type.add(name="Features")
+    # The wire format of map<string, Feature>, declared as a repeated entry message instead:
+    # upb's map containers crashed (a segfault while the GC ran during a map lookup, once in
+    # the full suite, worker threads decoding); repeated fields take its common code path.
     entry = features.nested_type.add(name="FeatureEntry")
-    entry.options.map_entry = True
     entry.field.add(name="key", number=1, label=f.LABEL_OPTIONAL, type=f.TYPE_STRING)
     entry.field.add(
         name="value",
@@ -115,15 +117,16 @@ def example_class() -> type:
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("jisu.tfrecord.Example"))
 
 
-def parse_example(data: Any, path: str, record: int) -> Any:
-    """The ``features.feature`` map of the serialized Example ``data`` (record ``record``)."""
+def parse_example(data: Any, path: str, record: int) -> dict[str, Any]:
+    """The features of the serialized Example ``data`` (record ``record``) by name (a key
+    given twice: the last wins, as in a protobuf map)."""
     try:
         example = example_class().FromString(data)
     except (DecodeError, RuntimeError, ValueError) as exc:
         raise MalformedFileError(
             path, f"record {record} is not a valid tf.train.Example ({exc})"
         ) from None
-    return example.features.feature
+    return {entry.key: entry.value for entry in example.features.feature}
 
 
 def index_records(buf: Any, path: str) -> tuple[np.ndarray, np.ndarray]:
