@@ -1,6 +1,7 @@
 """Generic data ops (``mindspore.dataset.transforms``' names)."""
 
 from .base import TensorOperation
+from .more_ops import Mask, PadEnd, RandomOrder, Relational, Slice, Unique
 from .ops import (
     Compose,
     Concatenate,
@@ -17,9 +18,15 @@ __all__ = [
     "Concatenate",
     "Duplicate",
     "Fill",
+    "Mask",
     "OneHot",
+    "PadEnd",
     "RandomApply",
     "RandomChoice",
+    "RandomOrder",
+    "Relational",
+    "Slice",
     "TensorOperation",
     "TypeCast",
+    "Unique",
 ]

@@ -6,6 +6,7 @@ import cv2
 import numpy as np
 
 from ..transforms.base import TensorOperation
+from .geometry import per_image
 from .utils import check_image
 
 # ITU-R 601-2 luma, as PIL and torchvision compute grayscale
@@ -74,6 +75,8 @@ class RandomColorAdjust(TensorOperation):
         self.hue = _factor_range("hue", hue, 0.0, (-0.5, 0.5))
 
     def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        if image.ndim >= 4:
+            return per_image("RandomColorAdjust", image, lambda im: self.apply(im, rng=rng))
         check_image("RandomColorAdjust", image)
         if image.ndim != 3 or image.shape[2] != 3:
             raise ValueError(

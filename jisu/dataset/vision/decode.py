@@ -400,10 +400,28 @@ class Decode(TensorOperation):
     refused before decoding; a JPEG whose data ends early or is corrupt is refused instead of
     coming out partly gray (see the module docstring).
 
+    With ``to_pil=True`` the result is an RGB PIL image (decoded by the same decoders, with the
+    same checks; needs Pillow, ``jisu[pil]``). In a pipeline it becomes an array again as it
+    enters the row.
+
     Raises:
         DecompressionBombError: (a ValueError) the image is larger than the pixel limit.
         ValueError: the bytes are not a decodable image (truncated or corrupt).
     """
 
-    def apply(self, data: np.ndarray, rng=None) -> np.ndarray:
-        return decode_image("Decode", data)
+    def __init__(self, to_pil: bool = False) -> None:
+        if not isinstance(to_pil, bool):
+            raise TypeError(f"Decode: to_pil must be a bool. Received: to_pil={to_pil!r}")
+        self.to_pil = to_pil
+        if to_pil:
+            from .pil import pil_image_module
+
+            pil_image_module()  # fail here, not in a worker, when Pillow is missing
+
+    def apply(self, data: np.ndarray, rng=None):
+        image = decode_image("Decode", data)
+        if self.to_pil:
+            from .pil import to_pil
+
+            return to_pil("Decode", image)
+        return image

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import cv2
@@ -9,6 +10,17 @@ import numpy as np
 
 from ..transforms.base import TensorOperation
 from .utils import CV_DTYPES, Border, Inter, check_image, pad_image, padding_4, size_pair
+
+
+def per_image(op: str, images: np.ndarray, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """``fn`` applied to each HWC image of a batch (``(N, H, W, C)``, or more leading axes),
+    the results stacked. Random ops draw for each image in turn from the same generator, so
+    each image gets its own draw and the batch's result depends on the seed alone."""
+    flat = images.reshape(-1, *images.shape[-3:])
+    if flat.shape[0] == 0:
+        raise ValueError(f"{op}: the batch is empty. Received shape {images.shape}")
+    outs = [fn(image) for image in flat]
+    return np.stack(outs).reshape(*images.shape[:-3], *outs[0].shape)
 
 
 def _cv_ok(image: np.ndarray) -> bool:
@@ -38,6 +50,8 @@ class Resize(TensorOperation):
         return int(height * self.size / width), self.size
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
+        if image.ndim >= 4:
+            return per_image("Resize", image, lambda im: self.apply(im, rng=rng))
         check_image("Resize", image)
         h, w = self.output_size(image.shape[0], image.shape[1])
         if (h, w) == image.shape[:2]:
@@ -60,6 +74,8 @@ class CenterCrop(TensorOperation):
         self.size = size_pair("CenterCrop", size)
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
+        if image.ndim >= 4:
+            return per_image("CenterCrop", image, lambda im: self.apply(im, rng=rng))
         check_image("CenterCrop", image)
         th, tw = self.size
         h, w = image.shape[:2]
@@ -104,6 +120,8 @@ class RandomCrop(TensorOperation):
         self.padding_mode = padding_mode
 
     def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        if image.ndim >= 4:
+            return per_image("RandomCrop", image, lambda im: self.apply(im, rng=rng))
         check_image("RandomCrop", image)
         if self.padding is not None:
             image = pad_image(image, *self.padding, self.padding_mode, self.fill_value)
@@ -143,6 +161,8 @@ class RandomHorizontalFlip(TensorOperation):
         self.prob = float(prob)
 
     def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        if image.ndim >= 4:
+            return per_image("RandomHorizontalFlip", image, lambda im: self.apply(im, rng=rng))
         check_image("RandomHorizontalFlip", image)
         return _flip(image, 1) if rng.random() < self.prob else image
 
@@ -158,6 +178,8 @@ class RandomVerticalFlip(TensorOperation):
         self.prob = float(prob)
 
     def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        if image.ndim >= 4:
+            return per_image("RandomVerticalFlip", image, lambda im: self.apply(im, rng=rng))
         check_image("RandomVerticalFlip", image)
         return _flip(image, 0) if rng.random() < self.prob else image
 
@@ -176,5 +198,7 @@ class Pad(TensorOperation):
         self.padding_mode = padding_mode
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
+        if image.ndim >= 4:
+            return per_image("Pad", image, self.apply)
         check_image("Pad", image)
         return pad_image(image, *self.padding, self.padding_mode, self.fill_value)

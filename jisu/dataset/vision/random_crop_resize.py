@@ -17,6 +17,7 @@ import numpy as np
 
 from ..transforms.base import TensorOperation
 from .decode import _buffer, check_declared_size, decode_image, decode_jpeg, is_jpeg
+from .geometry import per_image
 from .utils import Inter, check_image, size_pair
 
 
@@ -113,6 +114,8 @@ class RandomResizedCrop(_RandomCropResize):
     """
 
     def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        if image.ndim >= 4:
+            return per_image("RandomResizedCrop", image, lambda im: self.apply(im, rng=rng))
         check_image("RandomResizedCrop", image)
         p = self._params
         top, left, h, w = sample_crop(

@@ -1,0 +1,116 @@
+"""PIL interop: ToPIL, ToTensor, and the lazy Pillow import they share.
+
+Pillow is optional (``pip install jisu[pil]``); it is imported only when a PIL image is asked
+for. Every jisu op accepts a PIL image as input (it is read as a NumPy array: an RGB image as
+HWC uint8, an ``L`` image as HW) and returns NumPy arrays; in a pipeline a PIL image in a row
+becomes an array as soon as it enters the row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..engine.rows import to_numpy_dtype
+from ..transforms.base import TensorOperation
+
+
+def pil_image_module():
+    """``PIL.Image``, or an ImportError that says how to install it."""
+    try:
+        from PIL import Image
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "PIL images need Pillow, which is not installed: pip install 'jisu[pil]' "
+            "(or pip install pillow)"
+        ) from exc
+    return Image
+
+
+def is_pil(value: Any) -> bool:
+    """Whether ``value`` is a PIL image (without importing Pillow when it is not loaded)."""
+    import sys
+
+    module = sys.modules.get("PIL.Image")
+    return module is not None and isinstance(value, module.Image)
+
+
+def to_pil(op: str, image: np.ndarray):
+    """An HW / HWC (1-4 channels) array as a PIL image (Pillow's mode for its dtype)."""
+    Image = pil_image_module()
+    if image.ndim == 3 and image.shape[2] == 1:
+        image = image[:, :, 0]
+    if image.ndim == 3:
+        if not 2 <= image.shape[2] <= 4:
+            raise ValueError(
+                f"{op}: expected at most 4 channels (HWC). Received shape {image.shape}"
+            )
+        if image.dtype != np.uint8:
+            raise TypeError(
+                f"{op}: a {image.shape[2]}-channel image must be uint8 for PIL. "
+                f"Received dtype {image.dtype}"
+            )
+    elif image.ndim != 2:
+        raise ValueError(f"{op}: expected an HW or HWC image. Received shape {image.shape}")
+    elif image.dtype not in (np.bool_, np.uint8, np.uint16, np.int32, np.float32):
+        raise TypeError(
+            f"{op}: PIL takes bool, uint8, uint16, int32 or float32 single-channel images. "
+            f"Received dtype {image.dtype}"
+        )
+    return Image.fromarray(np.ascontiguousarray(image))
+
+
+class ToPIL(TensorOperation):
+    """An HWC (or HW) array as a PIL image: uint8 with 3 channels is ``RGB``, 4 ``RGBA``,
+    2 ``LA``, 1 or HW ``L``; HW bool, uint16, int32, float32 are ``1``, ``I;16``, ``I``,
+    ``F``. A PIL image passes through. Needs Pillow (``jisu[pil]``).
+
+    In a pipeline the image becomes an array again as it enters the row; use it in a
+    ``Compose`` before an op (or a function) that wants a PIL image.
+    """
+
+    def __call__(self, *args: Any) -> Any:
+        if len(args) == 1 and is_pil(args[0]):
+            return args[0]
+        return super().__call__(*args)
+
+    def apply(self, image: np.ndarray, rng=None):
+        return to_pil("ToPIL", image)
+
+
+class ToTensor(TensorOperation):
+    """HWC (or HW) image -> CHW ``output_type`` (float32 by default) divided by 255.
+
+    As in MindSpore, any input dtype is divided by 255 (uint8 maps to [0, 1]; other dtypes
+    are not rescaled to their own range), in float32 (``x * float32(1 / 255)``), then cast to
+    ``output_type``. A PIL image is read as an array first. NHWC batches give NCHW.
+    """
+
+    def __init__(self, output_type: Any = np.float32) -> None:
+        try:
+            self.output_type = to_numpy_dtype(output_type)
+        except TypeError as exc:
+            raise TypeError(
+                f"ToTensor: output_type must be a NumPy or torch dtype. Received: {output_type!r}"
+            ) from exc
+        if self.output_type.kind not in "biuf":
+            raise TypeError(
+                f"ToTensor: output_type must be numeric. Received: output_type={output_type!r}"
+            )
+
+    def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
+        if image.dtype.kind not in "biuf":
+            raise TypeError(f"ToTensor: expected a numeric image. Received dtype {image.dtype}")
+        if image.ndim == 2:
+            image = image[None]
+        elif image.ndim == 3:
+            image = image.transpose(2, 0, 1)
+        elif image.ndim == 4:
+            image = image.transpose(0, 3, 1, 2)
+        else:
+            raise ValueError(
+                f"ToTensor: expected an HW, HWC or NHWC image. Received shape {image.shape}"
+            )
+        out = np.multiply(image, np.float32(1 / 255), dtype=np.float32)
+        return out.astype(self.output_type, copy=False)
