@@ -397,3 +397,32 @@ def test_policy_argument_errors():
         AutoAugment("imagenet-ish")
     with pytest.raises(ValueError, match="RandAugment: expected an RGB"):
         RandAugment()(IMAGE[..., :1])
+
+
+def test_randaugment_ops_match_mindspores_at_magnitude_9():
+    """MindSpore's RandAugment(num_ops=1, magnitude=9), 400 draws on one image (distinct
+    outputs recorded): every output is one of jisu's (op, sign) results (Color and Sharpness
+    within 1 level: rounding), except MindSpore's TranslateX/Y, which moves the image by
+    magnitude x its size (out of the frame: an all-fill image; a MindSpore bug — jisu
+    translates by pixels, as torchvision); and every op jisu has but translation shows up
+    among MindSpore's outputs."""
+    from jisu.dataset.vision.policies import SIGNED, apply_augment, augmentation_space
+
+    recorded = np.load(FIXTURES / "randaugment_one_op.npz")
+    image, outputs = recorded["image"], recorded["outputs"]
+    space = augmentation_space(31, *image.shape[:2])
+    candidates = {}
+    for name, magnitudes in space.items():
+        m = 0.0 if magnitudes is None else float(magnitudes[9])
+        for sign in (1, -1) if name in SIGNED else (1,):
+            candidates[(name, sign)] = apply_augment(image, name, sign * m, Inter.NEAREST, 0)
+    seen = set()
+    for out in outputs:
+        same = {
+            k for k, c in candidates.items() if np.abs(c.astype(int) - out.astype(int)).max() <= 1
+        }
+        assert same or not out.any(), "a MindSpore output that no jisu op gives"
+        seen |= same
+    untranslated = {k for k in candidates if not k[0].startswith("Translate")}
+    assert untranslated <= seen
+    assert any(not out.any() for out in outputs)  # MindSpore's translation bug, recorded
