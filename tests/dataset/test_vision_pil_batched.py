@@ -178,3 +178,21 @@ def test_batched_deterministic_ops_in_pipeline():
 def test_empty_batch_is_an_error():
     with pytest.raises(ValueError, match="Resize: the batch is empty"):
         vision.Resize(4)(np.zeros((0, 5, 5, 3), np.uint8))
+
+
+def test_a_pil_image_in_gives_a_pil_image_out_where_the_result_is_still_an_image():
+    from PIL import Image
+
+    from jisu.dataset import vision
+
+    pixels = np.random.default_rng(3).integers(0, 256, (20, 30, 3), dtype=np.uint8)
+    image = Image.fromarray(pixels)
+    resized = vision.Resize((10, 12))(image)
+    assert isinstance(resized, Image.Image) and resized.size == (12, 10)
+    np.testing.assert_array_equal(np.asarray(resized), vision.Resize((10, 12))(pixels))
+    flipped = vision.HorizontalFlip()(image)
+    assert isinstance(flipped, Image.Image)
+    np.testing.assert_array_equal(np.asarray(flipped), pixels[:, ::-1])
+    assert vision.Grayscale()(image).mode == "L"
+    for op in (vision.ToTensor(), vision.Normalize([0, 0, 0], [1, 1, 1]), vision.HWC2CHW()):
+        assert isinstance(op(image), np.ndarray)  # no longer an 8-bit HWC image

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -49,12 +50,18 @@ class TensorOperation:
     def __call__(self, *args: Any) -> Any:
         """Apply eagerly to NumPy arrays (or values convertible to them).
 
-        Eager results are C-contiguous arrays; inside a pipeline some ops (flips, HWC2CHW)
+        Given one PIL image, an op whose result is still an 8-bit image returns a PIL image,
+        as MindSpore's do (``ToTensor``, ``Normalize`` … return arrays). Eager results are
+        otherwise C-contiguous arrays; inside a pipeline some ops (flips, HWC2CHW)
         return views instead, and the copy happens once, where the row is batched or output.
         """
         arrays = [to_array(a) for a in args]
         rng = self._eager_rng() if self.randomized else None
         result = self.apply(*arrays, rng=rng)
+        if len(args) == 1 and not self.view_op and _is_pil(args[0]) and _is_image(result):
+            from ..vision.pil import to_pil  # a PIL image in, a PIL image out (MindSpore's)
+
+            return to_pil(type(self).__name__, result)
         if isinstance(result, tuple):
             return tuple(_contiguous(r) for r in result)
         return _contiguous(result)
@@ -69,6 +76,21 @@ class TensorOperation:
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
         return f"{type(self).__name__}({fields})"
+
+
+def _is_pil(value: Any) -> bool:
+    """Whether ``value`` is a PIL image (Pillow is not imported for the question)."""
+    module = sys.modules.get("PIL.Image")
+    return module is not None and isinstance(value, module.Image)
+
+
+def _is_image(value: Any) -> bool:
+    """Whether an op's result can go back into a PIL image: uint8 HW or HWC (1-4 channels)."""
+    return (
+        isinstance(value, np.ndarray)
+        and value.dtype == np.uint8
+        and (value.ndim == 2 or (value.ndim == 3 and value.shape[2] in (1, 3, 4)))
+    )
 
 
 def _contiguous(value: Any) -> Any:

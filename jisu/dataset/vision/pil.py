@@ -2,7 +2,8 @@
 
 Pillow is optional (``pip install jisu[pil]``); it is imported only when a PIL image is asked
 for. Every jisu op accepts a PIL image as input (it is read as a NumPy array: an RGB image as
-HWC uint8, an ``L`` image as HW) and returns NumPy arrays; in a pipeline a PIL image in a row
+HWC uint8, an ``L`` image as HW); called eagerly on one PIL image, an op whose result is still
+an 8-bit image returns a PIL image, as MindSpore's do. In a pipeline a PIL image in a row
 becomes an array as soon as it enters the row.
 """
 
