@@ -190,9 +190,12 @@ def test_a_pil_image_in_gives_a_pil_image_out_where_the_result_is_still_an_image
     resized = vision.Resize((10, 12))(image)
     assert isinstance(resized, Image.Image) and resized.size == (12, 10)
     np.testing.assert_array_equal(np.asarray(resized), vision.Resize((10, 12))(pixels))
-    flipped = vision.HorizontalFlip()(image)
+    flipped = vision.RandomHorizontalFlip(1.0)(image)
     assert isinstance(flipped, Image.Image)
     np.testing.assert_array_equal(np.asarray(flipped), pixels[:, ::-1])
+    # MindSpore's HorizontalFlip returns an array for a PIL image (its RandomHorizontalFlip a
+    # PIL image): jisu's follow it, op by op (tests/dataset/test_vision_parity.py)
+    np.testing.assert_array_equal(vision.HorizontalFlip()(image), pixels[:, ::-1])
     assert vision.Grayscale()(image).mode == "L"
     for op in (vision.ToTensor(), vision.Normalize([0, 0, 0], [1, 1, 1]), vision.HWC2CHW()):
         assert isinstance(op(image), np.ndarray)  # no longer an 8-bit HWC image

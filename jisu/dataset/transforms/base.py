@@ -27,6 +27,9 @@ class TensorOperation:
     elementwise: bool = False
     #: output is a reindexed view of the input (a transpose): no data is touched
     view_op: bool = False
+    #: given one PIL image, return a PIL image when the result is still an 8-bit image (False
+    #: for the ops whose MindSpore counterpart returns an array)
+    pil_out: bool = True
 
     def apply(self, *arrays: np.ndarray, rng: np.random.Generator | None = None) -> Any:
         raise NotImplementedError  # each op defines its kernel
@@ -50,15 +53,22 @@ class TensorOperation:
     def __call__(self, *args: Any) -> Any:
         """Apply eagerly to NumPy arrays (or values convertible to them).
 
-        Given one PIL image, an op whose result is still an 8-bit image returns a PIL image,
-        as MindSpore's do (``ToTensor``, ``Normalize`` … return arrays). Eager results are
+        Given one PIL image, an op whose result is still an 8-bit image returns a PIL image
+        where MindSpore 2.10's does (``pil_out``; ``ToTensor``, ``Normalize``, ``Rotate``,
+        ``Posterize`` … return arrays). Eager results are
         otherwise C-contiguous arrays; inside a pipeline some ops (flips, HWC2CHW)
         return views instead, and the copy happens once, where the row is batched or output.
         """
         arrays = [to_array(a) for a in args]
         rng = self._eager_rng() if self.randomized else None
         result = self.apply(*arrays, rng=rng)
-        if len(args) == 1 and not self.view_op and _is_pil(args[0]) and _is_image(result):
+        if (
+            len(args) == 1
+            and self.pil_out
+            and not self.view_op
+            and _is_pil(args[0])
+            and _is_image(result)
+        ):
             from ..vision.pil import to_pil  # a PIL image in, a PIL image out (MindSpore's)
 
             return to_pil(type(self).__name__, result)

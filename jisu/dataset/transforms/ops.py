@@ -154,13 +154,54 @@ class Duplicate(TensorOperation):
 
 
 class Concatenate(TensorOperation):
-    """Concatenate the input columns along ``axis``, with optional ``prepend``/``append``."""
+    """Concatenate the input columns, with optional ``prepend``/``append`` arrays, into one
+    1-D array (MindSpore's rule: 1-D inputs only, ``axis`` 0 or -1, every part of the input's
+    dtype; strings may differ in length). Other ranks or mixed dtypes are refused rather than
+    promoted, so a silent int -> float conversion cannot slip into a label column; use
+    ``numpy.concatenate`` in a Python op for them."""
 
     def __init__(self, axis: int = 0, prepend: Any = None, append: Any = None) -> None:
+        if isinstance(axis, bool) or not isinstance(axis, int) or axis not in (0, -1):
+            raise ValueError(
+                f"Concatenate: only 1-D concatenation is supported; axis must be 0 or -1. "
+                f"Received: axis={axis!r}"
+            )
         self.axis = axis
-        self.prepend = None if prepend is None else to_array(prepend)
-        self.append = None if append is None else to_array(append)
+        self.prepend = _one_d("prepend", prepend)
+        self.append = _one_d("append", append)
 
     def apply(self, *arrays: np.ndarray, rng=None) -> np.ndarray:
         parts = [a for a in (self.prepend, *arrays, self.append) if a is not None]
-        return np.concatenate(parts, axis=self.axis)
+        kind = _dtype_kind(arrays[0].dtype)
+        for i, a in enumerate(arrays):
+            if a.ndim != 1:
+                raise ValueError(
+                    f"Concatenate: only 1-D inputs are supported. Input {i} has shape {a.shape}"
+                )
+        for name, part in (
+            ("prepend", self.prepend),
+            ("append", self.append),
+            *((f"input {i}", a) for i, a in enumerate(arrays)),
+        ):
+            if part is not None and _dtype_kind(part.dtype) != kind:
+                raise TypeError(
+                    f"Concatenate: {name} has dtype {part.dtype}, the input {arrays[0].dtype}; "
+                    "every part must have the input's dtype"
+                )
+        return np.concatenate(parts)
+
+
+def _one_d(name: str, value: Any) -> np.ndarray | None:
+    if value is None:
+        return None
+    array = to_array(value)
+    if array.ndim != 1:
+        raise ValueError(
+            f"Concatenate: {name} must be a 1-D array. Received an array of shape {array.shape}"
+        )
+    return array
+
+
+def _dtype_kind(dtype: np.dtype) -> Any:
+    """Strings compare by kind (their length may differ), other dtypes exactly."""
+    return dtype.kind if dtype.kind in "US" else dtype

@@ -24,6 +24,7 @@ from .enhance import (
     ConvertColor,
     ConvertMode,
     Grayscale,
+    RandomColor,
     RandomGrayscale,
 )
 from .filters import AdjustSharpness, GaussianBlur, RandomSharpness
@@ -37,7 +38,7 @@ from .geometry import (
 )
 from .mixing import CutMixBatch, CutOut, ImageBatchFormat, MixUp, MixUpBatch, RandomErasing
 from .perspective import Perspective, RandomPerspective
-from .pil import ToPIL, ToTensor
+from .pil import ToPIL, ToTensor, ToType
 from .pixel import HWC2CHW, Normalize, Rescale
 from .policies import (
     AutoAugment,
@@ -96,6 +97,7 @@ __all__ = [
     "RandAugment",
     "RandomAffine",
     "RandomAutoContrast",
+    "RandomColor",
     "RandomColorAdjust",
     "RandomCrop",
     "RandomCropDecodeResize",
@@ -120,6 +122,7 @@ __all__ = [
     "Solarize",
     "ToPIL",
     "ToTensor",
+    "ToType",
     "TrivialAugmentWide",
     "UniformAugment",
     "VerticalFlip",

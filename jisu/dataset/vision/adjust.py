@@ -94,6 +94,8 @@ class Invert(TensorOperation):
 class RandomInvert(TensorOperation):
     """:class:`Invert` with probability ``prob``."""
 
+    pil_out = False  # MindSpore's returns an array for a PIL image
+
     randomized = True
 
     def __init__(self, prob: float = 0.5) -> None:
@@ -127,6 +129,8 @@ class Posterize(TensorOperation):
     """Keep the ``bits`` (0-8) most significant bits of each uint8 value (``bits=0`` gives
     black). HW or HWC uint8 images."""
 
+    pil_out = False  # MindSpore's returns an array for a PIL image
+
     def __init__(self, bits: int) -> None:
         self.bits = _check_bits("Posterize", bits, 0)
 
@@ -138,6 +142,8 @@ class RandomPosterize(TensorOperation):
     """:class:`Posterize` with ``bits`` drawn uniformly from the integers in ``[min, max]``
     (``bits``: an int, or ``(min, max)`` with ``1 <= min <= max <= 8``; the default (8, 8)
     leaves images unchanged)."""
+
+    pil_out = False  # MindSpore's returns an array for a PIL image
 
     randomized = True
 
@@ -199,6 +205,8 @@ class Solarize(TensorOperation):
     ``>= t``) or ``(min, max)`` (values in ``[min, max]``), within [0, 255]. uint8 images, or
     other dtypes in 0-255 units; HW or HWC."""
 
+    pil_out = False  # MindSpore's returns an array for a PIL image
+
     def __init__(self, threshold: float | tuple[float, float]) -> None:
         self.threshold = _threshold_pair("Solarize", threshold)
 
@@ -210,6 +218,8 @@ class Solarize(TensorOperation):
 class RandomSolarize(TensorOperation):
     """:class:`Solarize` with a random range: two integers drawn uniformly from
     ``threshold = (min, max)`` (within [0, 255]), sorted, give the inverted range."""
+
+    pil_out = False  # MindSpore's returns an array for a PIL image
 
     randomized = True
 
@@ -251,6 +261,8 @@ class Equalize(TensorOperation):
 
 class RandomEqualize(TensorOperation):
     """:class:`Equalize` with probability ``prob``."""
+
+    pil_out = False  # MindSpore's returns an array for a PIL image
 
     randomized = True
 
@@ -328,6 +340,8 @@ class AutoContrast(TensorOperation):
 
 class RandomAutoContrast(TensorOperation):
     """:class:`AutoContrast` with probability ``prob``."""
+
+    pil_out = False  # MindSpore's returns an array for a PIL image
 
     randomized = True
 

@@ -64,7 +64,7 @@ def warp(
             part,
             matrix,
             (width, height),
-            flags=inter.value,
+            flags=inter.cv_flag,
             borderMode=cv2.BORDER_CONSTANT,
             borderValue=value[:4],
         )
@@ -121,6 +121,8 @@ class Rotate(TensorOperation):
     Takes an HW/HWC image or an NHWC batch.
     """
 
+    pil_out = False  # MindSpore's returns an array for a PIL image
+
     def __init__(
         self,
         degrees: float,
@@ -170,6 +172,8 @@ def _range(op: str, name: str, value: Any, symmetric_from: float | None = None):
 class RandomRotation(Rotate):
     """Rotate by an angle drawn uniformly from ``degrees``: (min, max), or a number ``d`` for
     (-d, d). Other arguments as :class:`Rotate`; one image (HW/HWC) at a time."""
+
+    pil_out = True  # MindSpore's returns a PIL image (its Rotate an array)
 
     randomized = True
 
@@ -234,6 +238,8 @@ class Affine(TensorOperation):
         resample: an :class:`Inter` mode: NEAREST (default), BILINEAR, BICUBIC or AREA.
         fill_value: the value of pixels from outside: an int, or (R, G, B) for channels 0-2.
     """
+
+    pil_out = False  # MindSpore's returns an array for a PIL image
 
     def __init__(
         self,

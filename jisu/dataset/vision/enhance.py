@@ -15,7 +15,7 @@ from .adjust import apply_lut, check_number, check_prob, is_number
 from .utils import check_image
 
 _LEVELS = np.arange(256, dtype=np.float64)
-_MAX_FACTOR = float(1 << 24)  # MindSpore's upper bound of factors
+MAX_FACTOR = float(1 << 24)  # MindSpore's upper bound of factors
 
 
 def _check_rgb(op: str, image: np.ndarray) -> np.ndarray:
@@ -25,13 +25,13 @@ def _check_rgb(op: str, image: np.ndarray) -> np.ndarray:
     return image
 
 
-def _check_numeric(op: str, image: np.ndarray) -> np.ndarray:
+def check_numeric(op: str, image: np.ndarray) -> np.ndarray:
     if image.dtype == np.bool_ or image.dtype.kind not in "uif":
         raise TypeError(f"{op}: expected a numeric image. Received dtype {image.dtype}")
     return image
 
 
-def _to_dtype(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+def to_dtype(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Float results in ``dtype``: integers are rounded (half to even) and saturated."""
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
@@ -40,17 +40,17 @@ def _to_dtype(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return np.clip(np.rint(values), info.min, info.max).astype(dtype)
 
 
-def _cv_image(image: np.ndarray) -> np.ndarray:
+def colour_cv_image(image: np.ndarray) -> np.ndarray:
     return image if image.flags.c_contiguous else np.ascontiguousarray(image)
 
 
-def _blend(image: np.ndarray, other: np.ndarray | float, factor: float) -> np.ndarray:
+def blend(image: np.ndarray, other: np.ndarray | float, factor: float) -> np.ndarray:
     """``other + (image - other) * factor`` in float32, then back to ``image.dtype``."""
     other = np.asarray(other, np.float32)
     out = image.astype(np.float32) - other
     out *= np.float32(factor)
     out += other
-    return _to_dtype(out, image.dtype)
+    return to_dtype(out, image.dtype)
 
 
 # --------------------------------------------------------------------------------- Grayscale
@@ -69,7 +69,7 @@ def to_gray(image: np.ndarray) -> np.ndarray:
     if image.dtype == np.uint8:
         return _pil_luma_uint8(image)
     luma = image.astype(np.float32) @ np.array([0.299, 0.587, 0.114], np.float32)
-    return _to_dtype(luma, image.dtype)
+    return to_dtype(luma, image.dtype)
 
 
 class Grayscale(TensorOperation):
@@ -85,7 +85,7 @@ class Grayscale(TensorOperation):
         self.num_output_channels = int(num_output_channels)
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
-        gray = to_gray(_check_numeric("Grayscale", _check_rgb("Grayscale", image)))
+        gray = to_gray(check_numeric("Grayscale", _check_rgb("Grayscale", image)))
         if self.num_output_channels == 1:
             return gray
         return np.repeat(gray[..., None], 3, axis=2)
@@ -104,7 +104,7 @@ class RandomGrayscale(TensorOperation):
         check_image("RandomGrayscale", image)
         if rng.random() >= self.prob or image.ndim == 2 or image.shape[2] == 1:
             return image
-        gray = to_gray(_check_numeric("RandomGrayscale", _check_rgb("RandomGrayscale", image)))
+        gray = to_gray(check_numeric("RandomGrayscale", _check_rgb("RandomGrayscale", image)))
         return np.repeat(gray[..., None], 3, axis=2)
 
 
@@ -152,13 +152,15 @@ _CV_CONVERSIONS = {
     10: (cv2.COLOR_BGRA2GRAY, 4),
     11: (cv2.COLOR_RGBA2GRAY, 4),
 }
-_CV_COLOR_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32))
+CV_COLOR_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32))
 
 
 class ConvertColor(TensorOperation):
     """Convert between RGB, BGR, RGBA, BGRA and gray (OpenCV's ``cvtColor``): uint8, uint16 or
     float32 HWC images (HW or HW1 for the GRAY2* modes); gray outputs are HW. Gray values
     are OpenCV's (uint8: fixed-point luma, which can differ from PIL's by one level)."""
+
+    pil_out = False  # MindSpore's returns an array for a PIL image
 
     def __init__(self, convert_mode: ConvertMode) -> None:
         if not isinstance(convert_mode, ConvertMode):
@@ -177,27 +179,27 @@ class ConvertColor(TensorOperation):
                 f"ConvertColor: {self.convert_mode.name} expects {channels}-channel images. "
                 f"Received shape {image.shape}"
             )
-        if image.dtype not in _CV_COLOR_DTYPES:
+        if image.dtype not in CV_COLOR_DTYPES:
             raise TypeError(
                 f"ConvertColor: expected a uint8, uint16 or float32 image. "
                 f"Received dtype {image.dtype}"
             )
         if image.size == 0:
             raise ValueError(f"ConvertColor: empty image. Received shape {image.shape}")
-        return cv2.cvtColor(_cv_image(image), code)
+        return cv2.cvtColor(colour_cv_image(image), code)
 
 
 # ---------------------------------------------------------------------------- brightness etc.
 
 
-def _check_factor(op: str, name: str, value: Any) -> float:
-    return check_number(op, name, value, 0.0, _MAX_FACTOR)
+def check_factor(op: str, name: str, value: Any) -> float:
+    return check_number(op, name, value, 0.0, MAX_FACTOR)
 
 
 def adjust_brightness(image: np.ndarray, factor: float) -> np.ndarray:
     if image.dtype == np.uint8:
         return apply_lut(image, np.clip(np.rint(_LEVELS * factor), 0, 255))
-    return _to_dtype(image.astype(np.float32) * np.float32(factor), image.dtype)
+    return to_dtype(image.astype(np.float32) * np.float32(factor), image.dtype)
 
 
 class AdjustBrightness(TensorOperation):
@@ -205,20 +207,20 @@ class AdjustBrightness(TensorOperation):
     uint8 results are rounded and saturated; float images are not clipped. HW or HWC."""
 
     def __init__(self, brightness_factor: float) -> None:
-        self.brightness_factor = _check_factor(
+        self.brightness_factor = check_factor(
             "AdjustBrightness", "brightness_factor", brightness_factor
         )
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
         check_image("AdjustBrightness", image)
-        _check_numeric("AdjustBrightness", image)
+        check_numeric("AdjustBrightness", image)
         return adjust_brightness(image, self.brightness_factor)
 
 
 def _cv_gray(image: np.ndarray) -> np.ndarray:
     """OpenCV's RGB -> gray (uint8: rounded fixed point), float32 for other dtypes."""
-    if image.dtype in _CV_COLOR_DTYPES:
-        return cv2.cvtColor(_cv_image(image), cv2.COLOR_RGB2GRAY)
+    if image.dtype in CV_COLOR_DTYPES:
+        return cv2.cvtColor(colour_cv_image(image), cv2.COLOR_RGB2GRAY)
     return cv2.cvtColor(image.astype(np.float32), cv2.COLOR_RGB2GRAY)
 
 
@@ -228,7 +230,7 @@ def adjust_contrast(image: np.ndarray, factor: float) -> np.ndarray:
         mean = np.float32(np.rint(mean))
         table = (_LEVELS.astype(np.float32) - mean) * np.float32(factor) + mean
         return apply_lut(image, np.clip(np.rint(table), 0, 255))
-    return _blend(image, mean, factor)
+    return blend(image, mean, factor)
 
 
 class AdjustContrast(TensorOperation):
@@ -236,15 +238,15 @@ class AdjustContrast(TensorOperation):
     (``contrast_factor`` >= 0; 0 gives a flat gray image, 1 the original)."""
 
     def __init__(self, contrast_factor: float) -> None:
-        self.contrast_factor = _check_factor("AdjustContrast", "contrast_factor", contrast_factor)
+        self.contrast_factor = check_factor("AdjustContrast", "contrast_factor", contrast_factor)
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
-        _check_numeric("AdjustContrast", _check_rgb("AdjustContrast", image))
+        check_numeric("AdjustContrast", _check_rgb("AdjustContrast", image))
         return adjust_contrast(image, self.contrast_factor)
 
 
 def adjust_saturation(image: np.ndarray, factor: float) -> np.ndarray:
-    return _blend(image, _cv_gray(image)[..., None], factor)
+    return blend(image, _cv_gray(image)[..., None], factor)
 
 
 class AdjustSaturation(TensorOperation):
@@ -252,20 +254,45 @@ class AdjustSaturation(TensorOperation):
     (``saturation_factor`` >= 0; 0 gives gray, 1 the original)."""
 
     def __init__(self, saturation_factor: float) -> None:
-        self.saturation_factor = _check_factor(
+        self.saturation_factor = check_factor(
             "AdjustSaturation", "saturation_factor", saturation_factor
         )
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
-        _check_numeric("AdjustSaturation", _check_rgb("AdjustSaturation", image))
+        check_numeric("AdjustSaturation", _check_rgb("AdjustSaturation", image))
         return adjust_saturation(image, self.saturation_factor)
+
+
+class RandomColor(TensorOperation):
+    """:class:`AdjustSaturation` with a factor drawn uniformly from ``degrees = (min, max)``
+    (MindSpore's RandomColor, Pillow's ``ImageEnhance.Color``; RGB HWC images)."""
+
+    randomized = True
+
+    def __init__(self, degrees: tuple[float, float] = (0.1, 1.9)) -> None:
+        if not isinstance(degrees, (list, tuple)) or len(degrees) != 2:
+            raise TypeError(
+                f"RandomColor: degrees must be (min, max). Received: degrees={degrees!r}"
+            )
+        low = check_factor("RandomColor", "degrees[0]", degrees[0])
+        high = check_factor("RandomColor", "degrees[1]", degrees[1])
+        if low > high:
+            raise ValueError(
+                f"RandomColor: degrees must be (min, max) with min <= max. Received: "
+                f"degrees={degrees!r}"
+            )
+        self.degrees = (low, high)
+
+    def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        check_numeric("RandomColor", _check_rgb("RandomColor", image))
+        return adjust_saturation(image, float(rng.uniform(*self.degrees)))
 
 
 def adjust_hue(image: np.ndarray, factor: float) -> np.ndarray:
     """Rotate hues in float32 HSV (hue in degrees; uint8 HSV would quantize it to 2 degrees)."""
     hsv = cv2.cvtColor(image.astype(np.float32), cv2.COLOR_RGB2HSV)
     hsv[..., 0] = np.mod(hsv[..., 0] + np.float32(factor * 360.0), np.float32(360.0))
-    return _to_dtype(cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB), image.dtype)
+    return to_dtype(cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB), image.dtype)
 
 
 class AdjustHue(TensorOperation):
@@ -276,7 +303,7 @@ class AdjustHue(TensorOperation):
         self.hue_factor = check_number("AdjustHue", "hue_factor", hue_factor, -0.5, 0.5)
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
-        _check_numeric("AdjustHue", _check_rgb("AdjustHue", image))
+        check_numeric("AdjustHue", _check_rgb("AdjustHue", image))
         return adjust_hue(image, self.hue_factor)
 
 
@@ -294,7 +321,7 @@ class AdjustGamma(TensorOperation):
     """
 
     def __init__(self, gamma: float, gain: float = 1) -> None:
-        self.gamma = check_number("AdjustGamma", "gamma", gamma, 0.0, _MAX_FACTOR)
+        self.gamma = check_number("AdjustGamma", "gamma", gamma, 0.0, MAX_FACTOR)
         if not is_number(gain):
             raise TypeError(f"AdjustGamma: gain must be a number. Received: gain={gain!r}")
         self.gain = float(gain)
@@ -304,7 +331,7 @@ class AdjustGamma(TensorOperation):
             raise ValueError(
                 f"AdjustGamma: expected an HW, HWC or NHWC image. Received shape {image.shape}"
             )
-        _check_numeric("AdjustGamma", image)
+        check_numeric("AdjustGamma", image)
         if image.dtype == np.uint8:
             table = np.clip(np.rint(255 * self.gain * (_LEVELS / 255) ** self.gamma), 0, 255)
             if image.ndim == 4:

@@ -10,13 +10,13 @@ import numpy as np
 from ..transforms.base import TensorOperation
 from .adjust import check_number, is_number
 from .enhance import (
-    _CV_COLOR_DTYPES,
-    _MAX_FACTOR,
-    _blend,
-    _check_factor,
-    _check_numeric,
-    _cv_image,
-    _to_dtype,
+    CV_COLOR_DTYPES,
+    MAX_FACTOR,
+    blend,
+    check_factor,
+    check_numeric,
+    colour_cv_image,
+    to_dtype,
 )
 from .utils import check_image
 
@@ -28,29 +28,31 @@ def adjust_sharpness(image: np.ndarray, factor: float) -> np.ndarray:
     the smoothed image, 1 the original, above 1 a sharper one."""
     if factor == 1.0 or image.shape[0] < 3 or image.shape[1] < 3:
         return image
-    src = image if image.dtype in _CV_COLOR_DTYPES else image.astype(np.float32)
-    smooth = cv2.filter2D(_cv_image(src), -1, _SMOOTH, borderType=cv2.BORDER_REPLICATE)
+    src = image if image.dtype in CV_COLOR_DTYPES else image.astype(np.float32)
+    smooth = cv2.filter2D(colour_cv_image(src), -1, _SMOOTH, borderType=cv2.BORDER_REPLICATE)
     smooth = smooth.reshape(image.shape)
     inner = (slice(1, -1), slice(1, -1))
     degenerate = image.copy()
     degenerate[inner] = (
         smooth[inner] if smooth.dtype == image.dtype else smooth[inner].astype(image.dtype)
     )
-    return _blend(image, degenerate, factor)
+    return blend(image, degenerate, factor)
 
 
 class AdjustSharpness(TensorOperation):
     """Sharpen (``sharpness_factor`` > 1) or blur (< 1) an HW/HWC image by blending it with a
     smoothed copy: 0 gives the smoothed image, 1 the original. The 1-pixel border is kept."""
 
+    pil_out = False  # MindSpore's returns an array for a PIL image
+
     def __init__(self, sharpness_factor: float) -> None:
-        self.sharpness_factor = _check_factor(
+        self.sharpness_factor = check_factor(
             "AdjustSharpness", "sharpness_factor", sharpness_factor
         )
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
         check_image("AdjustSharpness", image)
-        _check_numeric("AdjustSharpness", image)
+        check_numeric("AdjustSharpness", image)
         return adjust_sharpness(image, self.sharpness_factor)
 
 
@@ -65,8 +67,8 @@ class RandomSharpness(TensorOperation):
             raise TypeError(
                 f"RandomSharpness: degrees must be (min, max). Received: degrees={degrees!r}"
             )
-        low = _check_factor("RandomSharpness", "degrees[0]", degrees[0])
-        high = _check_factor("RandomSharpness", "degrees[1]", degrees[1])
+        low = check_factor("RandomSharpness", "degrees[0]", degrees[0])
+        high = check_factor("RandomSharpness", "degrees[1]", degrees[1])
         if low > high:
             raise ValueError(
                 f"RandomSharpness: degrees must be (min, max) with min <= max. "
@@ -76,7 +78,7 @@ class RandomSharpness(TensorOperation):
 
     def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         check_image("RandomSharpness", image)
-        _check_numeric("RandomSharpness", image)
+        check_numeric("RandomSharpness", image)
         return adjust_sharpness(image, float(rng.uniform(*self.degrees)))
 
 
@@ -111,16 +113,18 @@ class GaussianBlur(TensorOperation):
             kernel size: ``0.3 * ((k - 1) * 0.5 - 1) + 0.8``.
     """
 
+    pil_out = False  # MindSpore's returns an array for a PIL image
+
     def __init__(self, kernel_size: int | tuple[int, int], sigma: Any = None) -> None:
         self.kernel_size = _odd_pair(kernel_size)
         if sigma is None:
             self.sigma = (0.0, 0.0)
         elif is_number(sigma):
-            s = check_number("GaussianBlur", "sigma", sigma, 0.0, _MAX_FACTOR)
+            s = check_number("GaussianBlur", "sigma", sigma, 0.0, MAX_FACTOR)
             self.sigma = (s, s)
         elif isinstance(sigma, (list, tuple)) and len(sigma) == 2:
             self.sigma = tuple(
-                check_number("GaussianBlur", "sigma", s, 0.0, _MAX_FACTOR) for s in sigma
+                check_number("GaussianBlur", "sigma", s, 0.0, MAX_FACTOR) for s in sigma
             )
         else:
             raise TypeError(
@@ -130,13 +134,13 @@ class GaussianBlur(TensorOperation):
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
         check_image("GaussianBlur", image)
-        _check_numeric("GaussianBlur", image)
-        src = image if image.dtype in _CV_COLOR_DTYPES else image.astype(np.float32)
+        check_numeric("GaussianBlur", image)
+        src = image if image.dtype in CV_COLOR_DTYPES else image.astype(np.float32)
         # sigma 0: derived from the kernel size (OpenCV would use fixed tables for k <= 7)
         sx, sy = (
             s if s > 0 else 0.3 * ((k - 1) * 0.5 - 1) + 0.8
             for s, k in zip(self.sigma, self.kernel_size)
         )
-        out = cv2.GaussianBlur(_cv_image(src), self.kernel_size, sigmaX=sx, sigmaY=sy)
+        out = cv2.GaussianBlur(colour_cv_image(src), self.kernel_size, sigmaX=sx, sigmaY=sy)
         out = out.reshape(image.shape)
-        return out if out.dtype == image.dtype else _to_dtype(out, image.dtype)
+        return out if out.dtype == image.dtype else to_dtype(out, image.dtype)

@@ -9,7 +9,16 @@ import cv2
 import numpy as np
 
 from ..transforms.base import TensorOperation
-from .utils import CV_DTYPES, Border, Inter, check_image, pad_image, padding_4, size_pair
+from .utils import (
+    CV_DTYPES,
+    Border,
+    Inter,
+    check_image,
+    pad_image,
+    padding_4,
+    resize_plane,
+    size_pair,
+)
 
 
 def per_image(op: str, images: np.ndarray, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
@@ -57,7 +66,7 @@ class Resize(TensorOperation):
         if (h, w) == image.shape[:2]:
             return image
         src = image if _cv_ok(image) else image.astype(np.float32)
-        out = cv2.resize(src, (w, h), interpolation=self.interpolation.value)
+        out = resize_plane(src, h, w, self.interpolation)
         out = out.reshape(h, w, *image.shape[2:])
         return out if out.dtype == image.dtype else out.astype(image.dtype)
 

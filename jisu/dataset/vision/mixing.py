@@ -167,6 +167,8 @@ class CutOut(TensorOperation):
         is_hwc: ``True`` for HWC (or HW) images, ``False`` for CHW.
     """
 
+    pil_out = False  # MindSpore's returns an array for a PIL image
+
     randomized = True
 
     def __init__(self, length: int, num_patches: int = 1, is_hwc: bool = True) -> None:

@@ -29,8 +29,8 @@ def _points(op: str, name: str, points: Any) -> np.ndarray:
     return np.array(points, dtype=np.float32)
 
 
-#: Perspective's modes (PILCUBIC is an alias of CUBIC here)
-PERSPECTIVE_INTERS = (Inter.NEAREST, Inter.LINEAR, Inter.CUBIC, Inter.AREA)
+#: Perspective's modes (PILCUBIC warps as CUBIC, as in MindSpore)
+PERSPECTIVE_INTERS = (Inter.NEAREST, Inter.LINEAR, Inter.CUBIC, Inter.AREA, Inter.PILCUBIC)
 
 
 def perspective(image: np.ndarray, start: np.ndarray, end: np.ndarray, inter: Inter) -> np.ndarray:

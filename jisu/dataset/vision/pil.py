@@ -15,6 +15,7 @@ import numpy as np
 
 from ..engine.rows import to_numpy_dtype
 from ..transforms.base import TensorOperation
+from ..transforms.ops import TypeCast
 
 
 def pil_image_module():
@@ -115,3 +116,8 @@ class ToTensor(TensorOperation):
             )
         out = np.multiply(image, np.float32(1 / 255), dtype=np.float32)
         return out.astype(self.output_type, copy=False)
+
+
+class ToType(TypeCast):
+    """Cast an image to ``data_type`` (``mindspore.dataset.vision.ToType``; the same op as
+    ``transforms.TypeCast``). The values are not rescaled: uint8 255 becomes 255.0."""

@@ -8,8 +8,11 @@ that returns the ops it chose, so ``apply`` is ``apply_augment`` of that draw.
 Op list and magnitude tables: MindSpore's documented AutoAugment policies (the
 ``AutoAugmentPolicy`` docstring), and torchvision's augmentation spaces, which MindSpore's
 RandAugment / TrivialAugmentWide / AutoAugment follow (magnitude bins ``linspace(0, max, bins)``;
-signed ops get a random sign). Shears are ``atan``-free factors turned into angles
-(``degrees(atan(m))``) about the image centre, translations are in pixels.
+signed ops get a random sign). A shear magnitude is the shear factor (turned into the angle
+``degrees(atan(m))`` about the image centre), a translation is in pixels. MindSpore 2.10 shears
+by ``tan(m)`` instead (torchvision's old bug), translates by ``m`` x the image size, and its
+AutoAugment's Solarize leaves the pixel at the rounded-up threshold; every other output of its
+policies is one of jisu's (``tests/dataset/test_vision_parity.py``).
 """
 
 from __future__ import annotations
@@ -147,6 +150,8 @@ class RandAugment(_Policy):
     magnitude bin ``magnitude`` of ``num_magnitude_bins``; signed ops take a random sign.
     uint8 RGB HWC images; warps use ``interpolation`` and ``fill_value``."""
 
+    pil_out = False  # MindSpore's returns an array for a PIL image
+
     def __init__(
         self,
         num_ops: int = 2,
@@ -183,6 +188,8 @@ class RandAugment(_Policy):
 class TrivialAugmentWide(_Policy):
     """Apply one op drawn uniformly from TrivialAugmentWide's 14 at a magnitude bin drawn
     uniformly from ``num_magnitude_bins``; signed ops take a random sign. uint8 RGB HWC."""
+
+    pil_out = False  # MindSpore's returns an array for a PIL image
 
     def __init__(
         self, num_magnitude_bins: int = 31, interpolation: Inter = Inter.NEAREST, fill_value=0
@@ -307,6 +314,8 @@ class AutoAugment(_Policy):
     """Apply one of the 25 sub-policies of ``policy`` (drawn uniformly): each of its two ops
     runs with its probability at its magnitude bin; signed ops take a random sign.
     uint8 RGB HWC images; warps use ``interpolation`` and ``fill_value``."""
+
+    pil_out = False  # MindSpore's returns an array for a PIL image
 
     def __init__(
         self,

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import math
 
-import cv2
 import numpy as np
 
 from ..transforms.base import TensorOperation
 from .decode import _buffer, check_declared_size, decode_image, decode_jpeg, is_jpeg
 from .geometry import per_image
-from .utils import Inter, check_image, size_pair
+from .utils import Inter, check_image, resize_plane, size_pair
 
 
 def _check_range(op: str, name: str, value, low: float) -> tuple[float, float]:
@@ -80,7 +79,7 @@ class _CropParams:
         h, w = self.size
         if crop.shape[:2] == (h, w):
             return np.ascontiguousarray(crop)
-        out = cv2.resize(crop, (w, h), interpolation=self.interpolation.value)
+        out = resize_plane(crop, h, w, self.interpolation)
         return out.reshape(h, w, *crop.shape[2:])
 
 

@@ -9,12 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import cv2
 import numpy as np
 
 from ..transforms.base import TensorOperation
 from .geometry import _flip
-from .utils import CV_DTYPES, Border, Inter, check_image, pad_image, size_pair
+from .utils import CV_DTYPES, Border, Inter, check_image, pad_image, resize_plane, size_pair
 
 
 def _is_int(value: Any) -> bool:
@@ -67,13 +66,15 @@ def resize_image(image: np.ndarray, height: int, width: int, interpolation: Inte
             for i in range(0, channels, 512)
         ]
         return np.concatenate(parts, axis=2)
-    out = cv2.resize(src, (width, height), interpolation=interpolation.value)
+    out = resize_plane(src, height, width, interpolation)
     out = out.reshape(height, width, *image.shape[2:])
     return out if out.dtype == image.dtype else out.astype(image.dtype)
 
 
 class HorizontalFlip(TensorOperation):
     """Mirror left-right: an HW/HWC image or an NHWC batch."""
+
+    pil_out = False  # MindSpore's returns an array for a PIL image
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
         check_image_or_batch("HorizontalFlip", image)
@@ -84,6 +85,8 @@ class HorizontalFlip(TensorOperation):
 
 class VerticalFlip(TensorOperation):
     """Mirror top-bottom: an HW/HWC image or an NHWC batch."""
+
+    pil_out = False  # MindSpore's returns an array for a PIL image
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
         check_image_or_batch("VerticalFlip", image)
@@ -118,6 +121,8 @@ class Crop(TensorOperation):
     """The region of ``size`` ((height, width) or an int for a square) whose top-left corner is
     ``coordinates`` (top, left). A region reaching past the image is an error."""
 
+    pil_out = False  # MindSpore's returns an array for a PIL image
+
     def __init__(self, coordinates: Any, size: int | tuple[int, int]) -> None:
         self.coordinates = _coordinates("Crop", coordinates)
         self.size = size_pair("Crop", size)
@@ -136,6 +141,8 @@ RESIZE_INTERS = (Inter.NEAREST, Inter.LINEAR, Inter.CUBIC, Inter.AREA, Inter.PIL
 class ResizedCrop(TensorOperation):
     """Crop the region (``top``, ``left``, ``height``, ``width``) and resize it to ``size``
     ((height, width) or an int for a square) with ``interpolation``."""
+
+    pil_out = False  # MindSpore's returns an array for a PIL image
 
     def __init__(
         self,
@@ -173,6 +180,8 @@ class RandomResize(TensorOperation):
     """Resize like :class:`~jisu.dataset.vision.Resize` (``size``: (height, width), or an int
     for the shorter side) with an interpolation drawn uniformly from LINEAR, NEAREST, CUBIC and
     AREA. Takes an HW/HWC image or an NHWC batch (one draw for the whole batch)."""
+
+    pil_out = False  # MindSpore's returns an array for a PIL image
 
     randomized = True
 
@@ -213,6 +222,8 @@ class PadToSize(TensorOperation):
         fill_value: value of CONSTANT padding: an int, or a 3-tuple (one per channel).
         padding_mode: a :class:`Border` mode (CONSTANT, EDGE, REFLECT, SYMMETRIC).
     """
+
+    pil_out = False  # MindSpore's returns an array for a PIL image
 
     def __init__(
         self,

@@ -15,13 +15,17 @@ CV_DTYPES = frozenset(
 
 
 class Inter(Enum):
-    """Interpolation modes (MindSpore's names); each value is the OpenCV flag that implements it.
+    """Interpolation modes (MindSpore's names); each value but PILCUBIC's is the OpenCV flag
+    that implements it (:attr:`cv_flag` gives one for every mode).
 
     - NEAREST: nearest neighbour.
     - LINEAR / BILINEAR (the same mode): bilinear.
     - CUBIC / BICUBIC (the same mode): bicubic.
     - AREA: pixel-area averaging (for shrinking; OpenCV's warps treat it as bilinear).
-    - PILCUBIC: MindSpore's Pillow-style bicubic; here OpenCV's bicubic (an alias of CUBIC).
+    - PILCUBIC: Pillow's bicubic resampler, antialiased when shrinking (its kernel widens with
+      the scale): resizes use :func:`~jisu.dataset.vision.pil_resample.pil_bicubic_resize`
+      (within one level of MindSpore's PILCUBIC and of Pillow); warps that take it use
+      OpenCV's bicubic.
     - ANTIALIAS: MindSpore takes it for Pillow images only (Pillow's ANTIALIAS is its LANCZOS
       filter); here OpenCV's Lanczos-4. Ops that MindSpore refuses it for refuse it too.
     """
@@ -32,8 +36,23 @@ class Inter(Enum):
     CUBIC = cv2.INTER_CUBIC
     BICUBIC = cv2.INTER_CUBIC
     AREA = cv2.INTER_AREA
-    PILCUBIC = cv2.INTER_CUBIC
+    PILCUBIC = "pilcubic"
     ANTIALIAS = cv2.INTER_LANCZOS4
+
+    @property
+    def cv_flag(self) -> int:
+        """The OpenCV interpolation flag of this mode (PILCUBIC: bicubic)."""
+        return cv2.INTER_CUBIC if self is Inter.PILCUBIC else self.value
+
+
+def resize_plane(image: np.ndarray, height: int, width: int, inter: Inter) -> np.ndarray:
+    """``cv2.resize(image, (width, height))`` in mode ``inter``, with PILCUBIC resized as
+    Pillow does; HW1 images may come back HW (as from OpenCV)."""
+    if inter is Inter.PILCUBIC:
+        from .pil_resample import pil_bicubic_resize
+
+        return pil_bicubic_resize(image, height, width)
+    return cv2.resize(image, (width, height), interpolation=inter.value)
 
 
 class Border(Enum):
