@@ -286,6 +286,7 @@ def test_random_sharpness_factor_in_interval():
         A.RandomAutoContrast(cutoff=3.0),
         E.RandomGrayscale(0.5),
         F.RandomSharpness(),
+        E.RandomColor(),
     ],
     ids=lambda op: type(op).__name__,
 )
