@@ -20,7 +20,7 @@ from .dtypes import (
     int64,
     uint8,
 )
-from .train import Model, load_checkpoint, save_checkpoint
+from .train import Model, latest_checkpoint, load_checkpoint, save_checkpoint
 
 __all__ = [
     "GRAPH_MODE",
@@ -41,6 +41,7 @@ __all__ = [
     "int16",
     "int32",
     "int64",
+    "latest_checkpoint",
     "load_checkpoint",
     "profiler",
     "save_checkpoint",

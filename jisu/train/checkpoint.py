@@ -1,5 +1,6 @@
 """Checkpoints: network, optimizer, loss scale, epoch/step, the dataset iterator state and the
 random generators' states, for a resume that continues exactly where the run stopped.
+:class:`~jisu.train.model_checkpoint.ModelCheckpoint` writes them while training.
 
 Guarantees:
 
@@ -32,13 +33,11 @@ reads it too, without the check.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import pickle
 import random
 import re
 import struct
-import time
 import warnings
 import zlib
 from collections import OrderedDict
@@ -49,11 +48,7 @@ import torch
 from torch import nn
 
 from ..dataset.record.validate import MalformedFileError
-from ..distributed import is_main_process
-from ..files import atomic_write, remove_dead_temporaries
-from .callback import Callback, RunContext
-
-logger = logging.getLogger("jisu.train")
+from ..files import atomic_write
 
 _MAGIC = b"jisu-checkpoint "  # the start of every jisu checksum comment, any version
 _V1 = _MAGIC + b"v1 crc32="
@@ -382,152 +377,3 @@ def _check_rng_state(state: Any, path: str) -> None:
         raise MalformedFileError(
             path, f"holds a bad 'rng_state' ({type(exc).__name__}: {exc})"
         ) from exc
-
-
-# --------------------------------------------------------------------------- the callback
-class CheckpointConfig:
-    """When to save and how many files to keep (MindSpore's arguments)."""
-
-    def __init__(
-        self,
-        save_checkpoint_steps: int = 1,
-        save_checkpoint_seconds: int = 0,
-        keep_checkpoint_max: int = 5,
-        keep_checkpoint_per_n_minutes: int = 0,
-    ) -> None:
-        for name, value in (
-            ("save_checkpoint_steps", save_checkpoint_steps),
-            ("save_checkpoint_seconds", save_checkpoint_seconds),
-            ("keep_checkpoint_max", keep_checkpoint_max),
-            ("keep_checkpoint_per_n_minutes", keep_checkpoint_per_n_minutes),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(
-                    f"CheckpointConfig: {name} must be an int >= 0. Received {value!r}"
-                )
-        if not save_checkpoint_steps and not save_checkpoint_seconds:
-            raise ValueError(
-                "CheckpointConfig: set save_checkpoint_steps or save_checkpoint_seconds"
-            )
-        self.save_checkpoint_steps = save_checkpoint_steps
-        self.save_checkpoint_seconds = save_checkpoint_seconds
-        self.keep_checkpoint_max = keep_checkpoint_max
-        self.keep_checkpoint_per_n_minutes = keep_checkpoint_per_n_minutes
-
-
-class ModelCheckpoint(Callback):
-    """Saves ``{prefix}-{epoch}_{step}.ckpt`` files into ``directory`` every
-    ``save_checkpoint_steps`` steps (or seconds) and at the end of training. Only rank 0 writes.
-    In sink mode a checkpoint is written at the end of the sink in which it fell due (the
-    weights and random states then match the last step).
-
-    Each file holds what an exact resume needs, as the Model's ``state_dict()`` assembles it
-    (``cb_params.model``): network, optimizer, loss scale, epoch/step, the dataset iterator's
-    state and the random generators' states (see :func:`load_checkpoint`).
-
-    ``keep_checkpoint_max`` (0: keep all) counts every file in ``directory`` named
-    ``{prefix}-{epoch}_{step}.ckpt`` for this exact prefix, also those of earlier runs (a
-    restart), and removes the oldest by modification time (as MindSpore does), ties broken by
-    (epoch, step). Modification time rather than the numbers in the name: after a restart
-    from an earlier checkpoint, the files the new run writes are the ones to keep even where
-    an abandoned run got further. The file just written is never removed. Other prefixes'
-    files (``CKP2-...`` for ``CKP``) and other files are never touched.
-    """
-
-    def __init__(
-        self,
-        prefix: str = "CKP",
-        directory: str | None = None,
-        config: CheckpointConfig | None = None,
-    ) -> None:
-        if not isinstance(prefix, str) or not prefix or os.sep in prefix:
-            raise ValueError(
-                f"ModelCheckpoint: prefix must be a file-name prefix. Received {prefix!r}"
-            )
-        self.prefix = prefix
-        self.directory = os.path.abspath(directory or os.getcwd())
-        self.config = config or CheckpointConfig()
-        self.saved: list[str] = []
-        self._own_name = re.compile(re.escape(prefix) + r"-(\d+)_(\d+)\.ckpt")
-        self._last_time = time.monotonic()
-        self._last_step = 0
-        self._due = False
-
-    def on_train_step_end(self, run_context: RunContext) -> None:
-        params = run_context.original_args()
-        steps, seconds = self.config.save_checkpoint_steps, self.config.save_checkpoint_seconds
-        if steps and params.cur_step_num % steps == 0:
-            self._due = True
-        if seconds and time.monotonic() - self._last_time >= seconds:
-            self._due = True
-        if self._due and params.get("weights_current", True):
-            self._save(params)
-
-    def on_train_end(self, run_context: RunContext) -> None:
-        params = run_context.original_args()
-        if params.cur_step_num != self._last_step:
-            self._save(params)
-
-    def _save(self, params: Any) -> None:
-        self._due = False
-        self._last_time = time.monotonic()
-        self._last_step = params.cur_step_num
-        if not is_main_process():
-            return
-        if not self.saved:  # the first save of this run: clear what killed runs left
-            self._remove_dead_temporaries()
-        in_epoch = params.get("step_in_epoch", params.cur_step_num)
-        name = f"{self.prefix}-{params.cur_epoch_num}_{in_epoch}.ckpt"
-        path = os.path.join(self.directory, name)
-        save_checkpoint(params.model.state_dict(), path)
-        if path in self.saved:
-            self.saved.remove(path)
-        self.saved.append(path)
-        self._remove_old(keep=path)
-
-    def _remove_dead_temporaries(self) -> None:
-        """Remove the partial ``.tmp-*.ckpt`` files of saves whose process was killed (a
-        checkpoint is as large as the model: a few crashes would otherwise fill the disk)."""
-        removed = remove_dead_temporaries(self.directory, ".ckpt")
-        if removed:
-            logger.warning(
-                "ModelCheckpoint: removed %d partial checkpoint file(s) of killed runs from "
-                "'%s' (%.1f MiB): %s",
-                len(removed),
-                self.directory,
-                sum(size for _, size in removed) / (1 << 20),
-                ", ".join(os.path.basename(path) for path, _ in removed),
-            )
-
-    def _own_files(self) -> list[str]:
-        """This prefix's checkpoint files in the folder (regular files, not links), oldest
-        first: by modification time, then (epoch, step)."""
-        found = []
-        with os.scandir(self.directory) as entries:
-            for entry in entries:
-                match = self._own_name.fullmatch(entry.name)
-                if not match or not entry.is_file(follow_symlinks=False):
-                    continue
-                try:
-                    mtime = entry.stat(follow_symlinks=False).st_mtime_ns
-                except FileNotFoundError:  # removed meanwhile
-                    continue
-                found.append((mtime, int(match[1]), int(match[2]), entry.path))
-        return [path for *_, path in sorted(found)]
-
-    def _remove_old(self, keep: str) -> None:
-        """Remove the oldest of this prefix's files beyond ``keep_checkpoint_max``."""
-        limit = self.config.keep_checkpoint_max
-        if not limit:
-            return
-        others = [path for path in self._own_files() if path != keep]
-        for old in others[: max(0, len(others) + 1 - limit)]:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(old)
-            if old in self.saved:
-                self.saved.remove(old)
-
-    @property
-    def latest_ckpt_file_name(self) -> str | None:
-        """The last file this callback wrote (None before the first)."""
-        return self.saved[-1] if self.saved else None
