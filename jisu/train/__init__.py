@@ -9,13 +9,12 @@ from .callback import (
     LambdaCallback,
     LearningRateScheduler,
     LossMonitor,
-    ProgressBar,
     ReduceLROnPlateau,
     RunContext,
     ThroughputMonitor,
     TimeMonitor,
 )
-from .checkpoint import CheckpointConfig, ModelCheckpoint, load_checkpoint, save_checkpoint
+from .checkpoint import load_checkpoint, save_checkpoint
 from .metrics import (
     MAE,
     MSE,
@@ -27,12 +26,16 @@ from .metrics import (
     TopKCategoricalAccuracy,
 )
 from .model import Model
+from .model_checkpoint import CheckpointConfig, ModelCheckpoint, latest_checkpoint
+from .progress import ProgressBar
 from .state import TrainState
+from .summary import CSVLogger, SummaryCollector
 
 __all__ = [
     "MAE",
     "MSE",
     "Accuracy",
+    "CSVLogger",
     "Callback",
     "CheckpointConfig",
     "EarlyStopping",
@@ -47,6 +50,7 @@ __all__ = [
     "ProgressBar",
     "ReduceLROnPlateau",
     "RunContext",
+    "SummaryCollector",
     "ThroughputMonitor",
     "TimeMonitor",
     "Top1CategoricalAccuracy",
@@ -54,6 +58,7 @@ __all__ = [
     "TopKCategoricalAccuracy",
     "TrainState",
     "callback",
+    "latest_checkpoint",
     "load_checkpoint",
     "save_checkpoint",
 ]

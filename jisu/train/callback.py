@@ -4,7 +4,9 @@ Hooks run in this order: ``on_train_begin``; per epoch ``on_train_epoch_begin``,
 ``on_train_step_begin`` / ``on_train_step_end``, ``on_train_epoch_end``; ``on_train_end``.
 Evaluation has the same set with ``on_eval_``. Each ``on_train_*`` hook calls MindSpore's
 older name (``begin``, ``epoch_begin``, ``step_begin``, ``step_end``, ``epoch_end``, ``end``)
-unless overridden, so callbacks written either way work.
+unless overridden, so callbacks written either way work. jisu adds three hooks of its own
+(:data:`JISU_HOOKS`: a step dispatched, a compilation beginning, an exception), called only on
+the callbacks that override them.
 
 In sink mode the step hooks of a sink are replayed, in order, when the sink ends: every step
 is seen, with its own loss, but after the fact (``cb_params.net_outputs`` then holds that
@@ -17,17 +19,30 @@ import math
 import sys
 import time
 from collections.abc import Callable, MutableMapping
-from typing import Any
+from typing import Any, TextIO
 
 import torch
+from tqdm import tqdm
 
 from ..distributed import is_main_process
 
 
-def report(*args: Any, **kwargs: Any) -> None:
-    """``print`` on rank 0 only (every rank runs the callbacks under torchrun)."""
-    if is_main_process():
-        print(*args, **kwargs)
+def report(
+    *args: Any, sep: str = " ", end: str = "\n", file: TextIO | None = None, flush: bool = False
+) -> None:
+    """``print`` on rank 0 only (every rank runs the callbacks under torchrun), through the
+    progress bars while one is open: they are cleared, the line written and flushed, and the
+    bars drawn again (tqdm's ``external_write_mode``), so the line starts at column 0 and no
+    bar shares it. Write whole lines (``end`` with a newline) while a bar is open: the bar is
+    drawn again right after."""
+    if not is_main_process():
+        return
+    stream = sys.stdout if file is None else file
+    if getattr(tqdm, "_instances", None):  # a bar is open (closed bars leave the set)
+        with tqdm.external_write_mode(file=stream):
+            print(*args, sep=sep, end=end, file=stream, flush=True)
+    else:
+        print(*args, sep=sep, end=end, file=stream, flush=flush)
 
 
 class CallbackParams(dict):
@@ -122,6 +137,21 @@ class Callback:
     def on_eval_end(self, run_context: RunContext) -> None:
         """Called once after evaluation."""
 
+    # jisu's own hooks (see JISU_HOOKS): called only on callbacks whose class overrides them
+    def on_train_step_dispatched(self, run_context: RunContext) -> None:
+        """Called right after each train step call returns, before its callbacks: in sink
+        mode as the sink's steps are dispatched (the loss is not read: no host sync here;
+        ``cur_step_num`` is still the sink's first), eagerly between ``on_train_step_begin``
+        and ``on_train_step_end``. The progress bar advances here."""
+
+    def on_train_compile_begin(self, run_context: RunContext) -> None:
+        """Called in GRAPH_MODE before the step call that runs ``torch.compile`` (the first);
+        ``on_train_step_dispatched`` follows once it returns."""
+
+    def on_train_exception(self, run_context: RunContext) -> None:
+        """Called when training raises (the exception is ``sys.exc_info()``), before it
+        propagates; ``on_train_end`` is not called then."""
+
 
 HOOKS = (
     "on_train_begin",
@@ -137,6 +167,11 @@ HOOKS = (
     "on_eval_epoch_end",
     "on_eval_end",
 )
+
+#: jisu's hooks beyond MindSpore's. ``CallbackList`` calls them only on the callbacks whose
+#: class overrides them, so that a callback answering every ``on_*`` name sees MindSpore's
+#: hooks only, and a step pays for none when no callback wants them.
+JISU_HOOKS = ("on_train_step_dispatched", "on_train_compile_begin", "on_train_exception")
 
 
 class CallbackList:
@@ -154,11 +189,16 @@ class CallbackList:
         self.callbacks = callbacks
 
     def __getattr__(self, hook: str) -> Callable[[RunContext], None]:
-        if hook not in HOOKS:
+        if hook in HOOKS:
+            callbacks = self.callbacks
+        elif hook in JISU_HOOKS:
+            base = getattr(Callback, hook)
+            callbacks = [cb for cb in self.callbacks if getattr(type(cb), hook, base) is not base]
+        else:
             raise AttributeError(hook)
 
         def call(run_context: RunContext) -> None:
-            for cb in self.callbacks:
+            for cb in callbacks:
                 getattr(cb, hook)(run_context)
 
         return call
@@ -482,32 +522,11 @@ class ReduceLROnPlateau(Callback):
             self._cooling, p.wait = self.cooldown, 0
 
 
-class ProgressBar(Callback):
-    """A tqdm progress bar over each epoch's steps (added by Model.train when stderr is a
-    terminal); shows the loss every ``refresh`` steps."""
+def __getattr__(name: str) -> Any:
+    # ``ProgressBar`` moved to jisu.train.progress (which imports this module); still
+    # importable from here, resolved on first use so that neither import cycles
+    if name == "ProgressBar":
+        from .progress import ProgressBar
 
-    def __init__(self, refresh: int = 10) -> None:
-        self.refresh = refresh
-        self._bar = None
-
-    def on_train_epoch_begin(self, run_context: RunContext) -> None:
-        from tqdm import tqdm
-
-        if not is_main_process():
-            return
-        params = run_context.original_args()
-        self._bar = tqdm(
-            total=params.batch_num or None, desc=f"epoch {params.cur_epoch_num}", leave=False
-        )
-
-    def on_train_step_end(self, run_context: RunContext) -> None:
-        if self._bar is not None:
-            self._bar.update(1)
-            params = run_context.original_args()
-            if params.cur_step_num % self.refresh == 0:
-                self._bar.set_postfix(loss=f"{loss_value(params.net_outputs):.4f}")
-
-    def on_train_epoch_end(self, run_context: RunContext) -> None:
-        if self._bar is not None:
-            self._bar.close()
-            self._bar = None
+        return ProgressBar
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

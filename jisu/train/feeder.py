@@ -19,20 +19,35 @@ from typing import Any
 import numpy as np
 import torch
 
+from .first_step import column_error, column_names
 
-def as_tensors(batch: Any) -> list[torch.Tensor]:
-    """A batch (tuple/list/dict of tensors or arrays) as a list of tensors."""
+
+def as_tensors(batch: Any, source: BatchSource | None = None) -> list[torch.Tensor]:
+    """A batch (tuple/list/dict of tensors or arrays) as a list of tensors.
+
+    A column of strings, bytes or objects (``jisu convert``'s ``file_name``) fails with a
+    ``TypeError`` naming it (by ``source``'s column names when given) and saying how to drop
+    it; the check runs only when a conversion fails, so converting costs nothing more.
+    """
+    columns = batch
     if isinstance(batch, dict):
-        batch = list(batch.values())
+        columns = list(batch.values())
     elif torch.is_tensor(batch) or isinstance(batch, np.ndarray):
-        batch = [batch]
+        columns = [batch]
     out = []
-    for value in batch:
-        if isinstance(value, np.ndarray):
-            value = torch.from_numpy(np.ascontiguousarray(value))
-        elif not torch.is_tensor(value):
-            value = torch.as_tensor(value)
-        out.append(value)
+    try:
+        for value in columns:
+            if isinstance(value, np.ndarray):
+                value = torch.from_numpy(np.ascontiguousarray(value))
+            elif not torch.is_tensor(value):
+                value = torch.as_tensor(value)
+            out.append(value)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        op, names = ("Model", None) if source is None else (source.op, source.column_names())
+        error = column_error(op, batch, len(out), names)
+        if error is None:
+            raise
+        raise error from exc
     return out
 
 
@@ -51,12 +66,14 @@ def to_device(batch: list[torch.Tensor], device: torch.device) -> list[torch.Ten
 
 
 class BatchSource:
-    """Training batches from ``dataset`` (a jisu Dataset, or any iterable of batches)."""
+    """Training batches from ``dataset`` (a jisu Dataset, or any iterable of batches); ``op``
+    (the API reading them, e.g. "Model.eval") is named in errors about them."""
 
-    def __init__(self, dataset: Any, state: dict | None = None) -> None:
+    def __init__(self, dataset: Any, state: dict | None = None, op: str = "Model.train") -> None:
         from ..dataset.datasets import Dataset
 
         self.dataset = dataset
+        self.op = op
         self._iterator = None
         if isinstance(dataset, Dataset):
             self._iterator = dataset.create_tuple_iterator(num_epochs=-1)
@@ -97,6 +114,10 @@ class BatchSource:
         """Whether reading ahead already happens elsewhere (a jisu pipeline's own threads)."""
         return self._iterator is not None
 
+    def column_names(self) -> list[str] | None:
+        """The dataset's column names (``get_col_names()``), None when it has none."""
+        return column_names(self.dataset)
+
     def state(self) -> dict | None:
         """The iterator state after the last batch read (None for plain iterables)."""
         return self._iterator.get_state() if self._iterator is not None else None
@@ -132,7 +153,7 @@ class InlineFeeder:
             raise StopIteration
         begin = time.perf_counter()
         try:
-            batch = as_tensors(next(self._batches))
+            batch = as_tensors(next(self._batches), self._source)
         finally:  # the wait for the end of the data counts too
             fetched = time.perf_counter()
             self.waited += fetched - begin
@@ -188,7 +209,7 @@ class DeviceFeeder:
         try:
             for count, batch in enumerate(batches, 1):
                 state = source.state()
-                tensors = with_index_labels(as_tensors(batch))
+                tensors = with_index_labels(as_tensors(batch, source))
                 samples = int(tensors[0].shape[0]) if tensors and tensors[0].dim() else 1
                 event = None
                 if self._cuda:

@@ -15,9 +15,12 @@ eager mode are the same loop with different windows:
   outputs as they are. Nothing is read back (a callback's ``float(loss)`` is then the
   step's sync), nor checked (``LossMonitor`` checks).
 
-Either way the clocks in the :class:`~jisu.train.state.TrainState` count each batch's wait
-and copy as it is fetched and each step's call (and a sink's read) as it runs, so a sink's
-replayed callbacks see its complete clocks. A stop request ends the epoch after the window
+Either way ``on_train_step_dispatched`` (a jisu hook: the progress bar's) is called right
+after each step call returns, before its callbacks: in sink mode while the sink runs, with
+nothing read back; and in GRAPH_MODE ``on_train_compile_begin`` is called before the step call
+that compiles (the first). The clocks in the :class:`~jisu.train.state.TrainState` count each
+batch's wait and copy as it is fetched and each step's call (and a sink's read) as it runs, so
+a sink's replayed callbacks see its complete clocks. A stop request ends the epoch after the window
 in progress.
 """
 
@@ -33,6 +36,7 @@ import torch
 from .callback import CallbackList, RunContext
 from .feeder import BatchSource, DeviceFeeder, InlineFeeder
 from .state import TrainState
+from .steps import CompiledStep
 
 #: a dispatched step: its outputs, the data iterator's state after its batch, its samples
 _Record = tuple[Any, Any, int]
@@ -69,6 +73,9 @@ class EpochLoop:
         self.cbs = cbs
         self.replay = replay
         self._waited, self._copied = state.data_wait_seconds, state.copy_seconds
+        # the per-step hook, looked up once (it skips the callbacks that do not override it)
+        self._dispatched = cbs.on_train_step_dispatched
+        self._compiled = step if isinstance(step, CompiledStep) else None
 
     def run(self, limit: int | None) -> None:
         """Windows of steps until ``limit`` steps ran, the data ended or a stop was
@@ -100,10 +107,13 @@ class EpochLoop:
             if not self.replay:
                 state.begin_step()
                 self.cbs.on_train_step_begin(self.run_context)
+            if self._compiled is not None and not self._compiled.proven:
+                self.cbs.on_train_compile_begin(self.run_context)
             begin = time.perf_counter()
             outputs = self.step(*tensors)
             state.step_seconds += time.perf_counter() - begin
             window.append((outputs, data_state, samples))
+            self._dispatched(self.run_context)  # no host sync: the outputs are not read
         return window, False
 
     def _hand_over(self, window: list[_Record]) -> None:

@@ -22,11 +22,13 @@ from torch import nn
 
 from .. import amp, distributed
 from ..context import context_device
-from .callback import CallbackList, CallbackParams, ProgressBar, RunContext
+from .callback import CallbackList, CallbackParams, RunContext
 from .checkpoint import capture_rng_state, restore_rng_state
 from .feeder import BatchSource, as_tensors, to_device, with_index_labels
+from .first_step import FirstStep, FirstStepCheck
 from .loop import EpochLoop, open_feeder
 from .metrics import Loss, get_metrics
+from .progress import ProgressBar
 from .state import TrainState
 from .steps import CompiledStep, wrap_train_step
 
@@ -239,6 +241,13 @@ class Model:
         )
         run = RunContext(state)
         endless = source.endless() if sink_mode and sink_size > 0 else None
+        # the first step's failure says which columns went where (no cost after it)
+        network = getattr(self._train_step, "network", self.network)
+        first_step = FirstStepCheck(
+            FirstStep(
+                "Model.train", source.column_names, network, self.loss_fn, self.loss_fn is None
+            )
+        )
         self.network.train()
         try:
             cbs.on_train_begin(run)
@@ -256,7 +265,9 @@ class Model:
                 cbs.on_train_epoch_begin(run)
                 batches = endless if endless is not None else source.one_pass()
                 feeder = open_feeder(batches, source, self.device, limit, sink_mode)
-                EpochLoop(self._train_step, feeder, state, run, cbs, replay=sink_mode).run(limit)
+                loop = EpochLoop(self._train_step, feeder, state, run, cbs, replay=sink_mode)
+                first_step.watch(loop)
+                loop.run(limit)
                 if valid is not None and (e + 1) % valid[1] == 0:
                     state.metrics = self.eval(valid[0])
                     self.network.train()
@@ -264,6 +275,9 @@ class Model:
                 if run.get_stop_requested():
                     break
             cbs.on_train_end(run)
+        except BaseException:
+            cbs.on_train_exception(run)  # e.g. the progress bar closes before the traceback
+            raise
         finally:
             source.close()
 
@@ -289,7 +303,7 @@ class Model:
             cur_step_num=0, mode="eval", net_outputs=None, metrics=None,
         )  # fmt: skip
         run = RunContext(params)
-        source = BatchSource(valid_dataset)
+        source = BatchSource(valid_dataset, op="Model.eval")
         was_training = self.network.training
         self.network.eval()
         try:
@@ -297,16 +311,26 @@ class Model:
             cbs.on_eval_epoch_begin(run)
             with torch.no_grad():
                 for batch in source.one_pass():
-                    *data, label = with_index_labels(to_device(as_tensors(batch), self.device))
+                    batch = as_tensors(batch, source)
+                    *data, label = with_index_labels(to_device(batch, self.device))
                     params.cur_step_num += 1
                     cbs.on_eval_step_begin(run)
-                    output = self.eval_network(*data)
-                    params.net_outputs = output
-                    for metric in metrics.values():
-                        if isinstance(metric, Loss):
-                            metric.update(self.loss_fn(output, label), int(label.shape[0]))
-                        else:
-                            metric.update(output, label)
+                    try:
+                        output = self.eval_network(*data)
+                        params.net_outputs = output
+                        for metric in metrics.values():
+                            if isinstance(metric, Loss):
+                                metric.update(self.loss_fn(output, label), int(label.shape[0]))
+                            else:
+                                metric.update(output, label)
+                    except Exception as exc:
+                        if params.cur_step_num == 1:  # say which columns went where, and why
+                            losses = any(isinstance(m, Loss) for m in metrics.values())
+                            loss_fn = self.loss_fn if losses else None
+                            names, net = source.column_names, self.eval_network
+                            first = FirstStep("Model.eval", names, net, loss_fn, scalar_loss=False)
+                            first.raise_explained(exc, [*data, label])
+                        raise
                     cbs.on_eval_step_end(run)
             params.metrics = {name: metric.eval() for name, metric in metrics.items()}
             cbs.on_eval_epoch_end(run)

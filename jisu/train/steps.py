@@ -40,8 +40,10 @@ class CompiledStep:
 
     Compilation happens during the first step, forward and backward (the backward graph is
     compiled when it first runs), and can fail there: no C++ compiler, an unsupported
-    construct. Then the step warns and is redone by the eager ``step``, which is used from then
-    on (BatchNorm running statistics will have seen that first batch twice). Errors after a
+    construct. Then the step is redone by the eager ``step``: if that succeeds, the step warns
+    and uses the eager step from then on (BatchNorm running statistics will have seen that
+    first batch twice); if it fails too, the batch is at fault, not the compiler: its error
+    propagates and the compiled step is tried again at the next call. Errors after a
     first successful step are the user's and propagate. Other attributes are those of the step
     in use.
     """
@@ -64,13 +66,15 @@ class CompiledStep:
         try:
             outputs = self._step(*inputs)
         except Exception as exc:  # compilation failed, in the forward or the backward
+            # the eager step decides: if it fails too, the error is the user's (a bad batch),
+            # not the compiler's; the compiled step stays for the next call and it propagates
+            outputs = self.eager(*inputs)
             warnings.warn(
                 f"GRAPH_MODE: torch.compile failed ({type(exc).__name__}: "
                 f"{str(exc).splitlines()[0] if str(exc) else ''}); running eagerly",
                 stacklevel=2,
             )
             self._step = self.eager
-            outputs = self._step(*inputs)
         self.proven = True
         return outputs
 

@@ -120,3 +120,16 @@ def test_pynative_leaves_the_built_step_unwrapped():
 def test_graph_mode_runs_the_compiled_step(counting_compile, graph_mode):
     losses = losses_of(lambda **k: model().train(1, data()[0], **k))
     assert len(counting_compile) == len(losses) == 5
+
+
+def test_a_bad_batch_at_the_first_compiled_step_is_not_taken_for_a_compile_failure(
+    counting_compile, recwarn
+):
+    compiled = CompiledStep(built_step())
+    wrong = torch.randn(32, 5), torch.randint(0, 3, (32,))  # 5 features where 8 are expected
+    with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
+        compiled(*wrong)
+    assert not [w for w in recwarn if "torch.compile failed" in str(w.message)]
+    assert compiled.is_compiled and not compiled.proven  # the next call compiles again
+    loss = compiled(*batch())
+    assert torch.isfinite(loss) and compiled.is_compiled and compiled.proven
