@@ -211,7 +211,7 @@ def test_pilcubic_is_taken_where_mindspore_takes_it():
         lambda: vision.ResizedCrop(0, 0, 8, 8, 4, Inter.PILCUBIC),
         lambda: vision.Perspective(
             [[0, 0], [9, 0], [9, 9], [0, 9]], [[1, 1], [8, 0]] * 2, Inter.PILCUBIC
-        ),  # fmt: skip
+        ),
     ):
         op()
     for op, arg in (
