@@ -75,9 +75,11 @@ def latest_checkpoint(directory: str | os.PathLike, prefix: str = "CKP") -> str 
 
     Newest means the highest (epoch, step) read from the name, zero-padded or not (files of
     earlier jisu versions count too); of two files with the same numbers, the one modified
-    last. ``{prefix}-last.ckpt`` (``save_last``) is returned only when there is no numbered
-    file. Temporary files, other prefixes' files (``CKP2-...`` for ``CKP``) and anything that
-    is not a file are ignored.
+    last. ``{prefix}-last.ckpt`` (``save_last``, always the latest state) is returned instead
+    when it was modified no earlier than that file: with a ``monitor``, the numbered files are
+    the best epochs, and later epochs that did not qualify are only in the ``-last`` file.
+    Temporary files, other prefixes' files (``CKP2-...`` for ``CKP``) and anything that is not
+    a file are ignored.
 
     Example:
         >>> path = jisu.latest_checkpoint("ckpt", prefix="run")
@@ -91,7 +93,7 @@ def latest_checkpoint(directory: str | os.PathLike, prefix: str = "CKP") -> str 
     _check_prefix("latest_checkpoint", prefix)
     pattern, last = _numbered_pattern(prefix), _last_name(prefix)
     folder = os.fspath(directory)
-    found, last_path = [], None
+    found, last_path, last_mtime = [], None, 0
     try:
         entries = list(os.scandir(folder))
     except (FileNotFoundError, NotADirectoryError):
@@ -110,8 +112,13 @@ def latest_checkpoint(directory: str | os.PathLike, prefix: str = "CKP") -> str 
         if match:
             found.append((int(match[1]), int(match[2]), mtime, path))
         else:
-            last_path = path
-    return max(found)[-1] if found else last_path
+            last_path, last_mtime = path, mtime
+    if not found:
+        return last_path
+    newest = max(found)
+    # the -last file holds a later state than the best numbered one (a same-time tie: a hard
+    # link to it, or written right after it on a file system with coarse times)
+    return last_path if last_path is not None and last_mtime >= newest[2] else newest[-1]
 
 
 # --------------------------------------------------------------------------- the callback
@@ -157,8 +164,8 @@ class CheckpointConfig:
             rewritten (atomically) at every save, and with a ``monitor`` also at every epoch
             end and at the end of training. With a ``monitor`` and the default
             ``save_checkpoint_steps=1`` that is every step: raise it (e.g. to the steps of
-            an epoch) to write it less often. ``latest_checkpoint`` finds it when there is no
-            numbered file.
+            an epoch) to write it less often. ``latest_checkpoint`` returns it when it is
+            newer than the numbered files.
 
     Raises:
         ValueError, TypeError: an argument out of range or of the wrong type; ``save_top_k``

@@ -134,11 +134,10 @@ class SummaryCollector(Callback):
 
     Files: one event file per process and writer in ``summary_dir`` (created if missing), on
     rank 0 only. It is flushed after the first collected step and at every epoch's end, and
-    closed at ``on_train_end``. A run that raises keeps its file readable up to the last flush
-    and the file is closed at exit or when the collector is garbage collected; use the
-    collector as a context manager (``with SummaryCollector(d) as sc: model.train(...,
-    callbacks=[sc])``) to close it as the exception leaves. A collector reused for another
-    ``train`` call keeps writing the same open file, or a new one after a close.
+    closed at ``on_train_end``, and when training raises (jisu's ``on_train_exception``), so
+    the steps up to the error are on disk as the traceback prints. A collector reused for
+    another ``train`` call keeps writing the same open file, or a new one after a close; it is
+    also a context manager that closes the file as the block ends.
 
     Args:
         summary_dir: the folder of the event files.
@@ -345,6 +344,9 @@ class SummaryCollector(Callback):
 
     def on_train_end(self, run_context: RunContext) -> None:
         self.close()
+
+    def on_train_exception(self, run_context: RunContext) -> None:
+        self.close()  # what was collected up to the error, on disk now
 
 
 class CSVLogger(Callback):

@@ -208,7 +208,8 @@ def test_save_last_holds_the_final_weights_with_a_monitor(tmp_path):
     same_weights(last, m.network)
     assert last["cur_step_num"] == 3 * STEPS and last["epoch"] == 3
     assert saver.last_model_path == str(tmp_path / "run-last.ckpt")
-    assert jisu.latest_checkpoint(tmp_path, "run") == epoch_file(tmp_path, 1)
+    # the resume point is the latest state (epoch 3), not the best epoch's file
+    assert jisu.latest_checkpoint(tmp_path, "run") == str(tmp_path / "run-last.ckpt")
 
 
 @pytest.mark.parametrize("links", [True, False], ids=["hard-link", "no-links"])
@@ -280,17 +281,27 @@ def test_latest_checkpoint_orders_by_epoch_and_step_across_old_and_new_names(tmp
         "CKP-0099_000001.ckpt.bak",  # not a checkpoint name
         "CKP-0099_00001a.ckpt",
         ".tmp-123-abcdef12xyz.ckpt",  # a temporary file
-        "CKP-last.ckpt",  # only when there is no numbered file
     ]
     for name in decoys:
         touch(tmp_path, name, 1000)
+    touch(tmp_path, "CKP-last.ckpt", 150)  # older than the newest numbered file
     os.mkdir(tmp_path / "CKP-0100_000001.ckpt")  # a folder, not a file
     assert jisu.latest_checkpoint(tmp_path) == str(tmp_path / "CKP-10_1.ckpt")
     assert jisu.latest_checkpoint(str(tmp_path), prefix="CKP2") == str(
         tmp_path / "CKP2-0099_000001.ckpt"
     )
+    os.remove(tmp_path / "CKP-last.ckpt")  # (it would be newer than the next file)
     touch(tmp_path, "CKP-12345_000001.ckpt", 0)  # wider than the padding: still the newest
     assert jisu.latest_checkpoint(tmp_path) == str(tmp_path / "CKP-12345_000001.ckpt")
+
+
+def test_latest_checkpoint_prefers_a_newer_last_file(tmp_path):
+    # with a monitor the numbered files are the best epochs; later states are in -last
+    touch(tmp_path, "run-0002_000005.ckpt", 100)
+    touch(tmp_path, "run-last.ckpt", 50)  # an older -last (e.g. of an earlier run)
+    assert jisu.latest_checkpoint(tmp_path, "run") == str(tmp_path / "run-0002_000005.ckpt")
+    touch(tmp_path, "run-last.ckpt", 300)  # written after it: the state to resume from
+    assert jisu.latest_checkpoint(tmp_path, "run") == str(tmp_path / "run-last.ckpt")
 
 
 def test_latest_checkpoint_falls_back_to_last_then_none(tmp_path):
