@@ -1,16 +1,88 @@
-"""The ``jisu`` command."""
+"""The ``jisu`` command: ``jisu train``, ``jisu doctor``, ``jisu convert``.
+
+Manners: ``--help`` gives every option a sentence and its default. A mistake in the command
+line (an unknown option, a bad number) prints two lines, the error in the command's own flag
+names and where to find the options, and exits with status 2; a failure while running (a
+missing path, a DST that exists without ``--overwrite``, a corrupt file) prints the error on
+one line and exits with status 1. ``--debug`` (or ``JISU_DEBUG=1``) shows the traceback instead.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 from ._version import __version__
 
 
+class UsageError(Exception):
+    """A command line that cannot run as given (found after parsing); exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with two-line errors: the message, then where the options are (instead of the
+    whole usage block, which for ``jisu train`` is longer than the error)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n(see '{self.prog} --help')\n")
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Defaults in the help, except where they say nothing: None (the help then says what
+    happens) and the False of an on/off flag."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None or (action.nargs == 0 and action.default is False):
+            return action.help
+        return super()._get_help_string(action)
+
+
+def _number(
+    kind: Callable[[str], Any], low: float, high: float | None = None, above: bool = False
+) -> Callable[[str], Any]:
+    """An argparse ``type``: ``kind`` of the text, at least ``low`` (more than ``low`` when
+    ``above``) and at most ``high``; argparse names the option in the error."""
+    name = "an integer" if kind is int else "a number"
+    allowed = f"from {low} to {high}" if high is not None else f"{'>' if above else '>='} {low}"
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {name} {allowed}; got {text!r}") from None
+        fits = (value > low if above else value >= low) and (high is None or value <= high)
+        if not fits:  # NaN fits nowhere
+            raise argparse.ArgumentTypeError(f"must be {name} {allowed}; got {text}")
+        return value
+
+    return parse
+
+
+_positive_int = _number(int, 1)
+_positive_float = _number(float, 0, above=True)
+
+
+def _debug_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the full traceback of an error (also: environment variable JISU_DEBUG=1)",
+    )
+
+
+# ---------------------------------------------------------------------------------- train
+
+
 def _train(args: argparse.Namespace) -> int:
+    data = args.data
+    if data is not None and not (os.path.exists(data) or os.path.exists(f"{data}.manifest.json")):
+        raise FileNotFoundError(
+            f"--data '{args.data}' does not exist: give an image folder (one subfolder "
+            "per class) or record files"
+        )
     from .job import JobConfig, run
 
     cfg = JobConfig(
@@ -24,6 +96,8 @@ def _train(args: argparse.Namespace) -> int:
         data=args.data,
         lr=args.lr,
         baseline=not args.no_baseline,
+        baseline_runs=args.baseline_runs,
+        out=args.out,
     )
     what = args.data or "scikit-learn digits (32x32 RGB JPEG records, 80/20 split)"
     print(
@@ -39,23 +113,30 @@ def _train(args: argparse.Namespace) -> int:
         f"({figures['workers']} pipeline workers), waiting for data "
         f"{figures['data_wait_share']:.0%} of the time"
     )
-    plain = figures["plain_samples_per_second"]
-    if plain:
+    comparison = figures["comparison"]
+    if comparison is not None:
         print(
-            f"plain PyTorch loop (DataLoader, fp32, loss.item() per step): {plain:.0f} "
-            f"samples/s -> jisu is {figures['samples_per_second'] / plain:.2f}x"
+            "plain PyTorch loop (DataLoader, fp32, loss.item() per step): "
+            f"{figures['plain_samples_per_second']:.0f} samples/s (median) -> "
+            f"{comparison.headline()}"
         )
+    elif cfg.baseline:
+        print("plain PyTorch loop: not compared (needs --epochs 2 or more)")
     print(figures["where_the_time_went"])
+    if figures["curves_png"]:
+        print(f"curves (loss, accuracy, samples/s per epoch): {figures['curves_png']}")
     print(f"total time: {figures['seconds']:.1f} s")
     return 0
+
+
+# ---------------------------------------------------------------------------------- doctor
 
 
 def _doctor(args: argparse.Namespace) -> int:
     from .profiler import doctor
 
     if (args.pipeline is None) == (args.train is None):
-        print("jisu doctor: give exactly one of --pipeline and --train", file=sys.stderr)
-        return 2
+        raise UsageError("give exactly one of --pipeline and --train")
     from .dataset.datasets import Dataset
     from .profiler.report import write_report
 
@@ -83,18 +164,29 @@ def _doctor(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------- convert
+
+
 def _convert(args: argparse.Namespace) -> int:
     from .dataset.record.convert import convert
 
-    summary = convert(
-        args.src,
-        args.dst,
-        shards=args.shards,
-        workers=args.workers,
-        max_size=args.max_size,
-        quality=args.quality,
-        overwrite=args.overwrite,
-    )
+    if args.file_names and not os.path.isdir(args.src):
+        raise UsageError(f"--file-names applies to image folders only; '{args.src}' is not one")
+    try:
+        summary = convert(
+            args.src,
+            args.dst,
+            shards=args.shards,
+            workers=args.workers,
+            max_size=args.max_size,
+            quality=args.quality,
+            overwrite=args.overwrite,
+            file_names=args.file_names,
+        )
+    except FileExistsError:
+        raise FileExistsError(
+            f"'{args.dst}' already exists; add --overwrite to replace it"
+        ) from None
     removed = summary["removed"]
     if removed:
         names = ", ".join(os.path.basename(path) for path, _ in removed)
@@ -112,42 +204,101 @@ def _convert(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------- parser
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    """The ``jisu`` parser and its three commands."""
+    parser = _Parser(
         prog="jisu",
         description="jisu (极速): deep-learning training at the speed of the hardware.",
+        formatter_class=_HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"jisu {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
     train = commands.add_parser(
         "train",
         help="train a small CNN through the full pipeline with AMP and sink mode, and report",
         description="The main job: scikit-learn's digits as JPEG records (or your own images "
-        "with --data), a small CNN, mixed precision and sink mode; prints accuracy, "
-        "samples/s, the data-wait share and the speed-up over a plain PyTorch loop.",
+        "with --data), a small CNN, mixed precision, sink mode and graph mode; prints accuracy, "
+        "samples/s, the data-wait share and how jisu compares with a plain PyTorch loop "
+        "(interleaved timed runs of each: the median ratio and its range), and draws the "
+        "curves into OUT/curves.png.",
+        formatter_class=_HelpFormatter,
     )
-    train.add_argument("--epochs", type=int, default=10)
-    train.add_argument("--batch-size", type=int, default=64)
-    train.add_argument("--amp-level", default="O2", choices=["O0", "O1", "O2", "O3"])
     train.add_argument(
-        "--sink", action=argparse.BooleanOptionalAction, default=True, help="sink mode"
+        "--epochs", type=_positive_int, default=10, help="passes over the training data"
+    )
+    train.add_argument(
+        "--batch-size", type=_positive_int, default=64, help="samples per training step"
+    )
+    train.add_argument(
+        "--amp-level",
+        default="O2",
+        choices=["O0", "O1", "O2", "O3"],
+        help="mixed precision: O0 fp32; O1 matmul and conv in low precision; O2 all but the "
+        "norm layers; O3 everything (low precision is bf16 on CPU, fp16 on GPU)",
+    )
+    train.add_argument(
+        "--sink",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="sink mode: run an epoch's steps without a host sync, reading the losses once",
     )
     train.add_argument(
         "--graph",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="graph mode: compile the train step with torch.compile",
+        help="graph mode: compile the train step with torch.compile (the first epoch then "
+        "includes the compilation)",
     )
-    train.add_argument("--workers", type=int, default=None, help="pipeline workers (all CPUs)")
-    train.add_argument("--device", default="CPU", choices=["CPU", "GPU", "Ascend"])
     train.add_argument(
-        "--data", default=None, help="an image folder (class per subfolder) or record files"
+        "--workers",
+        type=_positive_int,
+        default=None,
+        help="pipeline workers for decoding and augmentation (default: the CPUs this process "
+        "may use)",
     )
-    train.add_argument("--lr", type=float, default=0.1, help="peak learning rate (cosine)")
     train.add_argument(
-        "--no-baseline", action="store_true", help="skip the plain PyTorch comparison"
+        "--device",
+        default="CPU",
+        choices=["CPU", "GPU", "Ascend"],
+        help="where to train: CPU, GPU (CUDA) or Ascend (needs torch_npu)",
     )
+    train.add_argument(
+        "--data",
+        default=None,
+        metavar="PATH",
+        help="train on your own images instead of the digits: an image folder (one subfolder "
+        "per class) or jisu/MindRecord record files with 'image' and 'label' fields; accuracy "
+        "is then measured on the training data (default: the digits)",
+    )
+    train.add_argument(
+        "--lr", type=_positive_float, default=0.1, help="peak learning rate of the cosine decay"
+    )
+    train.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="skip the comparison with a plain PyTorch loop (saves its runs' time)",
+    )
+    train.add_argument(
+        "--baseline-runs",
+        type=_positive_int,
+        default=5,
+        metavar="N",
+        help="timed runs (epochs) of each of jisu and the plain loop, interleaved; at most "
+        "one per epoch after the first",
+    )
+    train.add_argument(
+        "--out",
+        default="jisu-train",
+        metavar="DIR",
+        help="folder (created if missing) for curves.png: loss, accuracy and samples/s per epoch",
+    )
+    _debug_flag(train)
     train.set_defaults(run=_train)
+
     doctor = commands.add_parser(
         "doctor",
         help="measure a pipeline or a training run and say which lever to pull first",
@@ -158,58 +309,144 @@ def build_parser() -> argparse.ArgumentParser:
         "import the modules next to it). The pipeline is read for at least --batches batches "
         "and at least --min-seconds, and at most --seconds; a training run also times a few "
         "steps of copies of the model at O0 and at its AMP level (O2 when it runs at O0).",
+        formatter_class=_HelpFormatter,
     )
-    doctor.add_argument("--pipeline", default=None, metavar="MODULE:FUNCTION")
-    doctor.add_argument("--train", default=None, metavar="MODULE:FUNCTION")
     doctor.add_argument(
-        "--batches", type=int, default=50, help="pipeline: read at least this many batches"
+        "--pipeline",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="a function that returns the jisu dataset to measure",
+    )
+    doctor.add_argument(
+        "--train",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="a function that returns (model, dataset) to train for a few steps",
+    )
+    doctor.add_argument(
+        "--batches",
+        type=_positive_int,
+        default=50,
+        help="pipeline: read at least this many batches",
     )
     doctor.add_argument(
         "--min-seconds",
-        type=float,
+        type=_number(float, 0),
         default=2.0,
         help="pipeline: and read for at least this long, so that the output queue's behaviour "
         "shows (a fast pipeline reads 50 batches in a few hundredths of a second)",
     )
     doctor.add_argument(
-        "--seconds", type=float, default=30.0, help="pipeline: but never read longer than this"
+        "--seconds",
+        type=_positive_float,
+        default=30.0,
+        help="pipeline: but never read longer than this",
     )
-    doctor.add_argument("--steps", type=int, default=20, help="training: steps per epoch (x3)")
+    doctor.add_argument(
+        "--steps", type=_positive_int, default=20, help="training: steps per epoch (x3)"
+    )
     doctor.add_argument("--sink", action="store_true", help="training: in sink mode")
     doctor.add_argument(
         "--report", default="jisu-doctor-report.html", help="where to write the HTML report"
     )
+    _debug_flag(doctor)
     doctor.set_defaults(run=_doctor)
+
     convert = commands.add_parser(
         "convert",
         help="pack an image folder, MindRecord files or NumPy arrays into record shards",
         description="Convert SRC (a class-per-subfolder image folder, MindRecord files, a "
-        ".npz/.npy file or a jisu record data set) into a jisu record data set DST. "
-        "All-or-nothing: an interrupted conversion leaves nothing behind.",
+        ".npz/.npy file or a jisu record data set) into a jisu record data set DST. An image "
+        "folder gives the columns image (the file's bytes) and label (the class's index "
+        "among the sorted folder names). All-or-nothing: an interrupted conversion leaves "
+        "nothing behind.",
+        formatter_class=_HelpFormatter,
     )
-    convert.add_argument("src")
-    convert.add_argument("dst")
-    convert.add_argument("--shards", type=int, default=1, help="number of shard files")
-    convert.add_argument("--workers", type=int, default=None, help="reading/encoding threads")
+    convert.add_argument(
+        "src",
+        help="what to convert: an image folder (one subfolder per class), MindRecord files, a "
+        ".npz/.npy file or a jisu record data set",
+    )
+    convert.add_argument(
+        "dst",
+        help="the record data set to write: DST (DST0 .. DST<N-1> with --shards N) and "
+        "DST.manifest.json",
+    )
+    convert.add_argument(
+        "--shards",
+        type=_positive_int,
+        default=1,
+        help="number of shard files; rows are dealt evenly to all of them",
+    )
+    convert.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=None,
+        help="reading/encoding threads (default: the CPUs this process may use)",
+    )
     convert.add_argument(
         "--max-size",
-        type=int,
+        type=_positive_int,
         default=None,
-        help="re-encode images so the longer side is at most this",
+        help="re-encode images as JPEG with the longer side at most this many pixels (default: "
+        "store the files' bytes as they are)",
     )
-    convert.add_argument("--quality", type=int, default=None, help="JPEG quality when re-encoding")
-    convert.add_argument("--overwrite", action="store_true", help="replace an existing DST")
+    convert.add_argument(
+        "--quality",
+        type=_number(int, 1, 100),
+        default=None,
+        help="JPEG quality when re-encoding; giving it re-encodes (default: 90 with --max-size)",
+    )
+    convert.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing DST (readers see the old one until the new one is complete)",
+    )
+    convert.add_argument(
+        "--file-names",
+        action="store_true",
+        help="image folders: add a third column file_name (the path relative to SRC); off by "
+        "default, as Model feeds every column but the last to the network",
+    )
+    _debug_flag(convert)
     convert.set_defaults(run=_convert)
     return parser
 
 
+def _one_line(error: BaseException, command: str) -> str:
+    """The error's message on one line (its first, without a leading ``command: ``), with its
+    type where the message alone would not say what went wrong."""
+    text = str(error).strip().splitlines()
+    message = text[0].removeprefix(f"{command}: ") if text else ""
+    if isinstance(error, (OSError, ValueError, UsageError)) and message:
+        return message + (" (--debug shows the rest)" if len(text) > 1 else "")
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``jisu`` with ``argv`` (default: the process's arguments); returns the exit status:
+    0 done, 1 failed while running, 2 a usage error (argparse's own usage errors exit through
+    ``SystemExit(2)``, as ``--help`` and ``--version`` exit through ``SystemExit(0)``)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 0
-    return args.run(args)
+    prog = f"jisu {args.command}"
+    if args.debug or os.environ.get("JISU_DEBUG", "") not in ("", "0"):
+        return args.run(args)
+    try:
+        return args.run(args)
+    except UsageError as error:
+        print(f"{prog}: error: {error}\n(see '{prog} --help')", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:
+        print(f"{prog}: error: {_one_line(error, args.command)}", file=sys.stderr)
+        print(f"(run '{prog} ... --debug' for the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import jisu
-from jisu.cli import main
+from jisu import job
+from jisu.cli import build_parser, main
 
 
 def test_version_and_help():
@@ -23,24 +25,111 @@ def test_version_and_help():
     assert "train" in helptext
 
 
-def test_train_main_job_learns_digits_and_reports(capsys):
+@pytest.fixture
+def plotted(monkeypatch):
+    """The arguments of every ``plot_curves`` call of the job (which still draws)."""
+    calls = []
+    real = job.plot_curves
+
+    def spy(values, path, *args, **kwargs):
+        calls.append({"values": values, "path": path, "args": args, "kwargs": kwargs})
+        return real(values, path, *args, **kwargs)
+
+    monkeypatch.setattr(job, "plot_curves", spy)
+    return calls
+
+
+def check_png(path) -> None:
+    from PIL import Image
+
+    with Image.open(path) as image:
+        assert image.format == "PNG" and image.size[0] > 600 and image.size[1] > 200
+        assert len(image.convert("L").getcolors(maxcolors=1 << 16) or []) > 10  # drawn on
+
+
+def test_train_main_job_learns_digits_and_reports(capsys, tmp_path, monkeypatch, plotted):
     """The README's main job at its defaults (10 epochs, O2, sink and graph mode)."""
+    monkeypatch.chdir(tmp_path)
     assert main(["train"]) == 0
     out = capsys.readouterr().out
     accuracy = float(re.search(r"test accuracy: ([0-9.]+)%", out).group(1))
     assert accuracy >= 95.0
-    assert re.search(r"training speed: \d+ samples/s .* waiting for data \d+% of the time", out)
-    assert re.search(r"plain PyTorch loop .*: \d+ samples/s -> jisu is [0-9.]+x", out)
+    speed = re.search(r"training speed: (\d+) samples/s .* waiting for data \d+% of the time", out)
+    assert speed
+    assert re.search(
+        r"plain PyTorch loop .*: \d+ samples/s \(median\) -> (jisu is [0-9.]+x|jisu is slower:|"
+        r"no clear difference).* \(median of 5 interleaved runs; range [0-9.]+-[0-9.]+x\)",
+        out,
+    )
     assert out.count("Train epoch time:") == 10 and out.count("loss is") == 10
     assert "where the time went" in out and re.search(r"verdict: \w+-bound", out)
+    # the curves: next to the output, in the default --out folder, said where
+    png = tmp_path / "jisu-train" / "curves.png"
+    assert f"samples/s per epoch): {Path('jisu-train', 'curves.png')}" in out
+    check_png(png)
+    (call,) = plotted
+    values = call["values"]
+    assert [len(values[k]) for k in ("loss", "accuracy", "samples_per_second")] == [10, 10, 10]
+    assert values["loss"][-1] < values["loss"][0] / 3  # it learns
+    assert f"{values['accuracy'][-1]:.2%}" == f"{accuracy:.2f}%"  # the printed accuracy
+    assert all(0 <= a <= 1 for a in values["accuracy"])
+    assert round(sum(values["samples_per_second"][1:]) / 9) == pytest.approx(int(speed[1]), abs=1)
+    plain = call["args"][0]  # (epoch, samples/s) of the interleaved plain runs
+    assert [epoch for epoch, _ in plain] == [2, 4, 6, 8, 10]
 
 
-def test_train_rejects_bad_options():
-    with pytest.raises(SystemExit):
+def test_train_rejects_bad_options(capsys):
+    with pytest.raises(SystemExit) as exit_:
         main(["train", "--amp-level", "O7"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "jisu train: error: argument --amp-level: invalid choice: 'O7' (choose from 'O0', 'O1', "
+        "'O2', 'O3')",
+        "(see 'jisu train --help')",
+    ]
+    for bad in (["--epochs", "0"], ["--batch-size", "-3"], ["--lr", "fast"]):
+        with pytest.raises(SystemExit) as exit_:
+            main(["train", *bad])
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err.splitlines()
+        assert err == [
+            f"jisu train: error: argument {bad[0]}: "
+            + ("must be a number > 0; got 'fast'" if bad[1] == "fast" else
+               f"must be an integer >= 1; got {bad[1]}"),
+            "(see 'jisu train --help')",
+        ]  # fmt: skip
 
 
-def test_train_on_a_user_image_folder(tmp_path, capsys):
+def test_train_on_a_missing_folder_says_so_in_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("JISU_DEBUG", raising=False)
+    assert main(["train", "--data", str(tmp_path / "nope")]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and "Traceback" not in err[0]
+    assert err[0] == (
+        f"jisu train: error: --data '{tmp_path / 'nope'}' does not exist: give an image folder "
+        "(one subfolder per class) or record files"
+    )
+    monkeypatch.setenv("JISU_DEBUG", "1")  # the traceback, for a bug report
+    with pytest.raises(FileNotFoundError):
+        main(["train", "--data", str(tmp_path / "nope")])
+
+
+def test_help_shows_defaults_and_what_data_accepts(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "an image folder (one subfolder per class) or jisu/MindRecord record files" in text
+    assert "passes over the training data (default: 10)" in text
+    assert "samples per training step (default: 64)" in text
+    assert "(default: jisu-train)" in text and "(default: None)" not in text
+    parser = build_parser()  # every option of every command has its sentence
+    for command in ("train", "doctor", "convert"):
+        sub = parser._subparsers._group_actions[0].choices[command]
+        for action in sub._actions:
+            assert action.help, f"jisu {command} {action.option_strings or action.dest}"
+
+
+def test_train_on_a_user_image_folder(tmp_path, capsys, plotted):
     import cv2
     import numpy as np
 
@@ -53,8 +142,18 @@ def test_train_on_a_user_image_folder(tmp_path, capsys):
             )
             cv2.imwrite(str(tmp_path / f"class{c}" / f"{i}.png"), image)
     args = ["train", "--data", str(tmp_path), "--epochs", "4", "--batch-size", "16"]
-    assert main([*args, "--no-graph", "--no-baseline"]) == 0
+    out_dir = tmp_path.parent / f"{tmp_path.name}-out"
+    assert main([*args, "--no-graph", "--no-baseline", "--out", str(out_dir)]) == 0
     out = capsys.readouterr().out
     accuracy = float(re.search(r"training accuracy: ([0-9.]+)%", out).group(1))
     assert accuracy > 90.0  # two flat colours: learnt in a few steps
     assert "plain PyTorch loop" not in out
+    check_png(out_dir / "curves.png")
+    assert f"per epoch): {out_dir / 'curves.png'}" in out
+    (call,) = plotted
+    # the training data is evaluated once, after the last epoch
+    assert call["values"]["accuracy"][:3] == [None, None, None]
+    assert f"{call['values']['accuracy'][3]:.2%}" == f"{accuracy:.2f}%"
+    assert len(call["values"]["loss"]) == len(call["values"]["samples_per_second"]) == 4
+    # no plain runs; the accuracy was measured on the training data
+    assert list(call["args"][0]) == [] and call["args"][1] == "training"

@@ -29,6 +29,58 @@ IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
 _CHUNK_ROWS = 512
 
 
+def dealt_rows(rows: int, block_rows: int, shards: int) -> list[int]:
+    """The rows each shard gets when ``rows`` rows are dealt in blocks of ``block_rows`` (the
+    last one shorter), block ``k`` to shard ``k % shards``: ``FileWriter``'s layout (the reader's
+    ``block_layout``), summed per shard in O(shards)."""
+    full, rest = divmod(rows, block_rows)
+    return [
+        (full // shards + (s < full % shards)) * block_rows + (rest if s == full % shards else 0)
+        for s in range(shards)
+    ]
+
+
+def balanced_block_rows(rows: int, shards: int, largest: int) -> int:
+    """The block size (rows per record batch, at most ``largest``) that deals ``rows`` rows
+    evenly to ``shards`` shards.
+
+    ``FileWriter`` deals whole blocks round-robin and picks blocks of up to 1,024 rows (4 MiB),
+    so a small data set (480 thumbnails) was one block: every row in shard 0, the other shards
+    empty, and a file-level shuffle had nothing to shuffle. Here the block starts at the
+    shards' fair share (rows / shards, or a fraction of it so that blocks stay within
+    ``largest``) and shrinks until the shards' row counts differ by at most 1 % of a shard, or
+    by one row (480 rows in 4 shards: blocks of 120, one run of consecutive rows per shard).
+    The tolerance keeps blocks large: an exact split to one row can take one-row blocks.
+    """
+    if shards <= 1 or rows <= 0:
+        return largest
+    blocks_per_shard = -(-rows // (shards * largest))
+    start = min(largest, max(1, -(-rows // (shards * blocks_per_shard))))
+    tolerance = max(1, rows // shards // 100)
+    for block_rows in range(start, 0, -1):
+        counts = dealt_rows(rows, block_rows, shards)
+        if max(counts) - min(counts) <= tolerance:
+            return block_rows
+    return 1  # not reached: blocks of one row deal to within one row
+
+
+class _EvenWriter(FileWriter):
+    """A ``FileWriter`` whose blocks deal ``rows`` expected rows evenly to its shards (see
+    :func:`balanced_block_rows`); ``rows=None`` (an unknown count) keeps the writer's blocks.
+    The layout stays the writer's (uniform blocks dealt round-robin, ``block_rows`` in the
+    manifest), so any reader rebuilds the written order."""
+
+    def __init__(self, file_name: str, shard_num: int, overwrite: bool, rows: int | None) -> None:
+        super().__init__(file_name, shard_num=shard_num, overwrite=overwrite)
+        self._expected_rows = rows
+
+    def _choose_block_rows(self, chunk: dict[str, Any], n: int) -> int:
+        largest = super()._choose_block_rows(chunk, n)
+        if self._expected_rows is None:
+            return largest
+        return balanced_block_rows(self._expected_rows, self.shard_num, largest)
+
+
 def field_of(name: str, value: np.ndarray) -> dict:
     """The record field that holds ``value`` (the first row's value of column ``name``)."""
     if value.dtype.kind == "U":
@@ -123,13 +175,16 @@ def write_chunks(
 ) -> dict:
     """Write column chunks ``(rows, {field: values})`` as a record data set (all or nothing).
 
+    With several files, rows are dealt so every shard gets its share (``total`` rows expected;
+    see :func:`balanced_block_rows`).
+
     Returns:
         ``rows``, ``bytes``, ``seconds``, ``files`` (the shards) and ``removed``: the
         ``(path, bytes freed)`` of files left by killed writers of ``file_name`` that the
         writer removed first.
     """
     begin = time.perf_counter()
-    writer = FileWriter(file_name, shard_num=num_files, overwrite=overwrite)
+    writer = _EvenWriter(file_name, num_files, overwrite, total)
     writer.add_schema(schema, description)
     rows = 0
     bar = tqdm(
@@ -196,10 +251,10 @@ def read_files_column(pool: ThreadPoolExecutor, paths: list[str], workers: int) 
 
 
 def folder_chunks(
-    root: str, paths: list[str], labels: list[int], workers: int
+    root: str, paths: list[str], labels: list[int], workers: int, file_names: bool = False
 ) -> Iterator[tuple[int, dict]]:
-    """Chunks of (file bytes, label, relative name): the files of the next chunk are read on
-    ``workers`` threads while the writer packs this one."""
+    """Chunks of (file bytes, label[, name relative to ``root`` with ``file_names``]): the files
+    of the next chunk are read on ``workers`` threads while the writer packs this one."""
     prefix = len(os.path.join(root, ""))
     names = [p[prefix:] for p in paths]  # paths come from os.walk(root)
     with ThreadPoolExecutor(workers) as readers, ThreadPoolExecutor(1) as ahead_pool:
@@ -212,14 +267,13 @@ def folder_chunks(
         for start in range(0, len(paths), _CHUNK_ROWS):
             end = min(start + _CHUNK_ROWS, len(paths))
             current, ahead = ahead, submit(end)
-            yield (
-                end - start,
-                {
-                    "image": current.result(),
-                    "label": np.asarray(labels[start:end], np.int32),
-                    "file_name": names[start:end],
-                },
-            )
+            columns = {
+                "image": current.result(),
+                "label": np.asarray(labels[start:end], np.int32),
+            }
+            if file_names:
+                columns["file_name"] = names[start:end]
+            yield end - start, columns
 
 
 def array_chunks(arrays: dict[str, np.ndarray]) -> Iterator[tuple[int, dict]]:
@@ -346,30 +400,59 @@ def convert(
     quality: int | None = None,
     overwrite: bool = False,
     progress: bool | None = None,
+    file_names: bool = False,
 ) -> dict:
     """Convert an image folder, MindRecord files, a ``.npz``/``.npy`` file or a jisu record
-    data set into a jisu record data set at ``dst``; returns the summary of the write."""
+    data set into a jisu record data set at ``dst``; returns the summary of the write.
+
+    Args:
+        src: a class-per-subfolder image folder (columns ``image``: the file's bytes, ``label``:
+            int32, the class's index among the sorted folder names), MindRecord files, a
+            ``.npz``/``.npy`` file (one column per array) or a jisu record data set.
+        dst: the record data set to write (``dst`` or ``dst0`` .. ``dst{shards-1}``, plus
+            ``dst.manifest.json``).
+        shards: number of shard files; rows are dealt evenly to all of them (a file-level
+            shuffle needs rows in every shard).
+        workers: reading/encoding threads (default: the CPUs this process may use).
+        max_size, quality: re-encode images as JPEG (``quality``, default 90) with the longer
+            side at most ``max_size``; by default the files' bytes are stored as they are.
+        overwrite: replace an existing ``dst`` (the old data set stays readable until the new
+            one is complete).
+        progress: show a progress bar (default: when stderr is a terminal).
+        file_names: image folders only: add a third column ``file_name`` (string, the path
+            relative to ``src``), to trace a row back to its file. Off by default: ``Model``
+            feeds every column but the last to the network, so the recipe
+            ``RecordDataset(dst).map(Decode(), "image")`` needs exactly ``image, label``; with
+            ``file_names`` drop it before training (``.project(["image", "label"])``).
+
+    Raises:
+        FileNotFoundError: ``src`` is none of the above.
+        FileExistsError: ``dst`` exists and ``overwrite`` is False.
+    """
     from .. import GeneratorDataset, RecordDataset
     from ..engine.cpus import available_cpus
     from .mindrecord import is_mindrecord
 
-    image_schema = {
-        "image": {"type": "bytes"},
-        "label": {"type": "int32"},
-        "file_name": {"type": "string"},
-    }
+    image_schema = {"image": {"type": "bytes"}, "label": {"type": "int32"}}
+    if file_names:
+        image_schema["file_name"] = {"type": "string"}
     schema = None
+    if file_names and not os.path.isdir(src):
+        raise ValueError(
+            f"convert: file_names=True applies to image folders only; '{src}' is not a folder. "
+            "Leave file_names at False"
+        )
     if os.path.isdir(src):
         paths, labels, classes = list_image_folder(src)
         description = f"image folder {os.path.abspath(src)}; classes {classes}"
         if max_size is None and quality is None:  # bytes as stored: read and write by columns
-            chunks = folder_chunks(src, paths, labels, workers or available_cpus())
+            chunks = folder_chunks(src, paths, labels, workers or available_cpus(), file_names)
             return write_chunks(
                 dst, shards, overwrite, image_schema, chunks, len(paths), progress, description
             )
         data = GeneratorDataset(
-            ImageFiles(src, paths, labels),
-            ["image", "label", "file_name"],
+            ImageFiles(src, paths, labels, names=file_names),
+            list(image_schema),
             shuffle=False,
             num_parallel_workers=workers or 1,
         )
