@@ -47,6 +47,7 @@ def check_png(path) -> None:
         assert len(image.convert("L").getcolors(maxcolors=1 << 16) or []) > 10  # drawn on
 
 
+@pytest.mark.timeout(600)  # ~25 s quiet; 90 s seen on a loaded 2-core machine
 def test_train_main_job_learns_digits_and_reports(capsys, tmp_path, monkeypatch, plotted):
     """The README's main job at its defaults (10 epochs, O2, sink and graph mode)."""
     monkeypatch.chdir(tmp_path)
