@@ -9,7 +9,9 @@ quality 90) cut from the photos that ship with scikit-learn, then measures image
 3. the usual PyTorch setup: DataLoader over an ImageFolder-style Dataset doing PIL decode,
    RandomResizedCrop, flip, ToTensor, Normalize (Pillow + NumPy/torch, no torchvision), best of
    num_workers 0..cores;
-4. jisu with the normalize/layout tail offloaded (uint8 batches out), all cores.
+4. jisu with the normalize/layout tail offloaded (uint8 batches out), all cores;
+5. with ``jisu[nvimgcodec]`` installed, (2) again with region decoding turned off (the crop's
+   region is decoded instead of the whole photo when no 1/2..1/8 scale fits the crop).
 
 Needs scikit-learn and Pillow (``pip install scikit-learn pillow``); neither is a jisu
 dependency. Every variant runs ``--repeats`` times (default 3); the median is reported.
@@ -37,6 +39,7 @@ import jisu.dataset as ds
 from jisu.dataset import vision
 from jisu.dataset.engine.cpus import available_cpus
 from jisu.dataset.record.convert import list_image_folder
+from jisu.dataset.vision import region_decode
 from jisu.dataset.vision.random_crop_resize import sample_crop
 
 MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
@@ -154,17 +157,35 @@ def main() -> None:
         def median(measure) -> float:  # each variant: median of --repeats runs
             return statistics.median(measure() for _ in range(args.repeats))
 
+        region = region_decode.available()
+        loaded = region_decode._module
+
+        def with_and_without_region(workers: int) -> tuple[float, float]:
+            """(2) and (5), alternating run by run (the machine's drift hits both alike)."""
+            on, off = [], []
+            for _ in range(args.repeats):
+                on.append(jisu_rate(root, workers, offload=False))
+                if region:
+                    region_decode._module = False
+                    off.append(jisu_rate(root, workers, offload=False))
+                    region_decode._module = loaded
+            return statistics.median(on), statistics.median(off) if off else 0.0
+
         results = {"(1) ceiling: decode + resize, 1 thread": median(lambda: ceiling(paths))}
-        results["(2) jisu, 1 worker"] = median(lambda: jisu_rate(root, 1, offload=False))
-        results[f"(2) jisu, {cores} workers"] = median(
-            lambda: jisu_rate(root, cores, offload=False)
-        )
+        jisu_rate(root, 1, offload=False)  # warm-up: the first pipeline of a process is slower
+        one_on, one_off = with_and_without_region(1)
+        many_on, many_off = with_and_without_region(cores)
+        results["(2) jisu, 1 worker"] = one_on
+        results[f"(2) jisu, {cores} workers"] = many_on
         loaders = {w: median(lambda w=w: loader_rate(paths, labels, w)) for w in range(cores + 1)}
         best = max(loaders, key=loaders.get)
         results[f"(3) DataLoader + PIL, best (num_workers={best})"] = loaders[best]
         results[f"(4) jisu offload, {cores} workers"] = median(
             lambda: jisu_rate(root, cores, offload=True)
         )
+        if region:  # the same pipelines decoding whole photos
+            results["(5) jisu, 1 worker, no region decode"] = one_off
+            results[f"(5) jisu, {cores} workers, no region decode"] = many_off
     for name, rate in results.items():
         print(f"  {name:<44} {rate:7.0f} images/s")
     one, many = results["(2) jisu, 1 worker"], results[f"(2) jisu, {cores} workers"]
@@ -174,6 +195,15 @@ def main() -> None:
     print(f"  (2) / (3)               = {many / loaders[best]:.2f}x   (target >= 1.6x)")
     offload = results[f"(4) jisu offload, {cores} workers"]
     print(f"  (4) / (2)               = {offload / many:.2f}x   (target >= 1.0x)")
+    if region:
+        one_whole = results["(5) jisu, 1 worker, no region decode"]
+        many_whole = results[f"(5) jisu, {cores} workers, no region decode"]
+        print(
+            f"  region decode: 1 worker {one / one_whole:.2f}x, "
+            f"{cores} workers {many / many_whole:.2f}x"
+        )
+    else:
+        print('  region decode: not installed (pip install "jisu[nvimgcodec]")')
 
 
 if __name__ == "__main__":

@@ -119,9 +119,11 @@ class MapDataset(Dataset):
                 ops = [_identity]
         self.operations = ops
         from ..vision.pixel import fuse_affine  # here: a worker of a NumPy map needs no OpenCV
+        from ..vision.region_decode import fuse_decode_crop
 
-        # what runs: consecutive Rescale/Normalize fused into one pass, with op positions
-        self._steps = fuse_affine(ops)
+        # what runs: consecutive Rescale/Normalize fused into one pass, Decode and a crop op
+        # into one region decode, with op positions
+        self._steps = fuse_decode_crop(fuse_affine(ops))
         self.input_columns = check_columns(
             "map", "input_columns", input_columns, child._columns
         ) or [child._columns[0]]

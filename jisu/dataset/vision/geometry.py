@@ -96,6 +96,17 @@ class CenterCrop(TensorOperation):
             h, w = image.shape[:2]
         return crop(image, (h - th) // 2, (w - tw) // 2, th, tw)
 
+    def crop_region(self, height: int, width: int, rng=None) -> tuple[int, int, int, int] | None:
+        """The central region an image of ``height`` x ``width`` keeps (for region decoding);
+        None when the image is smaller than ``size`` (it is padded then)."""
+        th, tw = self.size
+        if height < th or width < tw:
+            return None
+        return (height - th) // 2, (width - tw) // 2, th, tw
+
+    def finish_region(self, region: np.ndarray) -> np.ndarray:
+        return region
+
 
 class RandomCrop(TensorOperation):
     """A ``size`` region at a uniformly random position, after optional padding.

@@ -17,6 +17,7 @@ import numpy as np
 from ..transforms.base import TensorOperation
 from .decode import _buffer, check_declared_size, decode_image, decode_jpeg, is_jpeg
 from .geometry import per_image
+from .region_decode import decode_region
 from .utils import Inter, check_image, resize_plane, size_pair
 
 
@@ -122,6 +123,15 @@ class RandomResizedCrop(_RandomCropResize):
         )
         return p.resize(image[top : top + h, left : left + w])
 
+    def crop_region(self, height: int, width: int, rng=None) -> tuple[int, int, int, int]:
+        """The crop ``apply`` would draw from ``rng`` for an image of ``height`` x ``width``
+        (for region decoding: the same draws)."""
+        p = self._params
+        return sample_crop(height, width, p.scale, p.ratio, p.max_attempts, rng)
+
+    def finish_region(self, region: np.ndarray) -> np.ndarray:
+        return self._params.resize(region)
+
 
 class RandomCropDecodeResize(_RandomCropResize):
     """Decode a random crop of an encoded image at the scale it needs, and resize it.
@@ -129,7 +139,9 @@ class RandomCropDecodeResize(_RandomCropResize):
     Equivalent to ``Decode`` then :class:`RandomResizedCrop` (same random draws), but a JPEG is
     decoded at the smallest of 1/2, 1/4, 1/8 scale at which the crop still has ``size`` pixels
     (libjpeg-turbo's fast scaled decoding), which for a small output from a large photo decodes
-    a fraction of the pixels. Other formats are decoded in full. Like :class:`Decode`, it
+    a fraction of the pixels; at full scale, only the crop's region is decoded when
+    ``jisu[nvimgcodec]`` is installed (:mod:`~jisu.dataset.vision.region_decode`; bit-exact).
+    Other formats are decoded in full. Like :class:`Decode`, it
     refuses an image larger than ``config.set_max_image_pixels`` (its declared full size)
     before decoding, and a truncated or corrupt JPEG.
     """
@@ -153,6 +165,10 @@ class RandomCropDecodeResize(_RandomCropResize):
         factor = 1
         while factor < 8 and need * factor * 2 <= 1.0:
             factor *= 2
+        if factor == 1:  # at full scale: only the crop's region, where the extra is installed
+            region = decode_region(buf, top, left, h, w)
+            if region is not None:
+                return p.resize(region)
         image = decode_jpeg(
             op,
             data,

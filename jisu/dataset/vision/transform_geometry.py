@@ -133,6 +133,15 @@ class Crop(TensorOperation):
         _check_region("Crop", image, top, left, height, width)
         return image[top : top + height, left : left + width]
 
+    def crop_region(self, height: int, width: int, rng=None) -> tuple[int, int, int, int] | None:
+        """The region of an image of ``height`` x ``width`` that this op keeps (for region
+        decoding); None when it reaches past the image (``apply`` then says so)."""
+        (top, left), (h, w) = self.coordinates, self.size
+        return (top, left, h, w) if top + h <= height and left + w <= width else None
+
+    def finish_region(self, region: np.ndarray) -> np.ndarray:
+        return region
+
 
 #: the modes MindSpore's resizing ops take for NumPy images
 RESIZE_INTERS = (Inter.NEAREST, Inter.LINEAR, Inter.CUBIC, Inter.AREA, Inter.PILCUBIC)
@@ -170,6 +179,14 @@ class ResizedCrop(TensorOperation):
         t, l, h, w = self.top, self.left, self.height, self.width  # noqa: E741
         _check_region("ResizedCrop", image, t, l, h, w)
         return resize_image(image[t : t + h, l : l + w], *self.size, self.interpolation)
+
+    def crop_region(self, height: int, width: int, rng=None) -> tuple[int, int, int, int] | None:
+        """See :meth:`Crop.crop_region`."""
+        t, l, h, w = self.top, self.left, self.height, self.width  # noqa: E741
+        return (t, l, h, w) if t + h <= height and l + w <= width else None
+
+    def finish_region(self, region: np.ndarray) -> np.ndarray:
+        return resize_image(region, *self.size, self.interpolation)
 
 
 #: RandomResize draws one of these, each with probability 1/4 (as MindSpore does)
