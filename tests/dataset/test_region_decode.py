@@ -212,3 +212,25 @@ def test_a_truncated_jpeg_is_refused_by_the_fused_op_naming_decode():
         DecodeCrop(vision.Decode(), vision.Crop((90, 0), (20, 4))).apply(
             np.frombuffer(_jpegs()["4:2:0"], np.uint8)
         )
+
+
+@needs_region
+def test_decoders_made_on_many_threads_at_once_leave_stderr_working(capfd):
+    import threading
+
+    data = np.frombuffer(_jpegs()["4:2:0"], np.uint8)
+    results = []
+
+    def decode_on_a_new_thread():
+        results.append(decode_region(data, 1, 2, 3, 4))
+
+    threads = [threading.Thread(target=decode_on_a_new_thread) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 16 and all(r is not None and r.shape == (3, 4, 3) for r in results)
+    import os
+
+    os.write(2, b"still here\n")  # file descriptor 2 is stderr again, not /dev/null
+    assert "still here" in capfd.readouterr().err

@@ -34,26 +34,29 @@ import numpy as np
 from ..transforms.base import TensorOperation
 
 _lock = threading.Lock()
+_stderr_lock = threading.Lock()  # one redirection at a time, or a restore could keep /dev/null
 _module: Any = None  # nvidia.nvimgcodec once loaded; False when unavailable
 _local = threading.local()  # one decoder per thread (and process)
 
 
 @contextlib.contextmanager
 def _quiet_stderr():
-    """File descriptor 2 to /dev/null: the native library writes there directly."""
-    try:
-        saved = os.dup(2)
-    except OSError:  # no stderr at all
-        yield
-        return
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(null)
+    """File descriptor 2 to /dev/null while a decoder is made: the native library writes its
+    plugins' load failures there directly. Only the first decoder of each thread pays it."""
+    with _stderr_lock:
+        try:
+            saved = os.dup(2)
+        except OSError:  # no stderr at all
+            yield
+            return
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 2)
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            os.close(null)
 
 
 def _load() -> Any:
