@@ -140,6 +140,11 @@ def main() -> None:
     parser.add_argument("--images", type=int, default=2000)
     parser.add_argument("--dir", default=None, help="reuse or create the JPEG folder here")
     parser.add_argument("--repeats", type=int, default=3, help="runs per variant (median)")
+    parser.add_argument(
+        "--loader-workers",
+        default=None,
+        help="DataLoader num_workers to try, comma-separated (default: 0 to all cores)",
+    )
     args = parser.parse_args()
     cores = available_cpus()
     with tempfile.TemporaryDirectory(prefix="jisu-images-") as scratch:
@@ -177,7 +182,12 @@ def main() -> None:
         many_on, many_off = with_and_without_region(cores)
         results["(2) jisu, 1 worker"] = one_on
         results[f"(2) jisu, {cores} workers"] = many_on
-        loaders = {w: median(lambda w=w: loader_rate(paths, labels, w)) for w in range(cores + 1)}
+        tried = (
+            [int(w) for w in args.loader_workers.split(",")]
+            if args.loader_workers
+            else range(cores + 1)
+        )
+        loaders = {w: median(lambda w=w: loader_rate(paths, labels, w)) for w in tried}
         best = max(loaders, key=loaders.get)
         results[f"(3) DataLoader + PIL, best (num_workers={best})"] = loaders[best]
         results[f"(4) jisu offload, {cores} workers"] = median(

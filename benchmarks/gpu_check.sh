@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The GPU checks, in one go on a CUDA machine (about 6 minutes on one H200 with 16 cores).
+#
+# The device machines of this project have PyTorch (CUDA), OpenCV, pyarrow, scikit-learn and
+# Pillow, but no network: fetch what they lack beforehand, here, into .whl/ (the script adds
+# it to git's exclude list):
+#     benchmarks/gpu_check.sh --download
+# then run it there with .whl carried (device tool: carry [".whl"]):
+#     benchmarks/gpu_check.sh
+# Output goes to stdout and to $OUT/gpu-check.log ($OUT: the device tool's folder, else
+# ./gpu-check-out). Each step has its own time limit, so one slow step cannot eat the rest.
+#
+# Steps: the tests of AMP, training (sink mode, on the device) and image ops (offload), the
+# AMP step benchmark (fp16 and bf16 at O0..O3 against plain PyTorch), the training-loop
+# benchmark (sink mode), the image pipeline (jisu and region decoding against a DataLoader).
+# GPU JPEG decoding (nvImageCodec + nvJPEG) is not built yet: the nvImageCodec wheel is
+# fetched so that its CPU region decoding runs there too.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+
+if [ "${1:-}" = "--download" ]; then
+  exclude=$(git rev-parse --git-path info/exclude)
+  mkdir -p "$(dirname "$exclude")"
+  grep -qx "/.whl/" "$exclude" 2>/dev/null || echo "/.whl/" >>"$exclude"
+  exec "$PY" -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
+    --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
+    --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl \
+    simplejpeg crc32c nvidia-nvimgcodec-cu13
+fi
+
+OUT=${OUT:-gpu-check-out}
+mkdir -p "$OUT"
+exec > >(tee "$OUT/gpu-check.log") 2>&1
+export PYTHONUNBUFFERED=1
+
+if [ -d .whl ]; then
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/jisu-site .whl/*.whl || exit 1
+  export PYTHONPATH="/tmp/jisu-site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+else
+  export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+fi
+"$PY" - <<'PYEOF' || exit 1
+import torch
+import jisu
+from jisu.dataset.vision import region_decode
+print(f"jisu {jisu.__version__}, torch {torch.__version__}, cuda {torch.cuda.is_available()}, "
+      f"region decode {region_decode.available()}")
+if not torch.cuda.is_available():
+    raise SystemExit("gpu_check: no CUDA device")
+print(torch.cuda.get_device_name(0))
+PYEOF
+
+step() {  # step SECONDS NAME COMMAND...
+  local limit=$1 name=$2
+  shift 2
+  echo "=== $name (limit ${limit}s)"
+  local begin=$SECONDS
+  timeout "$limit" "$@"
+  echo "=== $name: exit $? in $((SECONDS - begin)) s"
+}
+
+step 150 "tests: amp, train, offload" "$PY" -m pytest -q -p no:cacheprovider -o addopts="" \
+  -m "not slow" tests/amp tests/train tests/dataset/test_image_ops.py --maxfail=20 -rs
+step 90 "amp_step" "$PY" benchmarks/amp_step.py --steps 20 --rounds 3
+step 90 "train_loop" "$PY" benchmarks/train_loop.py --repeats 2 --epochs 3
+step 150 "image_pipeline" "$PY" benchmarks/image_pipeline.py --images 2000 --repeats 2 \
+  --loader-workers 0,8,16
