@@ -234,3 +234,33 @@ def test_decoders_made_on_many_threads_at_once_leave_stderr_working(capfd):
 
     os.write(2, b"still here\n")  # file descriptor 2 is stderr again, not /dev/null
     assert "still here" in capfd.readouterr().err
+
+
+@needs_region
+def test_what_region_decoding_does_not_notice_is_what_its_docstring_says():
+    # a file cut short and given a new end marker: the full decode refuses it; the region
+    # decode of rows inside the data it still has is exact, and it does not refuse the file
+    # (documented: JISU_REGION_DECODE=0 where that matters)
+    whole = _jpegs()["4:4:4"]
+    crafted = np.frombuffer(whole[: len(whole) * 6 // 10] + b"\xff\xd9", np.uint8)
+    with pytest.raises(ValueError, match="Decode"):
+        vision.Decode()(crafted)
+    full = simplejpeg.decode_jpeg(whole, colorspace="RGB")
+    np.testing.assert_array_equal(decode_region(crafted, 0, 0, 8, 16), full[:8, :16])
+    assert decode_region(crafted, 90, 0, 8, 16) is not None  # past the data: filled in
+
+
+def test_a_fork_during_a_stderr_redirection_gives_the_child_its_stderr(monkeypatch):
+    import os
+
+    assert region_decode._saved_stderr is None
+    with region_decode._quiet_stderr():
+        pid = os.fork()
+        if pid == 0:  # the child: stderr must be the real one again, and the lock free
+            ok = region_decode._saved_stderr is None and region_decode._stderr_lock.acquire(
+                blocking=False
+            )
+            os.write(2, b"")  # fd 2 is open
+            os._exit(0 if ok and os.readlink("/proc/self/fd/2") != os.devnull else 1)
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

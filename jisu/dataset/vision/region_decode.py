@@ -13,12 +13,20 @@ Without the library, or with ``JISU_REGION_DECODE=0`` in the environment, :func:
 returns None and callers decode the whole image as before. It also returns None for what it
 does not take (not 8-bit YCbCr/grayscale, data that does not end with the end-of-image
 marker, a region outside the image, a decoder error), and the caller's full decode then gives
-the result or the error. Like MindSpore's and DALI's crop decoders, it does not read the data
-after the region: corruption there, which a full decode may notice, goes unnoticed (a
-truncated file is still refused; record files carry checksums).
+the result or the error.
 
-nvImageCodec prints its plugins' load failures (no nvJPEG without a GPU) and decode warnings;
-they are silenced (``PYNVIMGCODEC_VERBOSITY=0`` and stderr closed while it loads).
+What a full decode refuses and a region decode may not: libjpeg-turbo only *warns* about
+damaged entropy-coded data, and the full decode turns its warnings into errors, which
+nvImageCodec's API does not report. Like MindSpore's and DALI's crop decoders, a region decode
+therefore does not notice corruption after the region (it stops reading there), nor a file
+cut short and given a new end-of-image marker (a crafted file: the region past the data comes
+out filled in); a file simply cut short, which does not end with that marker, is still
+refused, and record files carry checksums. Set ``JISU_REGION_DECODE=0`` where refusing such
+files matters more than the speed.
+
+nvImageCodec prints its plugins' load failures (no nvJPEG without a GPU): stderr is closed
+while a decoder is made, and ``PYNVIMGCODEC_VERBOSITY=0`` quiets its own log; libjpeg-turbo's
+warnings about a damaged file still reach stderr.
 """
 
 from __future__ import annotations
@@ -39,10 +47,14 @@ _module: Any = None  # nvidia.nvimgcodec once loaded; False when unavailable
 _local = threading.local()  # one decoder per thread (and process)
 
 
+_saved_stderr: int | None = None  # the real stderr while it points at /dev/null
+
+
 @contextlib.contextmanager
 def _quiet_stderr():
     """File descriptor 2 to /dev/null while a decoder is made: the native library writes its
     plugins' load failures there directly. Only the first decoder of each thread pays it."""
+    global _saved_stderr
     with _stderr_lock:
         try:
             saved = os.dup(2)
@@ -51,12 +63,29 @@ def _quiet_stderr():
             return
         null = os.open(os.devnull, os.O_WRONLY)
         try:
+            _saved_stderr = saved
             os.dup2(null, 2)
             yield
         finally:
             os.dup2(saved, 2)
+            _saved_stderr = None
             os.close(saved)
             os.close(null)
+
+
+def _after_fork_in_child() -> None:
+    """A fork while another thread had stderr redirected: give the child its stderr back and
+    a lock that nobody holds."""
+    global _stderr_lock, _saved_stderr
+    if _saved_stderr is not None:
+        with contextlib.suppress(OSError):
+            os.dup2(_saved_stderr, 2)
+        _saved_stderr = None
+    _stderr_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _load() -> Any:
