@@ -263,6 +263,19 @@ class AdjustSaturation(TensorOperation):
         return adjust_saturation(image, self.saturation_factor)
 
 
+def check_degrees(op: str, degrees: Any) -> tuple[float, float]:
+    """A random enhance op's factor range ``(min, max)``, 0 <= min <= max."""
+    if not isinstance(degrees, (list, tuple)) or len(degrees) != 2:
+        raise TypeError(f"{op}: degrees must be (min, max). Received: degrees={degrees!r}")
+    low = check_factor(op, "degrees[0]", degrees[0])
+    high = check_factor(op, "degrees[1]", degrees[1])
+    if low > high:
+        raise ValueError(
+            f"{op}: degrees must be (min, max) with min <= max. Received: degrees={degrees!r}"
+        )
+    return low, high
+
+
 class RandomColor(TensorOperation):
     """:class:`AdjustSaturation` with a factor drawn uniformly from ``degrees = (min, max)``
     (MindSpore's RandomColor, Pillow's ``ImageEnhance.Color``; RGB HWC images)."""
@@ -270,18 +283,7 @@ class RandomColor(TensorOperation):
     randomized = True
 
     def __init__(self, degrees: tuple[float, float] = (0.1, 1.9)) -> None:
-        if not isinstance(degrees, (list, tuple)) or len(degrees) != 2:
-            raise TypeError(
-                f"RandomColor: degrees must be (min, max). Received: degrees={degrees!r}"
-            )
-        low = check_factor("RandomColor", "degrees[0]", degrees[0])
-        high = check_factor("RandomColor", "degrees[1]", degrees[1])
-        if low > high:
-            raise ValueError(
-                f"RandomColor: degrees must be (min, max) with min <= max. Received: "
-                f"degrees={degrees!r}"
-            )
-        self.degrees = (low, high)
+        self.degrees = check_degrees("RandomColor", degrees)
 
     def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         check_numeric("RandomColor", _check_rgb("RandomColor", image))

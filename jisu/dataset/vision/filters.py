@@ -13,6 +13,7 @@ from .enhance import (
     CV_COLOR_DTYPES,
     MAX_FACTOR,
     blend,
+    check_degrees,
     check_factor,
     check_numeric,
     colour_cv_image,
@@ -63,18 +64,7 @@ class RandomSharpness(TensorOperation):
     randomized = True
 
     def __init__(self, degrees: tuple[float, float] = (0.1, 1.9)) -> None:
-        if not isinstance(degrees, (list, tuple)) or len(degrees) != 2:
-            raise TypeError(
-                f"RandomSharpness: degrees must be (min, max). Received: degrees={degrees!r}"
-            )
-        low = check_factor("RandomSharpness", "degrees[0]", degrees[0])
-        high = check_factor("RandomSharpness", "degrees[1]", degrees[1])
-        if low > high:
-            raise ValueError(
-                f"RandomSharpness: degrees must be (min, max) with min <= max. "
-                f"Received: degrees={degrees!r}"
-            )
-        self.degrees = (low, high)
+        self.degrees = check_degrees("RandomSharpness", degrees)
 
     def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         check_image("RandomSharpness", image)
