@@ -97,8 +97,8 @@ def compare(name: str, root: str, work: str, repeats: int) -> None:
     folder_rates, record_rates = [], []
     for _ in range(repeats):
         folder = ds.GeneratorDataset(
-            ImageFiles(root, paths, labels),
-            ["image", "label", "file"],
+            ImageFiles(root, paths, labels, names=False),  # the records' columns, no names
+            ["image", "label"],
             shuffle=True,
             num_parallel_workers=workers,
         )
