@@ -83,6 +83,11 @@ class RunContext:
 class Callback:
     """Base class: override the ``on_*`` hooks (or MindSpore's older names)."""
 
+    def wants_hook(self, hook: str) -> bool:
+        """Whether one of jisu's own hooks (:data:`JISU_HOOKS`) is to be called on this
+        callback: when its class overrides it."""
+        return getattr(type(self), hook) is not getattr(Callback, hook)
+
     def begin(self, run_context: RunContext) -> None:
         """Called once before training (``on_train_begin``)."""
 
@@ -192,8 +197,7 @@ class CallbackList:
         if hook in HOOKS:
             callbacks = self.callbacks
         elif hook in JISU_HOOKS:
-            base = getattr(Callback, hook)
-            callbacks = [cb for cb in self.callbacks if getattr(type(cb), hook, base) is not base]
+            callbacks = [cb for cb in self.callbacks if cb.wants_hook(hook)]
         else:
             raise AttributeError(hook)
 
@@ -347,16 +351,22 @@ class History(Callback):
 
 class LambdaCallback(Callback):
     """A callback from functions: ``LambdaCallback(on_train_step_end=fn, ...)``; each takes
-    the ``RunContext``."""
+    the ``RunContext``. MindSpore's hooks and jisu's (:data:`JISU_HOOKS`) are accepted."""
 
     def __init__(self, **hooks: Callable[[RunContext], None]) -> None:
-        unknown = set(hooks) - set(HOOKS)
+        known = (*HOOKS, *JISU_HOOKS)
+        unknown = set(hooks) - set(known)
         if unknown:
-            raise ValueError(f"LambdaCallback: unknown hook(s) {sorted(unknown)}; known: {HOOKS}")
+            raise ValueError(
+                f"LambdaCallback: unknown hook(s) {sorted(unknown)}; known: {list(known)}"
+            )
         self._hooks = hooks
 
+    def wants_hook(self, hook: str) -> bool:
+        return hook in object.__getattribute__(self, "_hooks")
+
     def __getattribute__(self, name: str) -> Any:
-        if name in HOOKS:
+        if name in HOOKS or name in JISU_HOOKS:
             hook = object.__getattribute__(self, "_hooks").get(name)
             if hook is not None:
                 return hook

@@ -128,3 +128,28 @@ def test_a_train_state_is_a_mapping_of_its_attributes():
     assert state.resume_point() == (1, 3)
     state.begin_step()
     assert (state.cur_step_num, state.step_in_epoch) == (1, 4)
+
+
+@pytest.mark.parametrize("sink", [False, True])
+def test_a_lambda_callback_takes_jisus_hooks_too(sink):
+    dispatched, exceptions, seen = [], [], []
+    counting = LambdaCallback(
+        on_train_step_dispatched=lambda rc: dispatched.append(rc.original_args().cur_epoch_num),
+        on_train_exception=lambda rc: exceptions.append(True),
+    )
+    plain = LambdaCallback(on_train_step_end=lambda rc: seen.append(1))
+    assert counting.wants_hook("on_train_step_dispatched") and not plain.wants_hook(
+        "on_train_exception"
+    )
+    batches, _, _ = data()  # 160 rows in batches of 32: 5 steps an epoch
+    model().train(2, batches, callbacks=[counting, plain], dataset_sink_mode=sink)
+    assert dispatched == [1] * 5 + [2] * 5 and len(seen) == 10 and exceptions == []
+
+    def fail(rc):
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        model().train(1, batches, callbacks=[counting, LambdaCallback(on_train_step_end=fail)])
+    assert exceptions == [True]
+    with pytest.raises(ValueError, match="unknown hook"):
+        LambdaCallback(on_train_step_dispatchd=print)
