@@ -393,14 +393,17 @@ class LearningRateScheduler(Callback):
 
 
 def _monitored(params: Any, monitor: str) -> float | None:
+    """The monitored value: ``"loss"`` is the training loss (the step's first output), as in
+    MindSpore, also when an evaluation metric is named "loss" (that one is ``"eval_loss"``);
+    other names are evaluation metrics, with or without ``eval_``. None when absent."""
+    if monitor == "loss":
+        return loss_value(params.net_outputs)
     metrics = params.get("metrics") or {}
     if monitor in metrics:
         return float(metrics[monitor])
     name = monitor[5:] if monitor.startswith("eval_") else None
     if name and name in metrics:
         return float(metrics[name])
-    if monitor == "loss":
-        return loss_value(params.net_outputs)
     return None
 
 
@@ -441,8 +444,9 @@ class _Plateau:
 
 
 class EarlyStopping(Callback):
-    """Stops training when ``monitor`` (an eval metric, ``eval_<metric>``, or ``loss``) has not
-    improved by ``min_delta`` for ``patience`` epochs; optionally restores the best weights."""
+    """Stops training when ``monitor`` (an eval metric, ``eval_<metric>``, or ``loss``: the
+    training loss, as in MindSpore) has not improved by ``min_delta`` for ``patience`` epochs;
+    optionally restores the best weights."""
 
     def __init__(
         self,

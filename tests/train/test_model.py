@@ -260,3 +260,15 @@ def test_graph_mode_falls_back_to_eager_when_compilation_fails_in_backward(monke
     finally:
         jisu.set_context(mode=jisu.PYNATIVE_MODE)
     np.testing.assert_allclose(fallback, eager, rtol=1e-6)  # the failed step was redone
+
+
+def test_monitor_loss_is_the_training_loss_as_in_mindspore_even_with_an_eval_loss_metric():
+    import torch
+
+    from jisu.train.callback import _monitored
+    from jisu.train.state import TrainState
+
+    state = TrainState(net_outputs=torch.tensor(0.25), metrics={"loss": 2.0, "acc": 0.5})
+    assert _monitored(state, "loss") == pytest.approx(0.25)  # the training loss
+    assert _monitored(state, "eval_loss") == 2.0 and _monitored(state, "acc") == 0.5
+    assert _monitored(state, "eval_acc") == 0.5 and _monitored(state, "top5") is None
