@@ -134,8 +134,9 @@ class CheckpointConfig:
     ``{prefix}-last.ckpt`` file of ``save_last`` is refreshed between epoch ends.
 
     Args:
-        save_checkpoint_steps: save every this many steps (default 1: every step; 0: not by
-            steps).
+        save_checkpoint_steps: save every this many steps (0: not by steps). Default None:
+            1 (every step, MindSpore's default) without a ``monitor``; with one, 0 (the
+            ``save_last`` file is then written at epoch ends, as Lightning's).
         save_checkpoint_seconds: save when this many seconds passed since the last save
             (default 0: not by time).
         keep_checkpoint_max: keep the newest this many numbered files of the prefix, by
@@ -162,10 +163,9 @@ class CheckpointConfig:
             unless ``save_best_only``.
         save_last: (Lightning) also keep ``{prefix}-last.ckpt``, always the latest state:
             rewritten (atomically) at every save, and with a ``monitor`` also at every epoch
-            end and at the end of training. With a ``monitor`` and the default
-            ``save_checkpoint_steps=1`` that is every step: raise it (e.g. to the steps of
-            an epoch) to write it less often. ``latest_checkpoint`` returns it when it is
-            newer than the numbered files.
+            end and at the end of training; between epoch ends too when
+            ``save_checkpoint_steps``/``save_checkpoint_seconds`` are given.
+            ``latest_checkpoint`` returns it when it is newer than the numbered files.
 
     Raises:
         ValueError, TypeError: an argument out of range or of the wrong type; ``save_top_k``
@@ -179,7 +179,7 @@ class CheckpointConfig:
 
     def __init__(
         self,
-        save_checkpoint_steps: int = 1,
+        save_checkpoint_steps: int | None = None,
         save_checkpoint_seconds: int = 0,
         keep_checkpoint_max: int = 5,
         keep_checkpoint_per_n_minutes: int = 0,
@@ -189,6 +189,8 @@ class CheckpointConfig:
         save_top_k: int | None = None,
         save_last: bool = False,
     ) -> None:
+        if save_checkpoint_steps is None:
+            save_checkpoint_steps = 0 if monitor is not None else 1
         for name, value in (
             ("save_checkpoint_steps", save_checkpoint_steps),
             ("save_checkpoint_seconds", save_checkpoint_seconds),
@@ -199,9 +201,10 @@ class CheckpointConfig:
                 raise ValueError(
                     f"CheckpointConfig: {name} must be an int >= 0. Received {value!r}"
                 )
-        if not save_checkpoint_steps and not save_checkpoint_seconds:
+        if not save_checkpoint_steps and not save_checkpoint_seconds and monitor is None:
             raise ValueError(
-                "CheckpointConfig: set save_checkpoint_steps or save_checkpoint_seconds"
+                "CheckpointConfig: set save_checkpoint_steps or save_checkpoint_seconds (or a "
+                "monitor, whose checkpoints are chosen at epoch ends)"
             )
         if monitor is not None and (not isinstance(monitor, str) or not monitor):
             error = ValueError if isinstance(monitor, str) else TypeError

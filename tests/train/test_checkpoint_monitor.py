@@ -212,6 +212,29 @@ def test_save_last_holds_the_final_weights_with_a_monitor(tmp_path):
     assert jisu.latest_checkpoint(tmp_path, "run") == str(tmp_path / "run-last.ckpt")
 
 
+def test_with_a_monitor_the_last_file_is_written_at_epoch_ends_unless_steps_are_given(
+    tmp_path, monkeypatch
+):
+    from jisu.train import model_checkpoint
+
+    written = []
+    real = model_checkpoint.save_checkpoint
+    monkeypatch.setattr(
+        model_checkpoint,
+        "save_checkpoint",
+        lambda state, path: (
+            written.append((os.path.basename(path), state["cur_step_num"])) or real(state, path)
+        ),
+    )
+    values = [0.3, 0.2, 0.1]  # every epoch improves: its numbered file, linked as -last
+    fit(values, CheckpointConfig(monitor="score", save_last=True), tmp_path)
+    assert [step for _, step in written] == [STEPS, 2 * STEPS, 3 * STEPS]  # epoch ends only
+    written.clear()
+    steps = CheckpointConfig(monitor="score", save_last=True, save_checkpoint_steps=1)
+    fit(values, steps, tmp_path / "every-step")
+    assert sorted({step for _, step in written}) == list(range(1, 3 * STEPS + 1))
+
+
 @pytest.mark.parametrize("links", [True, False], ids=["hard-link", "no-links"])
 def test_save_last_without_a_monitor_follows_every_save(tmp_path, monkeypatch, links):
     if not links:  # a file system without hard links: the file is written a second time
