@@ -415,10 +415,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _one_line(error: BaseException, command: str) -> str:
     """The error's message on one line (its first, without a leading ``command: ``), with its
-    type where the message alone would not say what went wrong."""
+    type, except for an ``OSError`` (a path, a permission, a full disk: the message says what
+    went wrong). A ``ValueError`` keeps its type: a bug raises one too ("too many values to
+    unpack"), and without the type it would read as a mistake of the user's."""
     text = str(error).strip().splitlines()
     message = text[0].removeprefix(f"{command}: ") if text else ""
-    if isinstance(error, (OSError, ValueError, UsageError)) and message:
+    if isinstance(error, (OSError, UsageError)) and message:
         return message + (" (--debug shows the rest)" if len(text) > 1 else "")
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
 

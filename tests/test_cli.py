@@ -115,6 +115,22 @@ def test_train_on_a_missing_folder_says_so_in_one_line(tmp_path, capsys, monkeyp
         main(["train", "--data", str(tmp_path / "nope")])
 
 
+def test_an_error_that_is_no_users_mistake_keeps_its_type(monkeypatch, capsys):
+    """A ValueError raised by a bug reads as one, not as a mistake in the command line."""
+    from jisu import cli
+
+    def buggy(args):
+        first, second = (1, 2, 3)  # a bug: too many values to unpack
+        return first + second
+
+    monkeypatch.delenv("JISU_DEBUG", raising=False)
+    monkeypatch.setattr(cli, "_train", buggy)
+    assert main(["train"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "jisu train: error: ValueError: too many values to unpack (expected 2)"
+    assert "--debug" in err[1] and len(err) == 2
+
+
 def test_help_shows_defaults_and_what_data_accepts(capsys):
     with pytest.raises(SystemExit):
         main(["train", "--help"])
