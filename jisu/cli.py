@@ -183,10 +183,10 @@ def _convert(args: argparse.Namespace) -> int:
             overwrite=args.overwrite,
             file_names=args.file_names,
         )
-    except FileExistsError:
-        raise FileExistsError(
-            f"'{args.dst}' already exists; add --overwrite to replace it"
-        ) from None
+    except FileExistsError as exc:  # the writer names the file that exists (a shard, the
+        # manifest); the flag replaces its keyword argument
+        text = str(exc).replace("pass overwrite=True", "add --overwrite")
+        raise FileExistsError(text.split(": ", 1)[-1]) from None
     removed = summary["removed"]
     if removed:
         names = ", ".join(os.path.basename(path) for path, _ in removed)
