@@ -111,7 +111,7 @@ def train_with_model(ds_train, image_size, epochs=2, lr=None):
     """Section 3.1, way one, and section 4: Model with amp_level="O2", monitors, sink mode."""
     net = SimpleNet(image_size)
     loss = nn.CrossEntropyLoss(reduction="mean")  # SoftmaxCrossEntropyWithLogits(sparse=True)
-    lr = lr or default_lr(image_size)  # the article: 0.01
+    lr = default_lr(image_size) if lr is None else lr  # the article: 0.01
     opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=0.9)  # nn.Momentum
 
     # 核心代码：amp_level="O2"
@@ -131,7 +131,8 @@ def train_functional(ds_train, image_size, steps=3, lr=None):
     """Section 3.1, way two: auto_mixed_precision and a forward_fn, in a custom loop."""
     net = SimpleNet(image_size)
     loss = nn.CrossEntropyLoss()
-    opt = torch.optim.SGD(net.parameters(), lr=lr or default_lr(image_size), momentum=0.9)
+    lr = default_lr(image_size) if lr is None else lr
+    opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=0.9)
     net = amp.auto_mixed_precision(net, amp_level="O2")
 
     def forward_fn(data, label):
