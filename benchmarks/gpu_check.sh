@@ -10,11 +10,11 @@
 # Output goes to stdout and to $OUT/gpu-check.log ($OUT: the device tool's folder, else
 # ./gpu-check-out). Each step has its own time limit, so one slow step cannot eat the rest.
 #
-# Steps: the tests of AMP, training (sink mode, on the device) and image ops (offload), the
-# AMP step benchmark (fp16 and bf16 at O0..O3 against plain PyTorch), the training-loop
-# benchmark (sink mode), the image pipeline (jisu and region decoding against a DataLoader).
-# GPU JPEG decoding (nvImageCodec + nvJPEG) is not built yet: the nvImageCodec wheel is
-# fetched so that its CPU region decoding runs there too.
+# Steps: the tests of AMP, training (sink mode, on the device), image ops (offload) and
+# device decoding (the `gpu`-marked test compares nvJPEG with the CPU decoders), the AMP step
+# benchmark (fp16 and bf16 at O0..O3 against plain PyTorch), the training-loop benchmark (sink
+# mode), the image pipeline (jisu, region decoding and GPU decoding (6) against a DataLoader).
+# The wheels fetched: nvImageCodec (CUDA 13 build) and nvJPEG 13, which it loads on a GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -26,7 +26,7 @@ if [ "${1:-}" = "--download" ]; then
   exec "$PY" -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
     --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
     --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl \
-    simplejpeg crc32c nvidia-nvimgcodec-cu13
+    simplejpeg crc32c nvidia-nvimgcodec-cu13 "nvidia-nvjpeg>=13,<14"
 fi
 
 OUT=${OUT:-gpu-check-out}
@@ -38,6 +38,8 @@ if [ -d .whl ]; then
   "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/jisu-site .whl/*.whl || exit 1
   export PYTHONPATH="/tmp/jisu-site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+  # nvImageCodec dlopens libnvjpeg: the wheel's lib folder, wherever --target put it
+  export LD_LIBRARY_PATH="/tmp/jisu-site/nvidia/nvjpeg/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 else
   export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 fi
@@ -61,8 +63,9 @@ step() {  # step SECONDS NAME COMMAND...
   echo "=== $name: exit $? in $((SECONDS - begin)) s"
 }
 
-step 150 "tests: amp, train, offload" "$PY" -m pytest -q -p no:cacheprovider -o addopts="" \
-  -m "not slow" tests/amp tests/train tests/dataset/test_image_ops.py --maxfail=20 -rs
+step 150 "tests: amp, train, offload, device decode" "$PY" -m pytest -q -p no:cacheprovider \
+  -o addopts="" -m "not slow" tests/amp tests/train tests/dataset/test_image_ops.py \
+  tests/dataset/test_device_decode.py --maxfail=20 -rs
 step 90 "amp_step" "$PY" benchmarks/amp_step.py --steps 20 --rounds 3
 step 90 "train_loop" "$PY" benchmarks/train_loop.py --repeats 2 --epochs 3
 step 150 "image_pipeline" "$PY" benchmarks/image_pipeline.py --images 2000 --repeats 2 \

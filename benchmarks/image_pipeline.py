@@ -12,11 +12,16 @@ quality 90) cut from the photos that ship with scikit-learn, then measures image
    num_workers 0..cores;
 4. jisu with the normalize/layout tail offloaded (uint8 batches out), all cores;
 5. with ``jisu[nvimgcodec]`` installed, (2) again with region decoding turned off (the crop's
-   region is decoded instead of the whole photo when no 1/2..1/8 scale fits the crop).
+   region is decoded instead of the whole photo when no 1/2..1/8 scale fits the crop);
+6. on a GPU machine (or with ``--device-decode``, on the CPU), the decode, crop and flip moved
+   to the offload module (``RandomCropDecodeResize(224).device("GPU")``): the workers only
+   read headers and draw crops, the module decodes each batch (nvJPEG on a GPU) and its time
+   is included.
 
 Needs scikit-learn and Pillow (``pip install scikit-learn pillow``); neither is a jisu
 dependency. Every variant runs ``--repeats`` times (default 3); the median is reported.
 Usage: python benchmarks/image_pipeline.py [--images 2000] [--dir PATH] [--repeats 3]
+    [--device-decode]
 """
 
 from __future__ import annotations
@@ -81,24 +86,37 @@ def ceiling(paths: list[str]) -> float:
     return len(paths) / (time.perf_counter() - begin)
 
 
-def jisu_pipeline(root: str, workers: int | None, offload: bool = False) -> ds.Dataset:
+def jisu_pipeline(
+    root: str, workers: int | None, offload: bool = False, device_decode: bool = False
+) -> ds.Dataset:
     """(2): ImageFolderDataset -> RandomCropDecodeResize -> flip -> Normalize -> HWC2CHW
-    (``workers`` None: left to jisu, i.e. ``config``'s default, which AutoTune may raise)."""
+    (``workers`` None: left to jisu, i.e. ``config``'s default, which AutoTune may raise);
+    ``device_decode``: the decode, crop and flip run in the offload module (6)."""
     data = ds.ImageFolderDataset(root, shuffle=True, num_parallel_workers=workers)
+    decode = vision.RandomCropDecodeResize(224)
     ops = [
-        vision.RandomCropDecodeResize(224),
+        decode.device("GPU") if device_decode else decode,
         vision.RandomHorizontalFlip(),
         vision.Normalize(MEAN, STD),
         vision.HWC2CHW(),
     ]
-    data = data.map(ops, "image", num_parallel_workers=workers, offload=offload)
+    data = data.map(ops, "image", num_parallel_workers=workers, offload=offload or device_decode)
     return data.batch(BATCH, num_parallel_workers=workers)
 
 
-def jisu_rate(root: str, workers: int, offload: bool) -> float:
-    data = jisu_pipeline(root, workers, offload)
+def jisu_rate(root: str, workers: int, offload: bool, device: str | None = None) -> float:
+    """Images/s of (2), (4) with ``offload``, or (6) with a ``device`` that decodes: its
+    module's work on each batch is timed too."""
+    data = jisu_pipeline(root, workers, offload, device_decode=device is not None)
+    module = data.offload_module().to(device) if device is not None else None
     begin = time.perf_counter()
-    rows = sum(image.shape[0] for image, _ in data.create_tuple_iterator(num_epochs=1))
+    rows = 0
+    for image, label in data.create_tuple_iterator(num_epochs=1):
+        if module is not None:
+            image, label = module([image, label])
+        rows += image.shape[0]
+    if device is not None and device.startswith("cuda"):
+        torch.cuda.synchronize()
     return rows / (time.perf_counter() - begin)
 
 
@@ -145,6 +163,12 @@ def main() -> None:
         "--loader-workers",
         default=None,
         help="DataLoader num_workers to try, comma-separated (default: 0 to all cores)",
+    )
+    parser.add_argument(
+        "--device-decode",
+        action="store_true",
+        help="also time (6), decoding in the offload module, on the CPU when there is no GPU "
+        "(on a GPU machine (6) always runs)",
     )
     args = parser.parse_args()
     cores = available_cpus()
@@ -200,6 +224,11 @@ def main() -> None:
         results[f"(4) jisu offload, {cores} workers"] = median(
             lambda: jisu_rate(root, cores, offload=True)
         )
+        device = "cuda" if torch.cuda.is_available() else ("cpu" if args.device_decode else None)
+        if device is not None:  # decoded by the offload module, on the GPU when there is one
+            results[f"(6) jisu device decode ({device}), {cores} workers"] = median(
+                lambda: jisu_rate(root, cores, offload=True, device=device)
+            )
         if region:  # the same pipelines decoding whole photos
             results["(5) jisu, 1 worker, no region decode"] = one_off
             results[f"(5) jisu, {cores} workers, no region decode"] = many_off
@@ -215,6 +244,9 @@ def main() -> None:
     print(f"  (2) / (3)               = {many / loaders[best]:.2f}x   (target >= 1.6x)")
     offload = results[f"(4) jisu offload, {cores} workers"]
     print(f"  (4) / (2)               = {offload / many:.2f}x   (target >= 1.0x)")
+    decoded = [name for name in results if name.startswith("(6)")]
+    if decoded:
+        print(f"  (6) / (2)               = {results[decoded[0]] / many:.2f}x")
     if region:
         one_whole = results["(5) jisu, 1 worker, no region decode"]
         many_whole = results[f"(5) jisu, {cores} workers, no region decode"]

@@ -6,6 +6,10 @@
 returns a ``torch.nn.Module`` that applies that tail to each batch on whatever device it is on,
 with the same results as the host ops (within float rounding).
 
+With a decode op set to ``device("GPU")`` the tail starts at that op: the pipeline ships JPEG
+bytes and its random draws, and the module decodes, crops, resizes and flips on its device
+(:mod:`.device_decode`).
+
 Example:
     >>> data = ds.ImageFolderDataset(root).map(
     ...     [vision.RandomCropDecodeResize(224), vision.Normalize(mean, std), vision.HWC2CHW()],
@@ -22,6 +26,7 @@ from typing import Any
 
 import torch
 
+from .device_decode import DeviceDecoder, DevicePlan
 from .transforms.ops import TypeCast
 from .vision.pixel import HWC2CHW, Normalize, Rescale
 
@@ -29,8 +34,30 @@ OFFLOADABLE = (Rescale, Normalize, HWC2CHW, TypeCast)
 
 
 def split_offload(operations: Sequence[Any]) -> tuple[list[Any], list[Any]]:
-    """(ops kept in the pipeline, the offloadable tail)."""
+    """(ops kept in the pipeline, the offloaded tail).
+
+    The tail is the longest run of Rescale/Normalize/HWC2CHW/TypeCast at the end; when a
+    decode op was set to ``device("GPU")``, it starts at that op instead
+    (:mod:`.device_decode`): the pipeline keeps a :class:`~.device_decode.DevicePlan` that
+    draws the decode's crop and the flips, and the tail holds the same plan, which decodes.
+
+    Raises:
+        ValueError: an op after a device decode that cannot run on the device.
+    """
+    from .device_decode import split_device
+
     ops = list(operations)
+    host, plan, k = split_device(ops)
+    if plan is not None:
+        rest = ops[k:]
+        wrong = [op for op in rest if not isinstance(op, OFFLOADABLE)]
+        if wrong:
+            raise ValueError(
+                f"map: {type(wrong[0]).__name__} follows {plan.name} on the device, where it "
+                "cannot run; after a device decode only RandomHorizontalFlip/RandomVerticalFlip/"
+                "HorizontalFlip/VerticalFlip and then Rescale/Normalize/HWC2CHW/TypeCast can"
+            )
+        return [*host, plan], [plan, *rest]
     k = len(ops)
     while k > 0 and isinstance(ops[k - 1], OFFLOADABLE):
         k -= 1
@@ -52,15 +79,22 @@ class OffloadModule(torch.nn.Module):
         super().__init__()
         self.columns = list(columns)
         self.tails = {name: list(ops) for name, ops in tails.items()}
+        # tells the module's device (a decode needs it: its input is host bytes)
+        self.register_buffer("_device_probe", torch.zeros(0), persistent=False)
+        self.decoders = {}
         for name, ops in self.tails.items():
             for k, op in enumerate(ops):
+                if isinstance(op, DevicePlan):
+                    self.decoders[f"{name}_{k}"] = DeviceDecoder(op)
                 if isinstance(op, Normalize):
                     self.register_buffer(f"{name}_{k}_mean", torch.from_numpy(op.mean.copy()))
                     self.register_buffer(f"{name}_{k}_std", torch.from_numpy(op.std.copy()))
 
     def _apply_tail(self, name: str, x: torch.Tensor) -> torch.Tensor:
         for k, op in enumerate(self.tails[name]):
-            if isinstance(op, Rescale):
+            if isinstance(op, DevicePlan):  # packets of JPEG bytes: decoded where the module is
+                x = self.decoders[f"{name}_{k}"](x, self.device)
+            elif isinstance(op, Rescale):
                 x = x.to(torch.float32) * op.rescale
                 if op.shift:
                     x = x + op.shift
@@ -78,6 +112,11 @@ class OffloadModule(torch.nn.Module):
             elif isinstance(op, TypeCast):
                 x = x.to(_torch_dtype(op.data_type))
         return x.contiguous()
+
+    @property
+    def device(self) -> torch.device:
+        """Where the module decodes and computes (moved with ``.to(device)``)."""
+        return self._device_probe.device
 
     def forward(self, batch: Any) -> Any:
         if isinstance(batch, dict):

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ..device_decode import is_packet_column
+
 PadInfo = dict[str, tuple[Sequence[int | None] | None, Any]]
 
 
@@ -90,9 +92,12 @@ def stack_column(
     dtype = first.dtype
     if any(v.dtype != dtype for v in values):
         dtype = np.result_type(*values)
+    same_shape = all(v.shape == first.shape for v in values)
+    if pad is None and not same_shape and is_packet_column(values):
+        pad = (None, 0)  # JPEG bytes for the device (device_decode): padded, lengths inside
     if pad is None:
         shape = first.shape
-        if any(v.shape != shape for v in values):
+        if not same_shape:
             shapes = sorted({tuple(v.shape) for v in values})
             raise ValueError(
                 f"{where}: cannot batch column '{column}': rows have different shapes {shapes}. "

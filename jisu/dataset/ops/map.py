@@ -8,6 +8,7 @@ from typing import Any
 
 from .. import config
 from ..datasets import Dataset
+from ..device_decode import DevicePlan
 from ..engine.access import RandomAccess, is_random_access
 from ..engine.collate import Deferred
 from ..engine.context import ExecContext
@@ -214,9 +215,13 @@ class MapDataset(Dataset):
                 continue
             try:
                 begin = time.perf_counter() if timer is not None else 0.0
-                args = as_columns(
-                    apply_op(op, args, lambda k=k: sample_rng(ctx.seed, epoch, index, key + k))
-                )
+                if isinstance(op, DevicePlan):  # draws for the ops it stands for, from k on
+                    rng_at = lambda j, k=k: sample_rng(ctx.seed, epoch, index, key + k + j)  # noqa: E731
+                    args = (op.plan(args[0], rng_at, index, epoch),)
+                else:
+                    args = as_columns(
+                        apply_op(op, args, lambda k=k: sample_rng(ctx.seed, epoch, index, key + k))
+                    )
                 if timer is not None:
                     timer.add(self, step, time.perf_counter() - begin, weight)
             except Exception as exc:

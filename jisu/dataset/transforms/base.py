@@ -30,6 +30,42 @@ class TensorOperation:
     #: given one PIL image, return a PIL image when the result is still an 8-bit image (False
     #: for the ops whose MindSpore counterpart returns an array)
     pil_out: bool = True
+    #: where the op runs: "CPU", in the pipeline, or "GPU" (set by :meth:`device`)
+    device_target: str = "CPU"
+
+    def device(self, device_target: str = "CPU") -> TensorOperation:
+        """Run this op on ``device_target`` (MindSpore's ``.device()``); returns the op.
+
+        "GPU" is taken by the decode ops (``Decode`` followed by a crop op, and
+        ``RandomCropDecodeResize``) in a ``map(..., offload=True)``: the pipeline then ships
+        JPEG bytes and random draws, and ``dataset.offload_module()`` decodes on the device
+        (see :mod:`jisu.dataset.device_decode`).
+
+        Raises:
+            TypeError: ``device_target`` is not a str.
+            ValueError: it is not "CPU" or "GPU", or this op cannot run on the device.
+        """
+        name = type(self).__name__
+        if not isinstance(device_target, str):
+            raise TypeError(
+                f"{name}.device: device_target must be a str. Received: {device_target!r}"
+            )
+        if device_target not in ("CPU", "GPU"):
+            raise ValueError(
+                f"{name}.device: device_target must be 'CPU' or 'GPU' (jisu runs on PyTorch "
+                f"devices; 'GPU' means the device of the offload module). Received: "
+                f"{device_target!r}"
+            )
+        if device_target == "GPU":
+            from ..device_decode import device_capable
+
+            if not device_capable(self):
+                raise ValueError(
+                    f"{name}.device: only Decode and RandomCropDecodeResize take 'GPU'; the "
+                    "ops after them in the map follow them to the device"
+                )
+        self.device_target = device_target
+        return self
 
     def apply(self, *arrays: np.ndarray, rng: np.random.Generator | None = None) -> Any:
         raise NotImplementedError  # each op defines its kernel

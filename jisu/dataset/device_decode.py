@@ -1,0 +1,376 @@
+"""Decode on the device: the pipeline ships JPEG bytes and random draws, the device decodes.
+
+``vision.RandomCropDecodeResize(224).device("GPU")`` (or ``vision.Decode().device("GPU")``
+followed by a crop op) in a ``map(..., offload=True)`` moves the decode, the crop, the resize
+and any flips after it out of the pipeline. The pipeline still makes every random decision,
+on the CPU and from the same per-(seed, epoch, sample, op) streams as the host ops, reading
+only the JPEG header: the rows it emits are *packets* (the encoded bytes, the crop box, the flip
+decisions), batched as one padded uint8 array. ``dataset.offload_module()`` then decodes each
+batch's crop regions on the device it sits on — nvImageCodec's batched nvJPEG decoder on a CUDA
+device, its libjpeg-turbo CPU decoder (or jisu's own decoders) elsewhere — resizes, flips, and
+runs the offloaded Normalize/HWC2CHW tail. A CPU worker then only parses headers: the most
+expensive op of an image pipeline leaves the host.
+
+What the device path gives up: the pipeline no longer sees pixels, so a corrupt JPEG is noticed
+when the module decodes it (the error names the sample and epoch), and nvJPEG's IDCT and
+upsampling differ from libjpeg-turbo's by a few levels (``:fancy_upsampling=1`` is asked for to
+stay close). Images that are not JPEG, or whose crop the header alone cannot place, are decoded
+and cropped in the pipeline as before and travel as pixels inside their packet.
+
+Packet layout (little-endian): 8 magic bytes, 8 int64 ``(kind, payload bytes, sample, epoch,
+height, width, channels, params)``, ``params`` int64 (crop top, left, height, width, then one
+0/1 per flip op), then the payload: the JPEG bytes (kind 0; height/width/channels describe the
+source) or HWC uint8 pixels after the crop (kind 1). The module validates every packet before
+it trusts a length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from .transforms.base import TensorOperation
+
+MAGIC = np.frombuffer(b"\x93JISUDV1", dtype=np.uint8)
+_HEADER = MAGIC.size + 8 * 8
+_JPEG, _PIXELS = 0, 1
+_MAX_PARAMS = 64
+
+
+def is_packet_column(values: Sequence[Any]) -> bool:
+    """Whether every value is a device-decode packet (the batch pads such rows)."""
+    return all(
+        isinstance(v, np.ndarray)
+        and v.dtype == np.uint8
+        and v.ndim == 1
+        and v.size >= _HEADER
+        and np.array_equal(v[: MAGIC.size], MAGIC)
+        for v in values
+    )
+
+
+def _pack(kind: int, payload: np.ndarray, index: int, epoch: int, shape, params) -> np.ndarray:
+    header = np.array([kind, payload.size, index, epoch, *shape, len(params)], dtype="<i8").view(
+        np.uint8
+    )
+    tail = np.asarray(params, dtype="<i8").view(np.uint8)
+    return np.concatenate([MAGIC, header, tail, payload.reshape(-1)])
+
+
+class Packet:
+    """One parsed packet (see the module docstring); raises ValueError for a malformed one."""
+
+    __slots__ = ("channels", "epoch", "height", "index", "kind", "params", "payload", "width")
+
+    def __init__(self, row: np.ndarray) -> None:
+        if row.size < _HEADER or not np.array_equal(row[: MAGIC.size], MAGIC):
+            raise ValueError(
+                "offload_module: a row of the device-decoded column is not a jisu packet; "
+                "pass the batch as the pipeline made it"
+            )
+        head = row[MAGIC.size : _HEADER].view("<i8")
+        kind, size, index, epoch, height, width, channels, count = (int(v) for v in head)
+        start = _HEADER + 8 * count
+        if (
+            kind not in (_JPEG, _PIXELS)
+            or not 0 <= count <= _MAX_PARAMS
+            or size < 0
+            or start + size > row.size
+            or min(height, width, channels) < 0
+            or (kind == _PIXELS and height * width * channels != size)
+        ):
+            raise ValueError(
+                f"offload_module: a malformed packet (sample {index}, epoch {epoch}): its "
+                "header does not fit its bytes"
+            )
+        self.kind, self.index, self.epoch = kind, index, epoch
+        self.height, self.width, self.channels = height, width, channels
+        self.params = [int(v) for v in row[_HEADER:start].view("<i8")]
+        self.payload = row[start : start + size]
+
+    def where(self) -> str:
+        return f"sample {self.index} of epoch {self.epoch}"
+
+
+# ---------------------------------------------------------------- which ops can go
+
+
+def _is(op: Any, *names: str) -> bool:
+    return type(op).__name__ in names and type(op).__module__.startswith("jisu.dataset.vision")
+
+
+_CROPS = ("RandomResizedCrop", "Crop", "CenterCrop", "ResizedCrop")
+_FLIPS = ("RandomHorizontalFlip", "RandomVerticalFlip", "HorizontalFlip", "VerticalFlip")
+_INTERS = ("NEAREST", "LINEAR", "BILINEAR", "CUBIC", "BICUBIC")
+
+
+def device_capable(op: Any) -> bool:
+    """Whether ``op.device("GPU")`` is accepted: a decode op that can run on the device."""
+    return _is(op, "Decode", "RandomCropDecodeResize")
+
+
+def _resize_of(op: Any) -> tuple[tuple[int, int], str] | None:
+    """(output size, interpolation name) of a crop op that resizes; None for plain crops."""
+    if _is(op, "RandomCropDecodeResize", "RandomResizedCrop"):
+        return op._params.size, op._params.interpolation.name
+    if _is(op, "ResizedCrop"):
+        return tuple(op.size), op.interpolation.name
+    return None
+
+
+def split_device(ops: Sequence[Any]) -> tuple[list[Any], DevicePlan | None, int]:
+    """(ops before the device part, the plan standing for the device decode + crop + flips, the
+    index of the first op after them) — plan None when no op was set to ``device("GPU")``.
+
+    Raises:
+        ValueError: the ops after the device decode cannot all run on the device.
+    """
+    ops = list(ops)
+    start = next(
+        (k for k, op in enumerate(ops) if getattr(op, "device_target", "CPU") == "GPU"), None
+    )
+    if start is None:
+        return ops, None, len(ops)
+    head = ops[start]
+    k = start + 1
+    crop = None
+    if _is(head, "Decode"):
+        if head.to_pil:
+            raise ValueError("map: Decode(to_pil=True) cannot run on the device")
+        if k >= len(ops) or not _is(ops[k], *_CROPS):
+            after = type(ops[k]).__name__ if k < len(ops) else "nothing"
+            raise ValueError(
+                "map: Decode().device('GPU') must be followed by a crop op "
+                f"({', '.join(_CROPS)}) so that every image of a batch has one size; "
+                f"it is followed by {after}"
+            )
+        crop = ops[k]
+        k += 1
+    resize = _resize_of(crop if crop is not None else head)
+    if resize is not None and resize[1] not in _INTERS:
+        name = type(crop if crop is not None else head).__name__
+        raise ValueError(
+            f"map: {name} runs on the device only with interpolation NEAREST, BILINEAR or "
+            f"BICUBIC. Received: interpolation=Inter.{resize[1]}"
+        )
+    flips = []
+    while k < len(ops) and _is(ops[k], *_FLIPS):
+        flips.append(ops[k])
+        k += 1
+    return ops[:start], DevicePlan(head, crop, flips), k
+
+
+# ---------------------------------------------------------------- the pipeline's side
+
+
+class DevicePlan(TensorOperation):
+    """Stands in the pipeline for the device's decode, crop and flips: reads the JPEG header,
+    draws the crop and the flips from their ops' random streams, and emits a packet."""
+
+    randomized = False  # draws from the streams of the ops it stands for (:meth:`plan`)
+
+    def __init__(self, decode: Any, crop: Any | None, flips: list[Any]) -> None:
+        self.decode = decode
+        self.crop = crop
+        self.flips = list(flips)
+        self.name = "+".join(type(op).__name__ for op in self.ops)
+        self.resize = _resize_of(crop if crop is not None else decode)
+
+    @property
+    def ops(self) -> list[Any]:
+        return [self.decode, *([self.crop] if self.crop is not None else []), *self.flips]
+
+    def apply(self, data: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        """Eagerly (outside a pipeline): one fresh stream for every op."""
+        return self.plan(data, lambda _k: np.random.default_rng(), 0, 0)
+
+    def plan(
+        self,
+        data: np.ndarray,
+        rng_at: Callable[[int], np.random.Generator],
+        index: int,
+        epoch: int,
+    ) -> np.ndarray:
+        """The packet of one sample; ``rng_at(j)``: the random stream of the ``j``-th op."""
+        from .vision.decode import _buffer, check_declared_size, is_jpeg
+
+        buf = _buffer(data)
+        box = None
+        op = self.crop if self.crop is not None else self.decode
+        rng = rng_at(len(self.ops) - len(self.flips) - 1) if op.randomized else None
+        state = rng.bit_generator.state if rng is not None else None
+        if is_jpeg(buf):
+            size = check_declared_size(type(self.decode).__name__, data, buf)
+            if size is not None:
+                box = self._box(op, size, rng)
+        if box is not None:
+            packet_kind, payload, shape = _JPEG, buf, (*size, 3)
+        else:  # decoded here: the crop the header alone cannot place, or not a JPEG
+            if rng is not None:
+                rng.bit_generator.state = state
+            pixels = self.decode.apply(data, rng=rng if self.crop is None else None)
+            if self.crop is not None:
+                pixels = self.crop.apply(pixels, rng=rng)
+            if pixels.ndim == 2:
+                pixels = pixels[:, :, None]
+            packet_kind, payload, shape = _PIXELS, np.ascontiguousarray(pixels), pixels.shape
+            box = (0, 0, pixels.shape[0], pixels.shape[1])
+        first_flip = len(self.ops) - len(self.flips)
+        flags = [self._flip(f, rng_at(first_flip + j)) for j, f in enumerate(self.flips)]
+        return _pack(packet_kind, payload, index, epoch, shape, [*box, *flags])
+
+    @staticmethod
+    def _box(op: Any, size: tuple[int, int], rng: Any) -> tuple[int, int, int, int] | None:
+        if _is(op, "RandomCropDecodeResize"):
+            from .vision.random_crop_resize import sample_crop
+
+            p = op._params
+            return sample_crop(size[0], size[1], p.scale, p.ratio, p.max_attempts, rng)
+        return op.crop_region(size[0], size[1], rng)
+
+    @staticmethod
+    def _flip(op: Any, rng: np.random.Generator) -> int:
+        if op.randomized:
+            return int(rng.random() < op.prob)  # the draw the host op makes
+        return 1
+
+
+# ---------------------------------------------------------------- the device's side
+
+_INTERP = {"NEAREST": "nearest", "LINEAR": "bilinear", "BILINEAR": "bilinear"}
+
+
+def _nearest_index(length: int, out: int, device: torch.device) -> torch.Tensor:
+    index = np.floor(np.arange(out) * (1.0 / (out / length))).astype(np.int64)
+    return torch.from_numpy(np.minimum(index, length - 1)).to(device)
+
+
+def _resize(image: torch.Tensor, size: tuple[int, int], inter: str) -> torch.Tensor:
+    """HWC uint8 resized as OpenCV's cv2.resize does (same sampling grid; within 1-2 levels)."""
+    if tuple(image.shape[:2]) == tuple(size):
+        return image
+    mode = _INTERP.get(inter, "bicubic")
+    if mode == "nearest":  # OpenCV's source index, floor(x / (out/in)) in double precision
+        rows = _nearest_index(image.shape[0], size[0], image.device)
+        cols = _nearest_index(image.shape[1], size[1], image.device)
+        return image.index_select(0, rows).index_select(1, cols)
+    x = image.permute(2, 0, 1)[None].to(torch.float32)
+    y = torch.nn.functional.interpolate(x, size=size, mode=mode, align_corners=False)
+    return y[0].permute(1, 2, 0).round_().clamp_(0, 255).to(torch.uint8)
+
+
+class DeviceDecoder:
+    """Decodes a batch of packets into an NHWC uint8 tensor on ``device`` (see the module
+    docstring): nvImageCodec's batched GPU decoder on CUDA, CPU decoders elsewhere."""
+
+    def __init__(self, plan: DevicePlan) -> None:
+        self.plan = plan
+        self._gpu: dict[int, Any] = {}
+
+    def __call__(self, batch: torch.Tensor, device: torch.device) -> torch.Tensor:
+        rows = batch.detach().cpu().numpy()
+        if rows.dtype != np.uint8 or rows.ndim != 2:
+            raise ValueError(
+                "offload_module: the device-decoded column must be the pipeline's uint8 "
+                f"packet batch (2-D). Received dtype {rows.dtype}, shape {tuple(rows.shape)}"
+            )
+        packets = [Packet(row) for row in rows]
+        images = self._decode(packets, device)
+        out = []
+        for packet, image in zip(packets, images):
+            if self.plan.resize is not None and packet.kind == _JPEG:
+                image = _resize(image, *self.plan.resize)
+            out.append(image)
+        shapes = {tuple(im.shape) for im in out}
+        if len(shapes) > 1:
+            raise ValueError(
+                f"offload_module: {self.plan.name} gave images of shapes {sorted(shapes)} "
+                "in one batch; end the device ops with a crop or resize to one size"
+            )
+        x = torch.stack(out)
+        for j, flip in enumerate(self.plan.flips):
+            flags = torch.tensor([bool(p.params[4 + j]) for p in packets], device=x.device)
+            axis = 2 if "Horizontal" in type(flip).__name__ else 1
+            x = torch.where(flags.view(-1, 1, 1, 1), x.flip(axis), x)
+        return x
+
+    def _decode(self, packets: list[Packet], device: torch.device) -> list[torch.Tensor]:
+        out: list[torch.Tensor | None] = [None] * len(packets)
+        jpegs = []
+        for i, p in enumerate(packets):
+            if p.kind == _PIXELS:
+                pixels = p.payload.reshape(p.height, p.width, p.channels)
+                out[i] = torch.from_numpy(pixels.copy()).to(device)
+            else:
+                jpegs.append(i)
+        if jpegs and device.type == "cuda" and self._gpu_decoder(device) is not None:
+            decoded = self._decode_gpu([packets[i] for i in jpegs], device)
+        else:
+            decoded = [self._decode_cpu(packets[i]).to(device) for i in jpegs]
+        for i, image in zip(jpegs, decoded):
+            out[i] = image
+        return out  # type: ignore[return-value]
+
+    @staticmethod
+    def _decode_cpu(p: Packet) -> torch.Tensor:
+        from .vision.decode import Decode
+        from .vision.region_decode import decode_region
+
+        top, left, h, w = p.params[:4]
+        image = decode_region(p.payload, top, left, h, w)
+        if image is None:
+            try:
+                full = Decode().apply(p.payload)
+            except Exception as exc:
+                raise ValueError(f"offload_module: cannot decode {p.where()}: {exc}") from exc
+            image = full[top : top + h, left : left + w]
+        return torch.from_numpy(np.ascontiguousarray(image))
+
+    def _gpu_decoder(self, device: torch.device) -> Any:
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        if index not in self._gpu:
+            from .vision.region_decode import _quiet_stderr
+
+            try:
+                with _quiet_stderr():
+                    from nvidia import nvimgcodec as nv
+
+                    decoder = nv.Decoder(device_id=index, options=":fancy_upsampling=1")
+                params = nv.DecodeParams(
+                    apply_exif_orientation=False,
+                    color_spec=nv.ColorSpec.SRGB,
+                    sample_format=nv.SampleFormat.I_RGB,
+                )
+                self._gpu[index] = (nv, decoder, params)
+            except Exception:  # no nvImageCodec, or no CUDA build of it: decode on the CPU
+                self._gpu[index] = None
+        return self._gpu[index]
+
+    def _decode_gpu(self, packets: list[Packet], device: torch.device) -> list[torch.Tensor]:
+        nv, decoder, params = self._gpu_decoder(device)
+        streams = []
+        for p in packets:
+            top, left, h, w = p.params[:4]
+            stream = nv.CodeStream(p.payload)
+            streams.append(
+                stream.get_sub_code_stream(region=nv.Region(top, left, top + h, left + w))
+            )
+        cuda_stream = torch.cuda.current_stream(device).cuda_stream
+        images = decoder.decode(streams, params=params, cuda_stream=cuda_stream)
+        out = []
+        for p, image in zip(packets, images):
+            if image is None:  # nvJPEG refused it: libjpeg-turbo decides (and names the error)
+                out.append(self._decode_cpu(p).to(device))
+                continue
+            tensor = torch.from_dlpack(image.cuda())
+            top, left, h, w = p.params[:4]
+            if tuple(tensor.shape) != (h, w, 3):
+                raise ValueError(
+                    f"offload_module: the device decoder gave shape {tuple(tensor.shape)} for "
+                    f"{p.where()}, expected {(h, w, 3)}"
+                )
+            out.append(tensor)
+        return out
