@@ -69,7 +69,8 @@ def _torch_dtype(dtype: Any) -> torch.dtype:
 
 
 class OffloadModule(torch.nn.Module):
-    """Applies offloaded op tails to the columns of a batch, on the batch's device.
+    """Applies offloaded op tails to the columns of a batch, on the module's device (the
+    columns it computes are moved there; ``Model.train`` applies it by itself).
 
     Call it with a dict ``{column: tensor}`` (e.g. a row of ``create_dict_iterator``) or with a
     list/tuple of tensors in the dataset's column order; it returns the same kind.
@@ -91,7 +92,10 @@ class OffloadModule(torch.nn.Module):
                     self.register_buffer(f"{name}_{k}_std", torch.from_numpy(op.std.copy()))
 
     def _apply_tail(self, name: str, x: torch.Tensor) -> torch.Tensor:
-        for k, op in enumerate(self.tails[name]):
+        ops = self.tails[name]
+        if not (ops and isinstance(ops[0], DevicePlan)):  # a decode reads host bytes itself
+            x = x.to(self.device, non_blocking=True)  # uint8: a quarter of float32's bytes
+        for k, op in enumerate(ops):
             if isinstance(op, DevicePlan):  # packets of JPEG bytes: decoded where the module is
                 x = self.decoders[f"{name}_{k}"](x, self.device)
             elif isinstance(op, Rescale):

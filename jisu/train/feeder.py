@@ -75,7 +75,10 @@ class BatchSource:
         self.dataset = dataset
         self.op = op
         self._iterator = None
+        self._offload: Any = None  # the pipeline's offload module, when its maps left ops
         if isinstance(dataset, Dataset):
+            module = dataset.offload_module()
+            self._offload = module if module.tails else None
             self._iterator = dataset.create_tuple_iterator(num_epochs=-1)
             self.size: int | None = dataset.get_dataset_size()
             if state is not None:
@@ -108,6 +111,20 @@ class BatchSource:
                 yield batch
             if empty:
                 raise ValueError("train: the dataset yielded no batch")
+
+    def to_device(
+        self, batch: list[torch.Tensor], device: torch.device, non_blocking: bool = False
+    ) -> list[torch.Tensor]:
+        """``batch`` on ``device``, with the ops that the pipeline's maps left to the device
+        (``offload=True``: the normalize tail, a device decode) applied there."""
+        if self._offload is None:
+            return [
+                t if t.device == device else t.to(device, non_blocking=non_blocking) for t in batch
+            ]
+        if self._offload.device != device:
+            self._offload.to(device)
+        batch = self._offload(batch)  # its columns: copied as uint8 (or bytes), then computed
+        return [t if t.device == device else t.to(device, non_blocking=non_blocking) for t in batch]
 
     @property
     def prefetches(self) -> bool:
@@ -157,7 +174,7 @@ class InlineFeeder:
         finally:  # the wait for the end of the data counts too
             fetched = time.perf_counter()
             self.waited += fetched - begin
-        tensors = with_index_labels(to_device(batch, self.device))
+        tensors = with_index_labels(self._source.to_device(batch, self.device))
         self.copied += time.perf_counter() - fetched
         if self._left is not None:
             self._left -= 1
@@ -209,18 +226,18 @@ class DeviceFeeder:
         try:
             for count, batch in enumerate(batches, 1):
                 state = source.state()
-                tensors = with_index_labels(as_tensors(batch, source))
+                tensors = as_tensors(batch, source)
                 samples = int(tensors[0].shape[0]) if tensors and tensors[0].dim() else 1
                 event = None
                 if self._cuda:
                     with torch.cuda.stream(self._stream):
-                        tensors = [
-                            t.pin_memory().to(self.device, non_blocking=True) for t in tensors
-                        ]
+                        tensors = [t.pin_memory() for t in tensors]
+                        tensors = source.to_device(tensors, self.device, non_blocking=True)
                         event = torch.cuda.Event()
                         event.record(self._stream)
                 else:
-                    tensors = to_device(tensors, self.device)
+                    tensors = source.to_device(tensors, self.device)
+                tensors = with_index_labels(tensors)
                 if not self._put((tensors, event, state, samples)):
                     return
                 if count == limit:  # never read ahead of the sink: the rest is the next one's

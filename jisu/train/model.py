@@ -312,7 +312,7 @@ class Model:
             with torch.no_grad():
                 for batch in source.one_pass():
                     batch = as_tensors(batch, source)
-                    *data, label = with_index_labels(to_device(batch, self.device))
+                    *data, label = with_index_labels(source.to_device(batch, self.device))
                     params.cur_step_num += 1
                     cbs.on_eval_step_begin(run)
                     try:
