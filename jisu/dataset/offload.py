@@ -26,7 +26,8 @@ from typing import Any
 
 import torch
 
-from .device_decode import DeviceDecoder, DevicePlan
+from .device_decode import DevicePlan
+from .offload_decode import DeviceDecoder
 from .transforms.ops import TypeCast
 from .vision.pixel import HWC2CHW, Normalize, Rescale
 
