@@ -16,6 +16,7 @@ from . import config, record, transforms, vision
 from .datasets import Dataset
 from .engine.errors import EpochsExhaustedError, PipelineError, TaskTimeoutError
 from .engine.iterator import DatasetIterator
+from .engine.ray_executor import RayExecutor
 from .ops.batch import BatchInfo
 from .ops.zip import zip_datasets as zip
 from .record.validate import MalformedFileError
@@ -73,6 +74,7 @@ __all__ = [
     "PaddedDataset",
     "PipelineError",
     "RandomSampler",
+    "RayExecutor",
     "RecordDataset",
     "Sampler",
     "Schema",

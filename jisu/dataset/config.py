@@ -1,4 +1,4 @@
-"""Global pipeline settings: seed, prefetch depth, default worker count.
+"""Global pipeline settings: seed, prefetch depth, default worker count, executor.
 
 Mirrors ``mindspore.dataset.config``. Settings are read when an iterator is created.
 """
@@ -8,8 +8,12 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from typing import TYPE_CHECKING
 
 from .engine.cpus import available_cpus
+
+if TYPE_CHECKING:
+    from .engine.ray_executor import RayExecutor
 
 _DEFAULT_WORKERS = 8
 
@@ -29,6 +33,36 @@ _shared_mem = True
 _watchdog = True
 _fast_recovery = True
 _monitor_sampling_interval = 1000
+_executor: RayExecutor | None = None
+
+
+def set_executor(executor: RayExecutor | None) -> None:
+    """Where the parallel stages of iterators created afterwards run: ``None`` (default) on
+    local threads and worker processes; a :class:`~jisu.dataset.RayExecutor` on the actors of
+    a Ray cluster. The plan (order, shuffles, shards, random streams) never depends on the
+    executor, so the output is the same and ``get_state``/``set_state`` carry over between
+    executors.
+
+    Example:
+        >>> import jisu.dataset as ds
+        >>> ds.config.set_executor(ds.RayExecutor(num_workers=8))  # doctest: +SKIP
+        >>> ds.config.set_executor(None)
+    """
+    if executor is not None:
+        from .engine.ray_executor import RayExecutor  # no Ray import: that module is light
+
+        if not isinstance(executor, RayExecutor):
+            raise TypeError(
+                "set_executor: executor must be a jisu.dataset.RayExecutor or None. "
+                f"Received: executor={executor!r}"
+            )
+    global _executor
+    _executor = executor
+
+
+def get_executor() -> RayExecutor | None:
+    """The executor set by :func:`set_executor` (None: local threads and processes)."""
+    return _executor
 
 
 def set_error_samples_mode(mode: str) -> None:

@@ -39,6 +39,7 @@ class RunSettings:
     timeout_interval: float  # inf: no stuck-task warnings (watchdog off)
     sample_timeout: float | None
     shared_mem: bool
+    executor: Any = None  # a RayExecutor (config.set_executor), None: local workers
 
     @classmethod
     def from_config(cls) -> RunSettings:
@@ -54,6 +55,7 @@ class RunSettings:
             else math.inf,
             sample_timeout=config.get_sample_timeout(),
             shared_mem=config.get_enable_shared_mem(),
+            executor=config.get_executor(),
         )
 
 
@@ -124,8 +126,14 @@ class ExecContext:
 
     def pool(self, key: Any, name: str, workers: int, task: StageTask) -> Any:
         """The pool of one stage, created on first use and kept across epochs: threads, or
-        worker processes when a node of the stage asked for ``python_multiprocessing``."""
+        worker processes when a node of the stage asked for ``python_multiprocessing``.
+
+        Under a Ray executor (``config.set_executor``) every parallel stage runs on Ray actors,
+        also one the plan gives a single local worker: a cluster may give it many."""
         processes = task.processes
+        executor = self.settings.executor
+        if executor is not None:
+            return self._remote_pool(executor, (key, workers, processes), name, workers, task)
         with self._lock:
             if self.stop.is_set():  # shutting down: a pool made now would never be stopped
                 raise Stopped
@@ -139,6 +147,28 @@ class ExecContext:
                     pool = ThreadPool(name, workers, self, task)
                 self._pools[(key, workers, processes)] = pool
             return pool
+
+    def _remote_pool(
+        self, executor: Any, key: Any, name: str, workers: int, task: StageTask
+    ) -> Any:
+        """The executor's pool of one stage, made outside the lock: connecting to a cluster
+        may take seconds, and :meth:`shutdown` must not wait for that."""
+        with self._lock:
+            if self.stop.is_set():
+                raise Stopped
+            pool = self._pools.get(key)
+        if pool is not None:
+            return pool
+        made = executor.pool(name, workers, self, task)
+        with self._lock:
+            pool = self._pools.get(key) if not self.stop.is_set() else None
+            if pool is None and not self.stop.is_set():
+                self._pools[key] = pool = made
+        if pool is not made:  # another thread made it first, or the run is shutting down
+            made.shutdown(0.0)
+            if pool is None:
+                raise Stopped
+        return pool
 
     def stage_stats(self, key: Any, name: str, workers: int) -> StageStats | None:
         """The statistics of one stage (kept across epochs), or None when not profiling."""

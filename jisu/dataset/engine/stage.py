@@ -60,6 +60,10 @@ def ordered_map(
         if max_workers is not None:
             workers = min(workers, max_workers)
     pool = ctx.pool(key, name, workers, task)
+    # a remote pool (Ray) may run more workers than planned, and wants bigger tasks
+    inflight += getattr(pool, "extra_inflight", 0)
+    if chunker is not None:
+        chunker.target_s = max(chunker.target_s, getattr(pool, "task_target_s", 0.0))
     watch = StuckTaskWatch(name, task, pool, ctx.settings)
     stats = ctx.stage_stats(key, stage_id, workers)  # None unless profiling or tuning
     slots = threading.Semaphore(max(1, inflight))

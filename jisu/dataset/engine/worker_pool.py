@@ -1,5 +1,6 @@
 """What a stage needs of its pool of workers: threads (:class:`.thread_pool.ThreadPool`, the
-default) or processes (:class:`.process_pool.ProcessPool`, ``python_multiprocessing``)."""
+default), processes (:class:`.process_pool.ProcessPool`, ``python_multiprocessing``) or Ray
+actors (:class:`.ray_pool.RayPool`, ``config.set_executor(RayExecutor(...))``)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ class WorkerPool(Protocol):
 
     @property
     def pids(self) -> list[int]:
-        """The process ids of the workers (none for threads)."""
+        """The process ids of the workers (none for threads, nor for Ray actors, which may run
+        on other machines)."""
         ...
 
     def submit(self, epoch: int, item: Any) -> Future:
