@@ -499,15 +499,23 @@ class Dataset:
 
         return offload_module(self)
 
-    def save(self, file_name: str, num_files: int = 1, overwrite: bool = False) -> dict:
+    def save(
+        self,
+        file_name: str,
+        num_files: int = 1,
+        overwrite: bool = False,
+        storage_options: dict | None = None,
+    ) -> dict:
         """Write one epoch of this pipeline's output as a jisu record data set.
 
         The schema comes from the first row (dtypes and shapes kept; strings as ``string``).
         Nothing is visible until every row is written; returns rows, bytes and seconds.
+        ``file_name`` may be a URL (``s3://bucket/train.rec``, any fsspec URL), with the
+        filesystem's options in ``storage_options`` (see :class:`FileWriter`).
         """
         from .record.convert import write_dataset
 
-        return write_dataset(self, file_name, num_files, overwrite)
+        return write_dataset(self, file_name, num_files, overwrite, storage_options=storage_options)
 
     # ----------------------------------------------------------------- iteration
     def create_tuple_iterator(

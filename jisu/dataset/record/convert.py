@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from tqdm import tqdm
 
+from ..storage import is_url
 from .schema import NUMERIC
 from .validate import open_regular
 from .writer import FileWriter
@@ -70,8 +71,15 @@ class _EvenWriter(FileWriter):
     The layout stays the writer's (uniform blocks dealt round-robin, ``block_rows`` in the
     manifest), so any reader rebuilds the written order."""
 
-    def __init__(self, file_name: str, shard_num: int, overwrite: bool, rows: int | None) -> None:
-        super().__init__(file_name, shard_num=shard_num, overwrite=overwrite)
+    def __init__(
+        self,
+        file_name: str,
+        shard_num: int,
+        overwrite: bool,
+        rows: int | None,
+        storage_options: dict | None = None,
+    ) -> None:
+        super().__init__(file_name, shard_num, overwrite, storage_options)
         self._expected_rows = rows
 
     def _choose_block_rows(self, chunk: dict[str, Any], n: int) -> int:
@@ -115,6 +123,7 @@ def write_dataset(
     schema: dict | None = None,
     progress: bool | None = None,
     description: str = "",
+    storage_options: dict | None = None,
 ) -> dict:
     """Write one epoch of ``dataset`` as a record data set; returns rows, bytes and seconds.
 
@@ -122,6 +131,8 @@ def write_dataset(
         schema: the fields (default: from the first row: numbers and arrays keep their dtype
             and shape, strings become ``string``).
         progress: show a progress bar (default: when stderr is a terminal).
+        storage_options: for a URL ``file_name``: the filesystem's options (see
+            :class:`FileWriter`).
     """
     if schema is None:
         shapes, dtypes = dataset._spec()
@@ -142,6 +153,7 @@ def write_dataset(
         total,
         progress,
         description,
+        storage_options,
     )
 
 
@@ -172,6 +184,7 @@ def write_chunks(
     total: int | None,
     progress: bool | None,
     description: str = "",
+    storage_options: dict | None = None,
 ) -> dict:
     """Write column chunks ``(rows, {field: values})`` as a record data set (all or nothing).
 
@@ -184,7 +197,7 @@ def write_chunks(
         writer removed first.
     """
     begin = time.perf_counter()
-    writer = _EvenWriter(file_name, num_files, overwrite, total)
+    writer = _EvenWriter(file_name, num_files, overwrite, total, storage_options)
     writer.add_schema(schema, description)
     rows = 0
     bar = tqdm(
@@ -204,7 +217,7 @@ def write_chunks(
         raise
     finally:
         bar.close()
-    size = sum(os.path.getsize(p) for p in writer.paths)
+    size = writer.bytes_written  # the shards' bytes (their files may be remote)
     return {
         "rows": rows,
         "bytes": size,
@@ -324,6 +337,8 @@ class ImageFiles:
     dataset's sample name (``ImageFolderDataset: reading source[i] ('path') failed``).
     """
 
+    remote = False  # files are URLs, read by ``_read_remote`` (see ``RemoteImageFiles``)
+
     def __init__(
         self,
         root: str,
@@ -345,13 +360,16 @@ class ImageFiles:
         path = str(self.paths[index])
         from ..vision.decode import FileBytes
 
-        try:
-            fd = open_regular(path)  # a FIFO named like an image is refused, not waited on
-        except FileNotFoundError:
-            # the OS's error, with errno and filename, raised where the source reads its file
-            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path) from None
-        with open(fd, "rb") as f:
-            raw = np.frombuffer(f.read(), dtype=np.uint8)
+        if self.remote:  # object storage (RemoteImageFiles)
+            raw = self._read_remote(path)
+        else:
+            try:
+                fd = open_regular(path)  # a FIFO named like an image is refused, not waited on
+            except FileNotFoundError:
+                # the OS's error, with errno and filename, raised where the source reads its file
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path) from None
+            with open(fd, "rb") as f:
+                raw = np.frombuffer(f.read(), dtype=np.uint8)
         if self.decode:
             from ..vision import Decode
 
@@ -401,6 +419,7 @@ def convert(
     overwrite: bool = False,
     progress: bool | None = None,
     file_names: bool = False,
+    storage_options: dict | None = None,
 ) -> dict:
     """Convert an image folder, MindRecord files, a ``.npz``/``.npy`` file or a jisu record
     data set into a jisu record data set at ``dst``; returns the summary of the write.
@@ -424,6 +443,8 @@ def convert(
             feeds every column but the last to the network, so the recipe
             ``RecordDataset(dst).map(Decode(), "image")`` needs exactly ``image, label``; with
             ``file_names`` drop it before training (``.project(["image", "label"])``).
+        storage_options: the filesystem options of a URL ``dst`` or ``src`` (``s3://...``,
+            any fsspec URL; a record data set as ``src``); by default the environment's.
 
     Raises:
         FileNotFoundError: ``src`` is none of the above.
@@ -448,7 +469,15 @@ def convert(
         if max_size is None and quality is None:  # bytes as stored: read and write by columns
             chunks = folder_chunks(src, paths, labels, workers or available_cpus(), file_names)
             return write_chunks(
-                dst, shards, overwrite, image_schema, chunks, len(paths), progress, description
+                dst,
+                shards,
+                overwrite,
+                image_schema,
+                chunks,
+                len(paths),
+                progress,
+                description,
+                storage_options,
             )
         data = GeneratorDataset(
             ImageFiles(src, paths, labels, names=file_names),
@@ -474,14 +503,27 @@ def convert(
             n,
             progress,
             f"NumPy arrays from {os.path.abspath(src)}",
+            storage_options,
         )
-    elif is_mindrecord(src) or os.path.exists(src) or os.path.exists(src + ".manifest.json"):
-        data = RecordDataset(src, shuffle=False, num_parallel_workers=workers)
+    elif (
+        is_url(src)
+        or is_mindrecord(src)
+        or os.path.exists(src)
+        or os.path.exists(src + ".manifest.json")
+    ):
+        data = RecordDataset(
+            src,
+            shuffle=False,
+            num_parallel_workers=workers,
+            storage_options=storage_options if is_url(src) else None,
+        )
         schema = {f.name: f.to_dict() for f in data.reader.fields}
-        description = f"converted from {os.path.abspath(src)}"
+        description = f"converted from {src if is_url(src) else os.path.abspath(src)}"
     else:
         raise FileNotFoundError(
             f"convert: '{src}' is not an image folder, a .npz/.npy file, "
             "MindRecord files or a jisu record data set"
         )
-    return write_dataset(data, dst, shards, overwrite, schema, progress, description)
+    return write_dataset(
+        data, dst, shards, overwrite, schema, progress, description, storage_options
+    )

@@ -35,6 +35,7 @@ import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 
+from ..storage import is_url
 from .validate import MalformedFileError, open_regular
 
 HEADER = 12  # uint64 length + uint32 CRC of the length
@@ -219,10 +220,20 @@ def decompress_to(path: str, source: BinaryIO, target: BinaryIO, compression: st
 
 class MappedFile:
     """One TFRecord file's bytes, memory-mapped (a compressed file is first decompressed into
-    an anonymous temporary file, so memory stays bounded), and its record index."""
+    an anonymous temporary file, so memory stays bounded), and its record index.
 
-    def __init__(self, path: str, compression: str = "") -> None:
+    A URL (``s3://...``, any fsspec URL; ``storage_options`` are its filesystem's options) is
+    streamed into an anonymous temporary file, then mapped: a TFRecord file has no index, so
+    finding its records needs all of its bytes anyway."""
+
+    def __init__(
+        self, path: str, compression: str = "", storage_options: dict | None = None
+    ) -> None:
         self.path = path
+        if is_url(path):
+            self.buf = _fetch(path, compression, storage_options)
+            self.offsets, self.lengths = index_records(self.buf, path)
+            return
         fd = open_regular(path)
         with os.fdopen(fd, "rb") as f:
             if COMPRESSION[compression] is None:
@@ -244,6 +255,26 @@ class MappedFile:
 
     def features(self, record: int) -> Any:
         return parse_example(self.data(record), self.path, record)
+
+
+def _fetch(url: str, compression: str, storage_options: dict | None) -> Any:
+    """The (decompressed) bytes of a remote file, in a mapped anonymous temporary file."""
+    import shutil
+
+    from ..storage import filesystem
+
+    fs, path = filesystem(url, storage_options)
+    try:
+        source = fs.open(path, "rb", block_size=_CHUNK)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"'{url}' does not exist") from None
+    with source, tempfile.TemporaryFile(prefix="jisu-tfrecord-") as tmp:
+        if COMPRESSION[compression] is None:
+            shutil.copyfileobj(source, tmp, _CHUNK)
+        else:
+            decompress_to(url, source, tmp, compression)
+        tmp.flush()
+        return _map(tmp)
 
 
 def _map(f: BinaryIO) -> Any:

@@ -44,6 +44,7 @@ import pyarrow as pa
 import pyarrow.ipc
 
 from ...files import host_tag, pid_alive
+from ..storage import is_url
 from .schema import Field, arrow_schema, check_value, checked_column, column_of, parse_schema
 from .validate import MalformedFileError, open_regular
 
@@ -230,6 +231,9 @@ class FileWriter:
         shard_num: number of shard files.
         overwrite: replace an existing data set of that name. Readers see the old data set
             until ``commit()`` publishes the new one, whenever the writer dies.
+        storage_options: with a URL ``file_name`` (``s3://bucket/train.rec``, any fsspec
+            URL), the filesystem's options (endpoint, credentials); see
+            :mod:`jisu.dataset.record.remote` for how a remote data set is committed.
 
     Attributes:
         paths: the shard files (their final names once committed).
@@ -248,11 +252,24 @@ class FileWriter:
         >>> writer.commit()
     """
 
-    def __init__(self, file_name: str, shard_num: int = 1, overwrite: bool = False) -> None:
+    def __init__(
+        self,
+        file_name: str,
+        shard_num: int = 1,
+        overwrite: bool = False,
+        storage_options: dict | None = None,
+    ) -> None:
         if not isinstance(file_name, (str, os.PathLike)) or not str(file_name):
             raise ValueError(f"FileWriter: file_name must be a path. Received: {file_name!r}")
         if isinstance(shard_num, bool) or not isinstance(shard_num, int) or not shard_num >= 1:
             raise ValueError(f"FileWriter: shard_num must be an int >= 1. Received: {shard_num!r}")
+        self._remote = None
+        if is_url(file_name):  # files are staged locally, uploaded at commit (see remote.py)
+            from .remote import RemoteTarget
+
+            self._remote = RemoteTarget(file_name, shard_num, overwrite, storage_options)
+            weakref.finalize(self, self._remote.cleanup)
+            file_name = self._remote.name
         self.file_name = os.path.abspath(os.fspath(file_name))
         self.shard_num = shard_num
         self.paths = shard_files(self.file_name, shard_num)
@@ -285,6 +302,10 @@ class FileWriter:
         self._block_rows: int | None = None
         self._blocks = 0
         self._done = False
+        self.bytes_written = 0  # the shards' bytes, once committed
+        if self._remote is not None:
+            self.file_name, self.manifest = self._remote.url, self._remote.manifest
+            self.paths = shard_files(self.file_name, shard_num)  # generation URLs at commit
 
     # ------------------------------------------------------------------ schema
     def add_schema(self, content: dict, desc: str | None = None) -> int:
@@ -477,7 +498,9 @@ class FileWriter:
             sealed = list(pool.map(seal, range(self.shard_num)))
         replacing = self.overwrite and any(os.path.lexists(p) for p in [self.manifest, *self.paths])
         try:
-            if replacing:
+            if self._remote is not None:
+                self.paths = self._remote.publish(self, sealed)
+            elif replacing:
                 self._replace(sealed)
             else:
                 self._publish_first(sealed)
@@ -485,7 +508,10 @@ class FileWriter:
             self.abort()
             raise
         self._done = True
+        self.bytes_written = sum(s["bytes"] for s in sealed)
         self._cleanup.detach()
+        if self._remote is not None:
+            self._remote.cleanup()
 
     def _write_manifest(self, paths: list[str], sealed: list[dict]) -> None:
         """The manifest listing shards ``paths`` (rows, bytes, crc32 in ``sealed``), written
@@ -562,6 +588,8 @@ class FileWriter:
                 except Exception:  # a half-written file is removed just below
                     pass
         self._cleanup()
+        if self._remote is not None:
+            self._remote.cleanup()
         self._done = True
 
     def _check_open(self) -> None:

@@ -12,13 +12,22 @@ from ..engine.context import ExecContext
 from ..engine.rows import to_array
 from ..record.mindrecord import MindRecordReader, is_mindrecord
 from ..record.reader import RecordReader, find_manifest
+from ..storage import default_cache, is_url
 from ..validation import check_int
 from .generator import Source
 from .options import ReadOptions, Shuffle
 
 
-def open_records(dataset_files: Any, columns: Sequence[str] | None, verify: bool) -> Any:
-    """A reader for a jisu record data set or MindRecord shard(s)."""
+def open_records(
+    dataset_files: Any,
+    columns: Sequence[str] | None,
+    verify: bool,
+    storage_options: dict | None = None,
+    cache_dir: str | None = None,
+    cache_size: int | None = None,
+) -> Any:
+    """A reader for a jisu record data set or MindRecord shard(s); a URL opens a data set in
+    object storage (:class:`~jisu.dataset.record.remote.RemoteRecordReader`)."""
     if isinstance(dataset_files, (list, tuple)):
         if not dataset_files:
             raise ValueError("RecordDataset: dataset_files is empty")
@@ -35,6 +44,15 @@ def open_records(dataset_files: Any, columns: Sequence[str] | None, verify: bool
         raise TypeError(
             f"RecordDataset: dataset_files must be a path or a list of paths. "
             f"Received: {dataset_files!r}"
+        )
+    if is_url(dataset_files):
+        from ..record.remote import RemoteRecordReader
+
+        if cache_dir is None:
+            cache_dir, default_size = default_cache()
+            cache_size = default_size if cache_size is None else cache_size
+        return RemoteRecordReader(
+            dataset_files, columns, verify, storage_options, cache_dir, cache_size
         )
     path = os.fspath(dataset_files)
     if is_mindrecord(path):
@@ -77,6 +95,18 @@ class RecordDataset(Source):
         padded_sample / num_padded: append ``num_padded`` copies of ``padded_sample`` (a dict
             of every column) so that the rows divide evenly among shards.
         verify: check every shard's CRC-32 against the manifest when opening (jisu format).
+            For a data set in object storage this reads every shard in full once (into the
+            cache when there is one); ``verify=False`` reads only the byte ranges of the
+            rows asked for.
+        storage_options: for a URL (``s3://bucket/train.rec``, ``gs://``, ``hf://``, any
+            fsspec URL): the filesystem's options, e.g. ``{"endpoint_url": ...}``; by default
+            credentials and endpoint come from the environment (``AWS_ENDPOINT_URL``,
+            ``AWS_PROFILE``...). Needs ``pip install "jisu[s3]"``.
+        cache_dir: for a URL: a local folder caching whole verified shards, so that epochs
+            after the first read local files (default: ``$JISU_CACHE_DIR``, else no cache).
+            See :mod:`jisu.dataset.record.remote`.
+        cache_size: the most bytes the cache may hold; least recently used shards are
+            removed (default: ``$JISU_CACHE_SIZE``, else no bound).
 
     Raises:
         FileNotFoundError: a missing manifest or shard, named, before any row is read.
@@ -103,8 +133,13 @@ class RecordDataset(Source):
         padded_sample: dict | None = None,
         num_padded: int | None = None,
         verify: bool = True,
+        storage_options: dict | None = None,
+        cache_dir: str | None = None,
+        cache_size: int | None = None,
     ) -> None:
-        reader = open_records(dataset_files, columns_list, verify)
+        reader = open_records(
+            dataset_files, columns_list, verify, storage_options, cache_dir, cache_size
+        )
         self.reader = reader
         source: Any = reader
         if padded_sample is not None or num_padded:

@@ -22,6 +22,7 @@ import numpy as np
 from ..engine.context import ExecContext
 from ..record.tfrecord_format import COMPRESSION, MappedFile
 from ..record.validate import MalformedFileError
+from ..storage import is_url
 from ..validation import check_columns, check_int, resolve_shards
 from .generator import Schema, Source, _SourceKernels
 from .options import ReadOptions, Shuffle, check_cache
@@ -56,9 +57,16 @@ class Column:
 class TFRecordReader:
     """Rows of TFRecord files by index: a tuple of one array per column."""
 
-    def __init__(self, paths: list[str], compression: str, columns: list[Column]) -> None:
+    def __init__(
+        self,
+        paths: list[str],
+        compression: str,
+        columns: list[Column],
+        storage_options: dict | None = None,
+    ) -> None:
         self.paths, self.compression, self.columns = paths, compression, columns
-        self.files = [MappedFile(p, compression) for p in paths]
+        self.storage_options = storage_options
+        self.files = [MappedFile(p, compression, storage_options) for p in paths]
         self.starts = np.cumsum([0] + [len(f) for f in self.files]).astype(np.int64)
 
     def __getstate__(self) -> dict:
@@ -66,7 +74,8 @@ class TFRecordReader:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self.files = [MappedFile(p, self.compression) for p in self.paths]
+        options = self.__dict__.get("storage_options")
+        self.files = [MappedFile(p, self.compression, options) for p in self.paths]
 
     def __len__(self) -> int:
         return int(self.starts[-1])
@@ -227,8 +236,35 @@ def name_of(column: Column) -> str:
 
 
 # ----------------------------------------------------------------- arguments
-def list_files(dataset_files: Any) -> list[str]:
-    """MindSpore's rule: a str is a glob pattern; a list names files; either way sorted."""
+def list_remote_files(dataset_files: Any, storage_options: dict | None) -> list[str]:
+    """:func:`list_files` for URLs: a URL is a glob pattern, a list of URLs names files."""
+    from ..storage import filesystem
+
+    patterns = [dataset_files] if isinstance(dataset_files, str) else list(dataset_files)
+    if not patterns or not all(isinstance(p, str) and is_url(p) for p in patterns):
+        raise TypeError(
+            f"{OP}: dataset_files mixes URLs and local paths; give URLs only. "
+            f"Received: dataset_files={dataset_files!r}"
+        )
+    files = []
+    for pattern in patterns:
+        fs, path = filesystem(pattern, storage_options)
+        protocol = pattern.split("://", 1)[0]
+        found = sorted(fs.glob(path)) if isinstance(dataset_files, str) else []
+        if not found:
+            if not fs.isfile(path):
+                raise FileNotFoundError(f"{OP}: no file matches dataset_files={pattern!r}")
+            found = [path]
+        files += [f"{protocol}://{p}" for p in found]
+    return sorted(files)
+
+
+def list_files(dataset_files: Any, storage_options: dict | None = None) -> list[str]:
+    """MindSpore's rule: a str is a glob pattern; a list names files; either way sorted.
+    URLs (``s3://bucket/train-*.tfrecord``) are listed by their filesystem."""
+    first = dataset_files[0] if isinstance(dataset_files, (list, tuple)) and dataset_files else None
+    if is_url(dataset_files) or is_url(first):
+        return list_remote_files(dataset_files, storage_options)
     if isinstance(dataset_files, (str, os.PathLike)):
         pattern = os.fspath(dataset_files)
         files = sorted(glob.glob(pattern))
@@ -427,6 +463,11 @@ class TFRecordDataset(Source):
         cache: jisu has no cache server: only None.
         compression_type: ``''``/None (default), ``'GZIP'`` or ``'ZLIB'``: how every file
             is compressed.
+        storage_options: for URL ``dataset_files`` (``s3://bucket/train-*.tfrecord``, any
+            fsspec URL; a URL is a glob pattern too): the filesystem's options (endpoint,
+            credentials); by default the environment's. Each file is downloaded once into an
+            anonymous temporary file when the data set is made (and again by each worker
+            process that unpickles it): a TFRecord file has no index to read ranges by.
 
     Rows: an ``int64_list`` feature reads as int64, a ``float_list`` as float32, a
     ``bytes_list`` as uint8 (one value: its bytes; several: each padded with spaces to the
@@ -460,6 +501,7 @@ class TFRecordDataset(Source):
         shard_equal_rows: bool = False,
         cache: Any = None,
         compression_type: str | None = None,
+        storage_options: dict | None = None,
     ) -> None:
         check_cache(OP, cache)
         if compression_type is None:
@@ -476,7 +518,7 @@ class TFRecordDataset(Source):
             )
         check_int(OP, "num_samples", num_samples, minimum=0, allow_none=True)
         columns_list = check_columns(OP, "columns_list", columns_list)
-        files = list_files(dataset_files)
+        files = list_files(dataset_files, storage_options)
         columns, num_rows = self._schema(schema)
         if columns is not None and columns_list is not None:
             by_name = {c.name: c for c in columns}
@@ -502,7 +544,7 @@ class TFRecordDataset(Source):
         self.files = files
         if num_samples is None and num_rows:  # the schema file's numRows
             num_samples = num_rows
-        reader = TFRecordReader(files, compression_type, [])
+        reader = TFRecordReader(files, compression_type, [], storage_options)
         if columns is None:
             first = next((f for f in reader.files if len(f)), None)
             columns = _infer_columns(first, columns_list)

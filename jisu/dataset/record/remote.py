@@ -1,0 +1,444 @@
+"""jisu record data sets in object storage (``s3://``, ``gs://``, ``hf://``, any fsspec URL).
+
+Reading (:class:`RemoteRecordReader`): the manifest is read (size checked first) and validated
+exactly as a local one; every shard's size is checked against it (one metadata request per
+shard, in parallel) and its Arrow footer and schema are read by ranges. A row is then read
+by fetching its record batch alone (one ranged GET of the batch's bytes; the shard is never
+downloaded to read one row); the batch's row count and buffers are checked when it is
+fetched. Fetched batches are kept in a small per-reader LRU.
+
+Checksums: with ``verify=True`` every shard is read in full when the data set is opened
+(in parallel) and its CRC-32 checked against the manifest, as a local reader does; with a
+cache, that read is the download into the cache, so it is done once per node. With
+``verify=False`` nothing is read in full at open.
+
+Cache (``cache_dir``): a shard whose verified copy is in the cache is memory-mapped and read
+like a local shard. A shard not in the cache is read by ranges, and its first read starts
+one background download into the cache (``jisu-cache-fill`` thread); the copy is published
+only once its CRC-32 matched, then later reads of the shard switch to it. A shard whose
+download does not match its checksum makes its next read fail with the error naming the URL.
+
+Writing (``FileWriter`` with a URL, see :class:`RemoteTarget`): the shards are written to a
+local staging folder, then uploaded under generation names (``name.g<token>k``) that only the
+new manifest lists, then the manifest is uploaded last (a single PUT, atomic on S3): readers
+see the old data set or the new one, never a mix. Without ``overwrite`` the manifest is put
+with a conditional write (``If-None-Match: *`` on S3), so a data set that exists (or was
+committed meanwhile by another writer) is never replaced; with ``overwrite`` the old data
+set's shards are removed after the new manifest is in place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import logging
+import mmap
+import os
+import shutil
+import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.ipc
+
+from ..storage import RemoteFile, ShardCache, crc_mismatch, filesystem, read_whole, remote_size
+from .reader import RecordReader, ShardEntry, _Columns, block_layout, parse_manifest
+from .schema import arrow_schema, select_fields
+from .validate import MalformedFileError
+from .writer import MANIFEST_SUFFIX, MAX_MANIFEST_BYTES, generation_base
+
+log = logging.getLogger(__name__)
+_BATCH_CACHE = 32  # remote record batches kept per reader (each at most ~4 MiB)
+_PARALLEL = 16  # concurrent requests when checking or fetching shards
+
+
+def _parallel(fn: Any, items: Sequence) -> list:
+    if len(items) <= 1:
+        return [fn(item) for item in items]
+    with ThreadPoolExecutor(min(_PARALLEL, len(items))) as pool:
+        return list(pool.map(fn, items))
+
+
+def find_remote_manifest(url: str, fs: Any) -> str | None:
+    """The manifest of a remote data set named by its manifest, its name or one of its shards
+    (the same candidates as a local one)."""
+    url = url.rstrip("/")
+    if url.endswith(MANIFEST_SUFFIX):
+        candidates = [url]
+    else:
+        candidates = [url + MANIFEST_SUFFIX]
+        base = generation_base(url)
+        if base is not None:
+            candidates.append(base + MANIFEST_SUFFIX)
+        stripped = url.rstrip("0123456789")
+        if stripped != url:
+            candidates.append(stripped + MANIFEST_SUFFIX)
+    for candidate in candidates:
+        fs.invalidate_cache(fs._strip_protocol(candidate))
+        if fs.exists(fs._strip_protocol(candidate)):
+            return candidate
+    return None
+
+
+def read_remote_manifest(fs: Any, url: str) -> Any:
+    """The parsed JSON of a remote manifest, read only if its size is sane (checked first).
+
+    Raises:
+        FileNotFoundError: there is no such object.
+        MalformedFileError: too large, or not JSON.
+    """
+    path = fs._strip_protocol(url)
+    size = remote_size(fs, path, url)
+    if size > MAX_MANIFEST_BYTES:
+        raise MalformedFileError(
+            url, f"has {size} bytes, more than a manifest may ({MAX_MANIFEST_BYTES})"
+        )
+    text = RemoteFile(fs, path, url, size).read_range(0, size)
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise MalformedFileError(url, "is not a manifest: its JSON is nested too deeply") from None
+    except ValueError as exc:  # also bad UTF-8
+        raise MalformedFileError(url, f"is not valid JSON: {exc}") from None
+
+
+class _BatchLRU:
+    """The last few ``(shard, batch)`` column views, thread-safe."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._items: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> Any:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: tuple, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+
+    def drop_shard(self, shard: int) -> None:
+        with self._lock:
+            for key in [k for k in self._items if k[0] == shard]:
+                del self._items[key]
+
+
+class _Shard:
+    """One shard: a memory-mapped Arrow reader (local copy in the cache), or Arrow readers
+    over ranged reads (a pool, one per concurrent thread; they share the fetched footer)."""
+
+    def __init__(self, entry: ShardEntry, file: RemoteFile, layout: list[int]) -> None:
+        self.entry, self.file, self.layout = entry, file, layout
+        self.local: Any = None  # Arrow reader over the mapped cache file, once there
+        self.error: BaseException | None = None  # a failed background fill (bad checksum)
+        self.filling = False
+        self._pool: list[Any] = []
+        self._lock = threading.Lock()
+
+    def remote_reader(self) -> Any:
+        try:
+            return pa.ipc.open_file(pa.PythonFile(self.file.clone(), mode="r"))
+        except (pa.ArrowException, ValueError) as exc:
+            raise MalformedFileError(
+                self.entry.path, f"shard is not a readable Arrow file: {exc}"
+            ) from exc
+
+    def check(self) -> None:
+        """Raise the failure of the shard's background fill, if any (a bad checksum)."""
+        if self.error is not None:
+            raise MalformedFileError(self.error.path, self.error.reason) from self.error
+
+    def get_batch(self, index: int) -> pa.RecordBatch:
+        self.check()
+        with self._lock:
+            reader = self._pool.pop() if self._pool else None
+        if reader is None:
+            reader = self.remote_reader()
+        try:
+            batch = reader.get_batch(index)
+            batch.validate()  # buffer sizes fit the lengths (no data is scanned)
+        except (pa.ArrowException, ValueError) as exc:
+            raise MalformedFileError(
+                self.entry.path, f"shard has an unreadable record batch {index}: {exc}"
+            ) from exc
+        with self._lock:
+            self._pool.append(reader)
+        if batch.num_rows != self.layout[index]:
+            raise MalformedFileError(
+                self.entry.path,
+                f"shard's record batch {index} holds {batch.num_rows} rows; the manifest's "
+                f"layout gives {self.layout[index]}",
+            )
+        return batch
+
+
+class RemoteRecordReader(RecordReader):
+    """Random access to the rows of a jisu record data set in object storage (see the module
+    docstring). Thread-safe; pickles by URL (a worker process checks the shards' sizes again
+    and uses the cache, but does not verify checksums again).
+
+    Args:
+        url: the data set's name, manifest or one of its shards, as a URL.
+        columns: columns to read (default: all).
+        verify: read every shard in full at open and check its CRC-32 (into the cache, if any).
+        storage_options: keyword arguments of the fsspec filesystem.
+        cache_dir: a local folder for the node-local shard cache (None: no cache).
+        cache_size: most bytes the cache may hold (None: no bound).
+
+    Raises:
+        FileNotFoundError: the manifest or a shard is missing.
+        MalformedFileError: the manifest or a shard is malformed, truncated or altered (named
+            by its URL).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        columns: Sequence[str] | None = None,
+        verify: bool = True,
+        storage_options: dict | None = None,
+        cache_dir: str | None = None,
+        cache_size: int | None = None,
+    ) -> None:
+        self.storage_options = storage_options
+        self.cache = None if cache_dir is None else ShardCache(cache_dir, cache_size)
+        fs, _ = filesystem(url, storage_options)
+        manifest = find_remote_manifest(url, fs)
+        if manifest is None:
+            raise FileNotFoundError(f"RecordDataset: no jisu record manifest at '{url}'")
+        self.manifest_path = manifest
+        self.verify = verify
+        meta = parse_manifest(read_remote_manifest(fs, manifest), manifest)
+        self.meta = meta
+        self.all_fields = meta.fields
+        self.fields = select_fields(self.all_fields, columns)
+        self.columns = [f.name for f in self.fields]
+        self.shard_paths = [s.path for s in meta.shards]
+        self.shard_rows = [s.rows for s in meta.shards]
+        self.block_rows = meta.block_rows
+        self._checked = False
+        self._open()
+
+    def _open(self, maps: Any = None) -> None:
+        fs, _ = filesystem(self.manifest_path, self.storage_options)
+        meta = self.meta
+
+        def sized(entry: ShardEntry) -> RemoteFile:
+            path = fs._strip_protocol(entry.path)
+            size = remote_size(fs, path, entry.path)
+            if size != entry.bytes:
+                raise MalformedFileError(
+                    entry.path,
+                    f"shard has {size} bytes but '{self.manifest_path}' says {entry.bytes}: it "
+                    "is truncated or was replaced",
+                )
+            if size == 0:
+                raise MalformedFileError(entry.path, "shard is empty, not an Arrow file")
+            return RemoteFile(fs, path, entry.path, size)
+
+        files = _parallel(sized, meta.shards)
+        if self.verify and not self._checked:
+            _parallel(lambda pair: self._verify(*pair), list(zip(meta.shards, files)))
+        self._checked = True  # by this process; a worker that unpickles the reader does not
+        layout = block_layout(meta.rows, self.block_rows, len(files))
+        self._shards = [_Shard(e, f, layout[k]) for k, (e, f) in enumerate(zip(meta.shards, files))]
+        self._batch_starts = [[0, *itertools.accumulate(sizes)] for sizes in layout]
+        self._views: dict = {}  # never filled: __getitem__ always asks _columns
+        self._recent = _BatchLRU(_BATCH_CACHE)
+        self._local_views: dict[tuple[int, int], _Columns] = {}
+        expected = arrow_schema(self.all_fields, None)
+
+        def prepare(k: int) -> None:  # the cached copy, or the footer by ranges
+            shard = self._shards[k]
+            entry = shard.entry
+            cached = None
+            if self.cache is not None:
+                cached = self.cache.lookup(entry.path, entry.bytes, entry.crc32)
+            if cached is not None:
+                shard.local = self._map_cached(k, shard, cached, expected)
+                return
+            reader = shard.remote_reader()
+            self._check_shard_schema(k, entry, reader.schema, expected)
+            if reader.num_record_batches != len(shard.layout):
+                raise MalformedFileError(
+                    entry.path,
+                    f"shard has {reader.num_record_batches} record batches; the layout in "
+                    f"'{self.manifest_path}' gives {len(shard.layout)}",
+                )
+            shard._pool.append(reader)
+
+        _parallel(prepare, range(len(self._shards)))
+
+    def _verify(self, entry: ShardEntry, file: RemoteFile) -> None:
+        """The shard's CRC-32 against the manifest, by reading it in full (into the cache)."""
+        if self.cache is not None:
+            self.cache.fetch(file, entry.crc32, self.manifest_path)
+            return
+        crc = read_whole(file)
+        if crc != entry.crc32:
+            raise crc_mismatch(entry.path, self.manifest_path, crc, entry.crc32)
+
+    def _map_cached(self, k: int, shard: _Shard, path: str, expected: pa.Schema) -> Any:
+        """An Arrow reader over the memory-mapped, verified cache copy of shard ``k``, checked
+        as a local shard is (errors name the shard's URL)."""
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size != shard.entry.bytes:
+                raise MalformedFileError(path, "cache file changed size while being opened")
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        reader = self._arrow_reader(shard.entry, mapped)
+        self._check_shard_schema(k, shard.entry, reader.schema, expected)
+        sizes = self._batch_sizes(shard.entry, reader)
+        if sizes != shard.layout:
+            raise MalformedFileError(
+                shard.entry.path,
+                f"shard's record batches hold {sizes[:8]} rows; the layout in "
+                f"'{self.manifest_path}' gives {shard.layout[:8]}",
+            )
+        return reader
+
+    def _fill(self, k: int) -> None:
+        """Download shard ``k`` into the cache, then switch its reads to the copy."""
+        shard = self._shards[k]
+        try:
+            path = self.cache.fetch(shard.file, shard.entry.crc32, self.manifest_path)
+            if path is not None:
+                expected = arrow_schema(self.all_fields, None)
+                shard.local = self._map_cached(k, shard, path, expected)
+                self._recent.drop_shard(k)
+        except MalformedFileError as exc:
+            shard.error = exc  # the shard's next read fails with it, even of a batch read
+            self._recent.drop_shard(k)  # before the check
+        except Exception as exc:  # a network error: keep reading by ranges
+            log.debug("filling the shard cache with '%s' failed: %r", shard.entry.path, exc)
+
+    def _columns(self, shard: int, batch: int) -> _Columns:
+        key = (shard, batch)
+        source = self._shards[shard]
+        if source.local is not None:
+            views = self._local_views.get(key)
+            if views is None:
+                views = _Columns(source.local.get_batch(batch), self.fields)
+                self._local_views[key] = views
+            return views
+        source.check()
+        views = self._recent.get(key)
+        if views is None:
+            views = _Columns(source.get_batch(batch), self.fields)
+            self._recent.put(key, views)
+        if self.cache is not None and not source.filling:
+            with source._lock:
+                start, source.filling = not source.filling, True
+            if start:
+                threading.Thread(
+                    target=self._fill, args=(shard,), name="jisu-cache-fill", daemon=True
+                ).start()
+        return views
+
+    def __getstate__(self) -> dict:
+        skip = ("_shards", "_views", "_recent", "_local_views", "_batch_starts", "_readers")
+        return {k: v for k, v in self.__dict__.items() if k not in skip}
+
+
+class RemoteTarget:
+    """Where a ``FileWriter`` given a URL publishes its data set (see the module docstring):
+    the writer writes its files into :attr:`staging` (a local temporary folder), then
+    :meth:`publish` uploads them.
+
+    Raises:
+        FileExistsError: without ``overwrite``, the data set's manifest or a shard of its plain
+            name exists.
+    """
+
+    def __init__(self, url: str, shard_num: int, overwrite: bool, storage_options: dict | None):
+        from .writer import shard_files
+
+        self.url = url.rstrip("/")
+        self.fs, _ = filesystem(self.url, storage_options)
+        self.manifest = self.url + MANIFEST_SUFFIX
+        self.overwrite = overwrite
+        if not overwrite:
+            for candidate in [self.manifest, *shard_files(self.url, shard_num)]:
+                if self.fs.exists(self._path(candidate)):
+                    raise FileExistsError(
+                        f"FileWriter: '{candidate}' already exists; pass overwrite=True to "
+                        "replace the data set"
+                    )
+        self.staging = tempfile.mkdtemp(prefix="jisu-upload-")
+        self.name = os.path.join(self.staging, os.path.basename(self.url) or "data")
+
+    def _path(self, url: str) -> str:
+        return self.fs._strip_protocol(url)
+
+    def cleanup(self) -> None:
+        """Remove the staging folder."""
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+    def publish(self, writer: Any, sealed: list[dict]) -> list[str]:
+        """Upload the writer's shards, then its manifest (the commit point); returns the
+        shards' URLs.
+
+        Raises:
+            FileExistsError: without ``overwrite``, a data set of this name was committed
+                first; the uploaded shards are removed again.
+        """
+        from .writer import shard_files
+
+        urls = shard_files(f"{self.url}.g{writer._token}", writer.shard_num)
+        old: set[str] = set()
+        if self.overwrite:
+            with contextlib.suppress(FileNotFoundError, ValueError):
+                raw = read_remote_manifest(self.fs, self.manifest)
+                shards = raw.get("shards") if isinstance(raw, dict) else None
+                names = [e.get("file") for e in shards or [] if isinstance(e, dict)]
+                old = {n for n in names if isinstance(n, str) and "/" not in n and n}
+        _parallel(
+            lambda pair: self.fs.put_file(pair[0], self._path(pair[1])),
+            list(zip(writer._temp, urls)),
+        )
+        writer._write_manifest(urls, sealed)
+        with open(writer._temp_manifest, "rb") as f:
+            body = f.read()
+        try:
+            self._put_manifest(body)
+        except BaseException:
+            for url in urls:
+                with contextlib.suppress(OSError):
+                    self.fs.rm_file(self._path(url))
+            raise
+        directory = self.url.rsplit("/", 1)[0]
+        current = {u.rsplit("/", 1)[1] for u in urls}
+        for name in sorted(old - current):
+            with contextlib.suppress(OSError):
+                self.fs.rm_file(self._path(f"{directory}/{name}"))
+        return urls
+
+    def _put_manifest(self, body: bytes) -> None:
+        path = self._path(self.manifest)
+        if self.overwrite:
+            self.fs.pipe_file(path, body)
+            return
+        try:
+            self.fs.pipe_file(path, body, mode="create")  # S3: If-None-Match: *
+        except FileExistsError:
+            raise FileExistsError(
+                f"FileWriter.commit: '{self.manifest}' already exists (another writer "
+                "committed a data set of this name first); pass overwrite=True to replace it"
+            ) from None
+        except TypeError:  # a filesystem without exclusive writes: check, then write
+            if self.fs.exists(path):
+                raise FileExistsError(
+                    f"FileWriter.commit: '{self.manifest}' already exists; pass "
+                    "overwrite=True to replace it"
+                ) from None
+            self.fs.pipe_file(path, body)

@@ -1,0 +1,347 @@
+"""Where bytes come from: local files, or any fsspec filesystem (``s3://``, ``gs://``, ``hf://``
+...), read by byte ranges, with a node-local cache of whole shards.
+
+Local paths never come here: readers keep their memory-mapped path. Only a path with a URL
+scheme (``scheme://...``) is opened through fsspec, which is an optional dependency
+(``pip install "jisu[s3]"``) imported on first use. Credentials and endpoints come from the
+filesystem's standard environment (for S3: ``AWS_ENDPOINT_URL``, ``AWS_PROFILE``, the
+credential chain) or from ``storage_options`` (passed to the fsspec filesystem as keyword
+arguments, e.g. ``{"endpoint_url": "http://127.0.0.1:9000", "key": ..., "secret": ...}``).
+
+:class:`RemoteFile` is one object of a remote filesystem read by ranges: every read is one
+ranged GET (``fs.cat_file(path, start, end)``, stateless, so threads read in parallel), and a
+read that comes back short (the object was truncated or replaced) is a
+:class:`MalformedFileError` naming the URL. Arrow opens an IPC file over it with a few
+small reads (the footer) and reads one record batch with one ranged read.
+
+:class:`ShardCache` keeps whole shards in a local folder, keyed by their URL, size and CRC-32:
+
+* a shard enters the cache only after it was downloaded in full under a temporary name and its
+  size and CRC-32 matched the manifest; it is then renamed into place (atomic, so no reader
+  ever sees a partial file), under an exclusive lock on the entry so that processes and
+  threads filling one shard at once download it once;
+* a cached file is checked again (size, CRC-32 once per file and process) before it is used;
+  one that does not match (corrupted on disk) is removed and fetched again, never trusted;
+* the cache holds at most ``size_limit`` bytes: before a file is added, the least recently
+  used whole files are removed (use refreshes a file's time). A shard larger than the bound
+  is not cached (it is read by ranges).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import secrets
+import threading
+import time
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+from ..files import host_tag, pid_alive
+from .record.validate import MalformedFileError
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
+INSTALL_HINT = 'pip install "jisu[s3]"'
+CHUNK_BYTES = 8 << 20  # one ranged GET when a shard is fetched whole
+CACHE_SUFFIX = ".arrow"
+_TEMP = re.compile(r".+\.tmp-(?P<pid>\d+)-(?P<tag>[0-9a-f]{8})[0-9a-f]{8}")
+
+
+def is_url(path: Any) -> bool:
+    """Whether ``path`` is a URL with a scheme (``s3://bucket/key``), to be read via fsspec.
+    Plain paths and ``os.PathLike`` objects are local files."""
+    return isinstance(path, str) and _URL.match(path) is not None
+
+
+def filesystem(url: str, storage_options: dict | None = None) -> tuple[Any, str]:
+    """The fsspec filesystem serving ``url`` and the path within it.
+
+    Args:
+        url: ``scheme://...``.
+        storage_options: keyword arguments of the filesystem (endpoint, credentials...).
+
+    Raises:
+        ImportError: fsspec, or the scheme's filesystem package (s3fs, gcsfs...), is missing;
+            the message says how to install it.
+        TypeError: ``storage_options`` is not a dict.
+    """
+    if storage_options is not None and not isinstance(storage_options, dict):
+        raise TypeError(
+            f"storage_options must be a dict of filesystem options. Received: {storage_options!r}"
+        )
+    try:
+        import fsspec.core
+    except ImportError:
+        raise ImportError(
+            f"reading or writing '{url}' needs fsspec (and s3fs for s3://): {INSTALL_HINT}"
+        ) from None
+    try:
+        fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
+    except ImportError as exc:
+        raise ImportError(
+            f"the filesystem of '{url}' is not installed ({exc}); for s3:// {INSTALL_HINT}"
+        ) from None
+    return fs, path
+
+
+def remote_size(fs: Any, path: str, url: str) -> int:
+    """Size of the object at ``path``.
+
+    Raises:
+        FileNotFoundError: naming ``url``.
+        MalformedFileError: it is a folder (prefix), not an object.
+    """
+    fs.invalidate_cache(path)  # a fresh answer: the object may have changed since a listing
+    try:
+        info = fs.info(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"'{url}' does not exist") from None
+    if info.get("type") == "directory":
+        raise MalformedFileError(url, "is a folder, not a file")
+    size = info.get("size")
+    if not isinstance(size, int) or size < 0:
+        raise MalformedFileError(url, f"the filesystem reports no size for it ({size!r})")
+    return size
+
+
+class RemoteFile:
+    """A read-only, seekable file object over one remote object of known size, read by ranges.
+
+    Each ``read`` is one ranged request; ``read_range`` is stateless and thread-safe. The
+    last ``tail`` bytes (where Arrow's footer lies) are fetched once and kept, so several
+    Arrow readers of one shard (one per thread) share them. A short answer (the object
+    changed size) raises a :class:`MalformedFileError` naming the URL.
+    """
+
+    def __init__(self, fs: Any, path: str, url: str, size: int, tail: int = 64 << 10) -> None:
+        self.fs, self.path, self.url, self.size = fs, path, url, size
+        self.closed = False
+        self._pos = 0
+        self._tail_start = max(0, size - tail)
+        self._tail: bytes | None = None
+        self._lock = threading.Lock()
+
+    def clone(self) -> RemoteFile:
+        """Another file object over the same object, sharing the fetched tail."""
+        other = RemoteFile.__new__(RemoteFile)
+        other.__dict__.update(self.__dict__)
+        other._pos, other.closed = 0, False
+        other._shared = self
+        return other
+
+    def read_range(self, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)`` of the object (clamped to its size)."""
+        end = min(end, self.size)
+        if start >= end:
+            return b""
+        owner = getattr(self, "_shared", self)
+        if start >= owner._tail_start:
+            with owner._lock:
+                if owner._tail is None:
+                    owner._tail = self._get(owner._tail_start, self.size)
+            return owner._tail[start - owner._tail_start : end - owner._tail_start]
+        return self._get(start, end)
+
+    def _get(self, start: int, end: int) -> bytes:
+        try:
+            data = self.fs.cat_file(self.path, start=start, end=end)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"'{self.url}' does not exist (any more)") from None
+        if len(data) != end - start:
+            raise MalformedFileError(
+                self.url,
+                f"reading bytes [{start}, {end}) gave {len(data)} bytes: the object is shorter "
+                f"than the {self.size} bytes expected (truncated or replaced)",
+            )
+        return data
+
+    # the file protocol that pyarrow.PythonFile needs
+    def read(self, n: int = -1) -> bytes:
+        end = self.size if n is None or n < 0 else self._pos + n
+        data = self.read_range(self._pos, end)
+        self._pos += len(data)
+        return data
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self._pos, 2: self.size}[whence]
+        self._pos = base + offset
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def read_whole(file: RemoteFile, sink: Any = None) -> int:
+    """Read the whole object in chunks (writing them to ``sink`` if given); its CRC-32."""
+    crc = 0
+    for start in range(0, file.size, CHUNK_BYTES):
+        chunk = file._get(start, min(file.size, start + CHUNK_BYTES))
+        crc = zlib.crc32(chunk, crc)
+        if sink is not None:
+            sink.write(chunk)
+    return crc
+
+
+def crc_mismatch(url: str, manifest: str, crc: int, expected: int) -> MalformedFileError:
+    """The error of a shard whose bytes do not match the manifest's checksum."""
+    return MalformedFileError(
+        url,
+        f"shard does not match its checksum in '{manifest}' (crc32 {crc:08x}, expected "
+        f"{expected:08x}): it was altered or corrupted",
+    )
+
+
+@contextlib.contextmanager
+def _flock(path: str) -> Iterator[None]:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+class ShardCache:
+    """A node-local, size-bounded cache of whole, checksum-verified shards (see the module
+    docstring). Thread- and process-safe: several readers (threads, worker processes, ranks
+    on one node) may share one folder.
+
+    Args:
+        folder: the cache folder (created if missing).
+        size_limit: most bytes the cached shards may hold (None: no bound).
+    """
+
+    def __init__(self, folder: str, size_limit: int | None = None) -> None:
+        if not isinstance(folder, (str, os.PathLike)) or not os.fspath(folder):
+            raise TypeError(f"cache_dir must be a local folder path. Received: {folder!r}")
+        folder = os.fspath(folder)
+        if is_url(folder):
+            raise ValueError(f"cache_dir must be a local folder, not a URL. Received: {folder!r}")
+        if size_limit is not None and (
+            isinstance(size_limit, bool) or not isinstance(size_limit, int) or size_limit < 0
+        ):
+            raise ValueError(f"cache_size must be an int >= 0 (bytes). Received: {size_limit!r}")
+        self.folder = os.path.abspath(folder)
+        self.size_limit = size_limit
+        os.makedirs(self.folder, exist_ok=True)
+
+    def name(self, url: str, size: int, crc32: int) -> str:
+        """The cache file of the shard at ``url`` with this size and checksum."""
+        digest = hashlib.sha256(url.encode()).hexdigest()[:32]
+        return os.path.join(self.folder, f"{digest}-{size}-{crc32:08x}{CACHE_SUFFIX}")
+
+    def lookup(self, url: str, size: int, crc32: int) -> str | None:
+        """The verified cache file of a shard, or None. A file that fails the check is
+        removed (and will be fetched again)."""
+        from .record.reader import _RACY_NS, _verified, _verified_lock  # per-process CRC memo
+
+        path = self.name(url, size, crc32)
+        try:
+            with open(path, "rb") as f:
+                info = os.fstat(f.fileno())
+                key = (path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+                with _verified_lock:
+                    crc = _verified.get(key)
+                if crc is None and info.st_size == size:
+                    start = time.time_ns()
+                    crc = 0
+                    while chunk := f.read(CHUNK_BYTES):
+                        crc = zlib.crc32(chunk, crc)
+                    if info.st_mtime_ns < start - _RACY_NS:  # as the reader does
+                        with _verified_lock:
+                            _verified[key] = crc
+        except FileNotFoundError:
+            return None
+        if info.st_size != size or crc != crc32:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
+            return None
+        with contextlib.suppress(OSError):  # recently used: evicted last (the access time;
+            os.utime(path, ns=(time.time_ns(), info.st_mtime_ns))  # mtime keys the CRC memo)
+        return path
+
+    def fetch(self, file: RemoteFile, crc32: int, manifest: str) -> str | None:
+        """Download the shard into the cache (once, whatever the number of threads and
+        processes asking), verified against ``crc32``; its local path, or None when the
+        shard is larger than the cache may hold (then it is only verified).
+
+        Raises:
+            MalformedFileError: the shard does not match its size or checksum (named by URL).
+        """
+        if self.size_limit is not None and file.size > self.size_limit:
+            crc = read_whole(file)
+            if crc != crc32:
+                raise crc_mismatch(file.url, manifest, crc, crc32)
+            return None
+        final = self.name(file.url, file.size, crc32)
+        with _flock(final + ".lock"):
+            found = self.lookup(file.url, file.size, crc32)
+            if found is not None:
+                return found
+            temp = f"{final}.tmp-{os.getpid()}-{host_tag()}{secrets.token_hex(4)}"
+            try:
+                with open(temp, "wb") as sink:
+                    crc = read_whole(file, sink)
+                if crc != crc32:
+                    raise crc_mismatch(file.url, manifest, crc, crc32)
+                with _flock(os.path.join(self.folder, ".evict.lock")):  # one publisher at once
+                    self._evict(file.size, keep=final)
+                    os.replace(temp, final)
+                temp = None
+            finally:
+                if temp is not None:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(temp)
+        return final
+
+    def _evict(self, incoming: int, keep: str) -> None:
+        """Remove least recently used shards until ``incoming`` more bytes fit, and the
+        temporary files of killed processes (called under the folder's lock)."""
+        entries = []
+        tag = host_tag()
+        for entry in os.scandir(self.folder):
+            match = _TEMP.fullmatch(entry.name)
+            if match and match["tag"] == tag and not pid_alive(int(match["pid"])):
+                with contextlib.suppress(OSError):
+                    os.remove(entry.path)
+                continue
+            if entry.name.endswith(CACHE_SUFFIX) and entry.path != keep:
+                with contextlib.suppress(OSError):
+                    info = entry.stat()
+                    entries.append((info.st_atime_ns, info.st_size, entry.path))
+        if self.size_limit is None:
+            return
+        total = sum(size for _, size, _ in entries) + incoming
+        for _, size, path in sorted(entries):
+            if total <= self.size_limit:
+                break
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)  # readers that mapped it keep their pages
+            total -= size
+
+
+def default_cache() -> tuple[str | None, int | None]:
+    """The cache folder and size bound from ``JISU_CACHE_DIR`` / ``JISU_CACHE_SIZE`` (bytes)."""
+    folder = os.environ.get("JISU_CACHE_DIR") or None
+    size = os.environ.get("JISU_CACHE_SIZE")
+    try:
+        limit = int(size) if size else None
+    except ValueError:
+        raise ValueError(f"JISU_CACHE_SIZE must be a number of bytes. Received: {size!r}") from None
+    return folder, limit
