@@ -104,10 +104,13 @@ def jisu_pipeline(
     return data.batch(BATCH, num_parallel_workers=workers)
 
 
-def jisu_rate(root: str, workers: int, offload: bool, device: str | None = None) -> float:
+def jisu_rate(
+    root: str, workers: int, offload: bool, device: str | None = None, packets: bool = False
+) -> float:
     """Images/s of (2), (4) with ``offload``, or (6) with a ``device`` that decodes: its
-    module's work on each batch is timed too."""
-    data = jisu_pipeline(root, workers, offload, device_decode=device is not None)
+    module's work on each batch is timed too; ``packets``: (6)'s pipeline alone, which reads
+    headers and draws crops (what the host spends per image when the device decodes)."""
+    data = jisu_pipeline(root, workers, offload, device_decode=device is not None or packets)
     module = data.offload_module().to(device) if device is not None else None
     begin = time.perf_counter()
     rows = 0
@@ -228,6 +231,9 @@ def main() -> None:
         if device is not None:  # decoded by the offload module, on the GPU when there is one
             results[f"(6) jisu device decode ({device}), {cores} workers"] = median(
                 lambda: jisu_rate(root, cores, offload=True, device=device)
+            )
+            results["(6) its pipeline alone (packets), 1 worker"] = median(
+                lambda: jisu_rate(root, 1, offload=True, packets=True)
             )
         if region:  # the same pipelines decoding whole photos
             results["(5) jisu, 1 worker, no region decode"] = one_off
