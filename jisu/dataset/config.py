@@ -159,6 +159,18 @@ def get_max_image_pixels() -> int | None:
     return _max_image_pixels
 
 
+def run_time_settings() -> dict:
+    """The settings ops read while they run (not when the pipeline is built): a worker
+    process or Ray actor applies them (:func:`apply_run_time_settings`), so that it computes
+    what a thread of this process would — its own copy of this module may be older."""
+    return {"max_image_pixels": get_max_image_pixels()}
+
+
+def apply_run_time_settings(settings: dict) -> None:
+    """Take the settings :func:`run_time_settings` gave in the driver."""
+    set_max_image_pixels(settings["max_image_pixels"])
+
+
 def set_multiprocessing_timeout_interval(interval: float) -> None:
     """Seconds after which a task (a sample or a batch) that is still running is reported:
     a warning naming the op, the worker and the sample, repeated at this interval while it

@@ -502,3 +502,22 @@ def test_hostile_netpbm_headers_give_one_clear_error(header):
         ValueError, match=r"^Decode: (cannot decode|refusing to decode) \d+ bytes: its"
     ):
         vision.Decode()(np.frombuffer(header, np.uint8))
+
+
+@pytest.mark.timeout(120)
+def test_pixel_limit_set_at_run_time_holds_in_worker_processes_too():
+    """Worker processes fork from a server started earlier: the limit the user set since must
+    reach them (it did not: their copy of the config kept the default)."""
+    image = cv2.imencode(".jpg", np.zeros((50, 60, 3), np.uint8))[1].reshape(-1)
+
+    def run() -> list:
+        data = ds.GeneratorDataset(lambda: iter([(image,)] * 4), ["image"]).map(
+            vision.Decode(), "image", python_multiprocessing=True, num_parallel_workers=2
+        )
+        return [row[0].shape for row in data.create_tuple_iterator(num_epochs=1)]
+
+    ds.config.set_max_image_pixels(50 * 60 - 1)
+    with pytest.raises(RuntimeError, match="more pixels|set_max_image_pixels"):
+        run()
+    ds.config.set_max_image_pixels(50 * 60)
+    assert run() == [(50, 60, 3)] * 4

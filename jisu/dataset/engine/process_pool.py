@@ -38,6 +38,7 @@ from concurrent.futures import Future
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Any
 
+from .. import config
 from . import process_start
 from .errors import PipelineError
 from .process_start import mp_context
@@ -91,6 +92,7 @@ class ProcessPool:
             # large arrays (a NumPy source's data) go to shared memory, not into every worker
             # the last item: whether to time the ops (the profiler is on), as threads do
             stage = (picklable, ids, ctx.seed, ctx.prefetch_size, ctx.op_times is not None)
+            stage += (config.run_time_settings(),)  # what the forkserver's copy may lack
             spec, shared = dumps_sharing(stage, modules)
         except OSError:  # out of shared memory: dumps_sharing's message says so
             raise

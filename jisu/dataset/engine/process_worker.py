@@ -5,7 +5,8 @@ of the stage (see :mod:`.process_start`): keep them light (no torch, no OpenCV).
 
 Protocol over the worker's duplex pipe (parent -> worker):
     the number of shared arrays, then their file descriptors, then the spec bytes
-    (``(task, node_ids, seed, prefetch_size)`` by :func:`.shared_arrays.dumps_sharing`), once;
+    (``(task, node_ids, seed, prefetch_size, profile, run-time settings)``, by
+    :func:`.shared_arrays.dumps_sharing`), once;
     ``("slab", slab_id, size)`` followed by the slab's file descriptor;
     ``("drop", slab_id)``;
     ``("task", task_id, epoch, item, slab_id or None)``;
@@ -35,6 +36,7 @@ from typing import Any
 import cloudpickle
 import numpy as np
 
+from .. import config
 from ..transforms.base import op_name
 from .context import ExecContext
 from .errors import with_context
@@ -142,10 +144,11 @@ def main(conn: Connection) -> None:
     except (EOFError, OSError):
         return
     try:
-        task, node_ids, seed, prefetch_size, profile = loads_attached(spec, fds)
+        task, node_ids, seed, prefetch_size, profile, settings = loads_attached(spec, fds)
     finally:
         for fd in fds:  # the arrays keep their mappings
             os.close(fd)
+    config.apply_run_time_settings(settings)
     ids = {id(n): i for n, i in zip(task.nodes(), node_ids)}
     ctx = ExecContext(seed, prefetch_size, ids, profile=profile)  # profile: time the ops
     slabs: dict[int, mmap.mmap] = {}

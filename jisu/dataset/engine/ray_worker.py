@@ -57,7 +57,7 @@ def run_time_settings() -> dict[str, Any]:
     as the driver has them: an actor applies them, so that it computes what a thread would."""
     from jisu.dataset import config
 
-    return {"max_image_pixels": config.get_max_image_pixels()}
+    return config.run_time_settings()
 
 
 def defer_jisu_packages() -> None:
@@ -138,7 +138,7 @@ class StageActor:
 
         task, node_ids, seed, prefetch_size, profile, settings = cloudpickle.loads(self._spec)
         self._spec = None
-        config.set_max_image_pixels(settings["max_image_pixels"])
+        config.apply_run_time_settings(settings)
         ids = {id(n): i for n, i in zip(task.nodes(), node_ids)}
         self._ctx = ExecContext(seed, prefetch_size, ids, profile=profile)
         self._task = task
