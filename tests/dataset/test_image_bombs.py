@@ -517,7 +517,7 @@ def test_pixel_limit_set_at_run_time_holds_in_worker_processes_too():
         return [row[0].shape for row in data.create_tuple_iterator(num_epochs=1)]
 
     ds.config.set_max_image_pixels(50 * 60 - 1)
-    with pytest.raises(RuntimeError, match="more pixels|set_max_image_pixels"):
+    with pytest.raises(RuntimeError, match=r"more pixels|set_max_image_pixels"):
         run()
     ds.config.set_max_image_pixels(50 * 60)
     assert run() == [(50, 60, 3)] * 4
