@@ -95,7 +95,9 @@ class OffloadModule(torch.nn.Module):
     def _apply_tail(self, name: str, x: torch.Tensor) -> torch.Tensor:
         ops = self.tails[name]
         if not (ops and isinstance(ops[0], DevicePlan)):  # a decode reads host bytes itself
-            x = x.to(self.device, non_blocking=True)  # uint8: a quarter of float32's bytes
+            # uint8: a quarter of float32's bytes. Not asynchronous to the host: the CPU would
+            # read the copy before it lands (a CUDA batch given to a module on the CPU)
+            x = x.to(self.device, non_blocking=self.device.type != "cpu")
         for k, op in enumerate(ops):
             if isinstance(op, DevicePlan):  # packets of JPEG bytes: decoded where the module is
                 x = self.decoders[f"{name}_{k}"](x, self.device)

@@ -53,7 +53,7 @@ class DeviceDecoder:
                 "offload_module: the device-decoded column must be the pipeline's uint8 "
                 f"packet batch (2-D). Received dtype {rows.dtype}, shape {tuple(rows.shape)}"
             )
-        packets = [Packet(row) for row in rows]
+        packets = [self._checked(Packet(row)) for row in rows]
         images = self._decode(packets, device)
         out = []
         for packet, image in zip(packets, images):
@@ -72,6 +72,38 @@ class DeviceDecoder:
             axis = 2 if "Horizontal" in type(flip).__name__ else 1
             x = torch.where(flags.view(-1, 1, 1, 1), x.flip(axis), x)
         return x
+
+    def _checked(self, p: Packet) -> Packet:
+        """``p`` once its draws fit this plan and its crop box lies inside an image whose JPEG
+        header declares the packet's size, within the pixel limit: a decoder never sees a box
+        outside the image (negative slice bounds, empty or partial crops) or a huge image."""
+        from .vision.decode import check_pixels, declared_size
+
+        want = 4 + len(self.plan.flips)
+        problem = None
+        if len(p.params) != want:
+            problem = f"{len(p.params)} parameters where {self.plan.name} draws {want}"
+        elif any(f not in (0, 1) for f in p.params[4:]):
+            problem = f"flip draws {p.params[4:]} are not all 0 or 1"
+        elif p.kind == JPEG:
+            top, left, h, w = p.params[:4]
+            try:
+                size = declared_size(p.payload)
+            except ValueError:
+                size = None
+            if size != (p.height, p.width):
+                problem = f"its JPEG header declares {size}, the packet ({p.height}, {p.width})"
+            elif min(top, left) < 0 or min(h, w) < 1:
+                problem = f"crop box {(top, left, h, w)} is empty or starts outside the image"
+            elif top + h > p.height or left + w > p.width:
+                problem = (
+                    f"crop box {(top, left, h, w)} ends outside its {p.height}x{p.width} image"
+                )
+        if problem is not None:
+            raise ValueError(f"offload_module: a malformed packet ({p.where()}): {problem}")
+        if p.kind == JPEG:
+            check_pixels(f"offload_module ({p.where()})", p.payload, p.height, p.width)
+        return p
 
     def _decode(self, packets: list[Packet], device: torch.device) -> list[torch.Tensor]:
         out: list[torch.Tensor | None] = [None] * len(packets)

@@ -233,11 +233,12 @@ class DeviceFeeder:
                     with torch.cuda.stream(self._stream):
                         tensors = [t.pin_memory() for t in tensors]
                         tensors = source.to_device(tensors, self.device, non_blocking=True)
+                        # on this stream too: the label's widening reads the copy made on it
+                        tensors = with_index_labels(tensors)
                         event = torch.cuda.Event()
                         event.record(self._stream)
                 else:
-                    tensors = source.to_device(tensors, self.device)
-                tensors = with_index_labels(tensors)
+                    tensors = with_index_labels(source.to_device(tensors, self.device))
                 if not self._put((tensors, event, state, samples)):
                     return
                 if count == limit:  # never read ahead of the sink: the rest is the next one's

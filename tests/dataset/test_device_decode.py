@@ -234,6 +234,43 @@ def test_packet_parsing_never_trusts_a_length(tail, position, value):
     assert len(packet.params) <= 64
 
 
+@pytest.mark.parametrize(
+    ("params", "flips", "size", "error"),
+    [
+        ((-5, 0, 20, 20), 0, (40, 50), "starts outside"),  # a negative start wraps a slice
+        ((30, 40, 20, 20), 0, (40, 50), "ends outside"),  # a partial crop, not 20x20
+        ((0, 0, 0, 20), 0, (40, 50), "empty"),
+        ((0, 0, 20), 0, (40, 50), "3 parameters"),
+        ((0, 0, 20, 20), 1, (40, 50), "4 parameters"),  # the plan flips: a draw is missing
+        ((0, 0, 20, 20, 7), 1, (40, 50), "flip draws"),  # a flip draw is 0 or 1
+        ((0, 0, 20, 20), 0, (400, 500), "header declares"),  # the packet lies about the size
+    ],
+)
+def test_the_module_refuses_a_packet_whose_box_or_draws_do_not_fit(params, flips, size, error):
+    from jisu.dataset.device_decode import JPEG, _pack
+    from jisu.dataset.offload_decode import DeviceDecoder
+
+    plan = DevicePlan(vision.Decode(), vision.CenterCrop(20), [vision.HorizontalFlip()] * flips)
+    row = _pack(JPEG, _jpeg(_photo(40, 50, 1)), 3, 1, (*size, 3), list(params))
+    with pytest.raises(ValueError, match=f"sample 3 of epoch 1.*{error}"):
+        DeviceDecoder(plan)(torch.from_numpy(row[None]), torch.device("cpu"))
+
+
+def test_the_module_applies_the_pixel_limit_before_decoding():
+    from jisu.dataset.device_decode import JPEG, _pack
+    from jisu.dataset.offload_decode import DeviceDecoder
+
+    decoder = DeviceDecoder(DevicePlan(vision.Decode(), vision.CenterCrop(20), []))
+    row = _pack(JPEG, _jpeg(_photo(40, 50, 1)), 3, 1, (40, 50, 3), [0, 0, 20, 20])
+    limit = ds.config.get_max_image_pixels()
+    ds.config.set_max_image_pixels(40 * 50 - 1)
+    try:
+        with pytest.raises(ValueError, match=r"sample 3 of epoch 1.*more than the limit"):
+            decoder(torch.from_numpy(row[None]), torch.device("cpu"))
+    finally:
+        ds.config.set_max_image_pixels(limit)
+
+
 def test_eager_plan_makes_a_packet():
     image = _jpeg(_photo(40, 50, 2))
     plan = DevicePlan(vision.RandomCropDecodeResize(16), None, [])

@@ -266,8 +266,11 @@ class RemoteRecordReader(RecordReader):
             if self.cache is not None:
                 cached = self.cache.lookup(entry.path, entry.bytes, entry.crc32)
             if cached is not None:
-                shard.local = self._map_cached(k, shard, cached, expected)
-                return
+                try:
+                    shard.local = self._map_cached(k, shard, cached, expected)
+                    return
+                except FileNotFoundError:  # evicted by another reader since it was checked
+                    pass
             reader = shard.remote_reader()
             self._check_shard_schema(k, entry, reader.schema, expected)
             if reader.num_record_batches != len(shard.layout):
@@ -402,26 +405,49 @@ class RemoteTarget:
                 shards = raw.get("shards") if isinstance(raw, dict) else None
                 names = [e.get("file") for e in shards or [] if isinstance(e, dict)]
                 old = {n for n in names if isinstance(n, str) and "/" not in n and n}
-        _parallel(
-            lambda pair: self.fs.put_file(pair[0], self._path(pair[1])),
-            list(zip(writer._temp, urls)),
-        )
-        writer._write_manifest(urls, sealed)
-        with open(writer._temp_manifest, "rb") as f:
-            body = f.read()
+        body = None
         try:
+            _parallel(
+                lambda pair: self.fs.put_file(pair[0], self._path(pair[1])),
+                list(zip(writer._temp, urls)),
+            )
+            writer._write_manifest(urls, sealed)
+            with open(writer._temp_manifest, "rb") as f:
+                body = f.read()
             self._put_manifest(body)
-        except BaseException:
-            for url in urls:
-                with contextlib.suppress(OSError):
-                    self.fs.rm_file(self._path(url))
-            raise
+        except BaseException as exc:
+            # a PUT whose answer was lost and that the client retried reports a failure (the
+            # retry of a conditional PUT finds the manifest: this writer's own) though the
+            # data set is committed: its shards must then stay
+            committed = False if body is None else self._committed(body)
+            if committed is False:  # uploaded shards that no manifest lists: removed
+                for url in urls:
+                    with contextlib.suppress(OSError):
+                        self.fs.rm_file(self._path(url))
+            if not (committed and isinstance(exc, Exception)):
+                raise
+            log.debug("FileWriter.commit: '%s' was committed (%r)", self.manifest, exc)
         directory = self.url.rsplit("/", 1)[0]
         current = {u.rsplit("/", 1)[1] for u in urls}
         for name in sorted(old - current):
             with contextlib.suppress(OSError):
                 self.fs.rm_file(self._path(f"{directory}/{name}"))
         return urls
+
+    def _committed(self, body: bytes) -> bool | None:
+        """Whether the manifest in storage is ``body`` (it names this writer's generation of
+        shards, so no other writer's is); None when that cannot be read."""
+        path = self._path(self.manifest)
+        try:
+            self.fs.invalidate_cache(path)
+            size = remote_size(self.fs, path, self.manifest)
+            if size != len(body):
+                return False
+            return RemoteFile(self.fs, path, self.manifest, size).read_range(0, size) == body
+        except FileNotFoundError:
+            return False
+        except Exception:
+            return None
 
     def _put_manifest(self, body: bytes) -> None:
         path = self._path(self.manifest)

@@ -308,6 +308,20 @@ def test_the_writer_never_replaces_an_existing_data_set_unless_told(s3):
     assert {p.rsplit("/", 1)[1] for p in second.paths} <= listing
 
 
+def test_a_commit_whose_answer_was_lost_keeps_its_shards(s3, monkeypatch):
+    """The manifest's conditional PUT succeeds but its answer is lost: the retry finds the
+    manifest (this writer's own) in place. The commit went through; its shards must stay."""
+    monkeypatch.delenv("AWS_ENDPOINT_URL")
+    options = {"endpoint_url": s3.proxy.url}
+    rows = make_rows(20, seed=6)
+    url = f"s3://{s3.bucket}/lost.rec"
+    s3.proxy.lose_put_answers.append("/lost.rec.manifest.json")
+    write(url, rows, storage_options=options)
+    assert s3.proxy.lose_put_answers == []  # the answer was lost, the PUT retried
+    data = ds.RecordDataset(url, storage_options=options, shuffle=False)
+    assert_rows_equal(read_all(data), expected(rows))
+
+
 def test_save_and_convert_round_trip_through_s3(s3, tmp_path):
     rows = make_rows(33)
     source = ds.RecordDataset(str(write(str(tmp_path / "src.rec"), rows).file_name), shuffle=False)
@@ -425,3 +439,27 @@ def test_a_ranged_file_reads_like_an_in_memory_file(data, ops):
                 continue  # BytesIO refuses a negative position; Arrow never asks for one
             assert remote.seek(n, whence) == local.seek(n, whence)
         assert remote.tell() == local.tell()
+
+
+def test_a_cache_file_evicted_after_its_check_is_read_remotely(tmp_path, monkeypatch):
+    """Another reader sharing the cache may evict a shard's copy between this reader's check
+    of it and its opening: the shard is then read by ranges, not an error."""
+    from jisu.dataset.storage import ShardCache
+
+    rows = make_rows(30, seed=4)
+    (tmp_path / "remote").mkdir()
+    url = (tmp_path / "remote" / "train.rec").as_uri()  # file://: fsspec's local filesystem
+    write(url, rows, shards=2)
+    cache = str(tmp_path / "cache")
+    ds.RecordDataset(url, cache_dir=cache)  # verify: fills the cache
+    lookup = ShardCache.lookup
+
+    def evicted_after_check(self, *args):
+        path = lookup(self, *args)
+        if path is not None:
+            os.remove(path)  # what another process's eviction does
+        return path
+
+    monkeypatch.setattr(ShardCache, "lookup", evicted_after_check)
+    data = ds.RecordDataset(url, verify=False, cache_dir=cache, shuffle=False)
+    assert_rows_equal(read_all(data), expected(rows))
