@@ -8,7 +8,9 @@ All on this machine, with the plain local runs measured in the same process for 
    node has none, so only the worker nodes decode), with 1 and with 2 actors (SPREAD over the
    nodes), against the local pool with 1 and 2 workers (threads) and 2 worker processes
    (``python_multiprocessing``). Only the second epoch is timed: actors and processes start
-   in the first. Target: 2 nodes / 1 node >= 1.7x;
+   in the first. Target: 2 nodes / 1 node >= 1.7x. Also the layout ``ray start --head
+   --num-cpus 1`` + a second ``ray start --num-cpus 1`` gives: the driver's node decodes too
+   (the head alone, then with a second node), a new cluster per round;
 2. the pieces that limit a large cluster: tasks per second the driver dispatches (batches of
    one tiny row), and bytes per second through Ray's object store (9.6 MB uint8 batches);
 3. record reads: a record data set of ``--rows`` rows of ``--row-bytes`` bytes written to local
@@ -84,13 +86,14 @@ def executor(value) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def ray_cluster(worker_nodes: int) -> Iterator[object]:
-    """A head node without CPUs and ``worker_nodes`` nodes of 1 CPU, on this machine."""
+def ray_cluster(worker_nodes: int, head_cpus: int = 0) -> Iterator[object]:
+    """A head node with ``head_cpus`` CPUs (the driver runs there) and ``worker_nodes`` nodes
+    of 1 CPU, on this machine."""
     import ray
     from ray.cluster_utils import Cluster
 
     cluster = Cluster(
-        initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False}
+        initialize_head=True, head_node_args={"num_cpus": head_cpus, "include_dashboard": False}
     )
     try:
         for _ in range(worker_nodes):
@@ -244,6 +247,25 @@ def ray_section(root: str, repeats: int) -> dict[str, float]:
     return results
 
 
+def ray_head_works_section(root: str, repeats: int) -> dict[str, float]:
+    """The other layout, as ``ray start --head --num-cpus 1`` + ``ray start --address ...
+    --num-cpus 1`` make it: the driver's node decodes too. One node: the head alone (no
+    transfer between object stores); two: a second node joins (half the batches cross)."""
+    runs: dict[str, list[float]] = {"head alone": [], "head + 1 node": []}
+    for _ in range(repeats):
+        with ray_cluster(0, head_cpus=1) as cluster:
+            with executor(ds.RayExecutor(num_workers=1)):
+                runs["head alone"].append(second_epoch_rate(image_pipeline(root, 1)))
+            cluster.add_node(num_cpus=1)
+            cluster.wait_for_nodes()
+            with executor(ds.RayExecutor(num_workers=2)):
+                runs["head + 1 node"].append(second_epoch_rate(image_pipeline(root, 2)))
+    return {
+        f"Ray, driver's node decodes too: {name}": statistics.median(values)
+        for name, values in runs.items()
+    }
+
+
 # ------------------------------------------------------------------ S3
 
 
@@ -263,7 +285,8 @@ def s3_server() -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     endpoint = f"http://127.0.0.1:{port}"
-    saved = {k: os.environ.get(k) for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID")}
+    names = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")
+    saved = {k: os.environ.get(k) for k in names}
     os.environ.update(
         AWS_ENDPOINT_URL=endpoint,
         AWS_ACCESS_KEY_ID="testing",
@@ -365,6 +388,7 @@ def main() -> None:
             if not os.path.isdir(root):
                 make_folder(root, args.images)
             results.update(ray_section(root, args.repeats))
+            results.update(ray_head_works_section(root, args.repeats))
         if not args.skip_s3:
             results.update(s3_section(scratch, args.rows, args.row_bytes, args.repeats))
     for name, value in results.items():
@@ -373,6 +397,9 @@ def main() -> None:
     if not args.skip_ray:
         one, two = results["Ray, 1 node (1 actor)"], results["Ray, 2 nodes (2 actors)"]
         print(f"  Ray 2 nodes / 1 node = {two / one:.2f}x   (target >= 1.7x)")
+        alone = results["Ray, driver's node decodes too: head alone"]
+        both = results["Ray, driver's node decodes too: head + 1 node"]
+        print(f"  driver's node decodes too: 2 nodes / 1 node = {both / alone:.2f}x")
         print(
             f"  Ray 2 nodes / local 2 threads = {two / results['local, 2 workers (threads)']:.2f}x"
             f", / local 2 processes = {two / results['local, 2 worker processes']:.2f}x"
