@@ -37,6 +37,7 @@ MAGIC = np.frombuffer(b"\x93JISUDV1", dtype=np.uint8)
 _HEADER = MAGIC.size + 8 * 8
 JPEG, PIXELS = 0, 1  # packet kinds: encoded bytes, or pixels decoded in the pipeline
 _MAX_PARAMS = 64
+_SLACK_BYTES = 1 << 20  # a JPEG's bytes beyond its raw pixel size (3 per pixel) that it ships
 
 
 def is_packet_column(values: Sequence[Any]) -> bool:
@@ -203,7 +204,9 @@ class DevicePlan(TensorOperation):
         state = rng.bit_generator.state if rng is not None else None
         if is_jpeg(buf):
             size = check_declared_size(type(self.decode).__name__, data, buf)
-            if size is not None:
+            # a file much larger than its pixels (metadata, trailing bytes) would widen every
+            # row of its padded batch to its size: it is decoded here and ships its crop
+            if size is not None and buf.size <= 3 * size[0] * size[1] + _SLACK_BYTES:
                 box = self._box(op, size, rng)
         if box is not None:
             packet_kind, payload, shape = JPEG, buf, (*size, 3)

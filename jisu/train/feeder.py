@@ -76,6 +76,7 @@ class BatchSource:
         self.op = op
         self._iterator = None
         self._offload: Any = None  # the pipeline's offload module, when its maps left ops
+        self._offload_on: torch.device | None = None  # where it was last moved
         if isinstance(dataset, Dataset):
             module = dataset.offload_module()
             self._offload = module if module.tails else None
@@ -121,8 +122,9 @@ class BatchSource:
             return [
                 t if t.device == device else t.to(device, non_blocking=non_blocking) for t in batch
             ]
-        if self._offload.device != device:
+        if self._offload_on != device:  # "cuda" never equals the module's "cuda:0": once
             self._offload.to(device)
+            self._offload_on = device
         batch = self._offload(batch)  # its columns: copied as uint8 (or bytes), then computed
         return [t if t.device == device else t.to(device, non_blocking=non_blocking) for t in batch]
 

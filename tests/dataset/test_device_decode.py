@@ -149,7 +149,8 @@ def test_the_batch_carries_bytes_not_pixels(images):
     assert first.dtype == np.uint8 and first.ndim == 2
     packets = [Packet(row) for row in first]
     assert [p.payload.size for p in packets] == [im.size for im in images[:3]]
-    assert first.shape[1] == max(row.size for row in map(_packet_of, images[:3]))
+    # padded to the longest: 8 magic bytes, 8 int64 of header, 4 of crop box, then the JPEG
+    assert first.shape[1] == 8 + 8 * 8 + 4 * 8 + max(im.size for im in images[:3])
     assert first.nbytes < 3 * 224 * 224 * 3 / 4  # bytes, not pixels, cross to the device
     png = Packet(batches[1][0])  # images[3]: decoded and resized in the pipeline
     assert png.kind == 1 and (png.height, png.width, png.channels) == (224, 224, 3)
@@ -157,10 +158,6 @@ def test_the_batch_carries_bytes_not_pixels(images):
     for batch in batches:
         image = module({"image": torch.from_numpy(batch)})["image"]
         assert tuple(image.shape) == (len(batch), 3, 224, 224) and image.dtype == torch.uint8
-
-
-def _packet_of(image: np.ndarray) -> np.ndarray:
-    return DevicePlan(vision.RandomCropDecodeResize(224), None, [])(image)
 
 
 def test_same_output_for_any_worker_count(images):
@@ -196,6 +193,8 @@ def test_device_rejects_what_cannot_run_there():
             "image",
             offload=True,
         )
+    with pytest.raises(ValueError, match="takes offload=True"):
+        source.map([vision.RandomCropDecodeResize(8).device("GPU")], "image")
     assert vision.Decode().device("GPU").device("CPU").device_target == "CPU"
 
 
@@ -298,3 +297,17 @@ def test_on_a_gpu_nvjpeg_decodes_within_a_few_levels_of_the_cpu(images):
         np.testing.assert_array_equal(on_device.cpu().numpy(), got.cpu().numpy())
     decoder = next(iter(gpu_module.decoders.values()))
     assert decoder._gpu and all(v is not None for v in decoder._gpu.values()), "not nvJPEG"
+
+
+def test_a_jpeg_much_larger_than_its_pixels_ships_its_crop_instead():
+    """2.6 MB of comment segments in a 40x50 JPEG: every row of its batch would be padded to
+    that size; the pipeline decodes it and ships the 16x16 crop."""
+    plain = _jpeg(_photo(40, 50, 4))
+    comment = np.frombuffer(b"\xff\xfe\xff\xff" + bytes(65533), np.uint8)  # COM, 65,535 bytes
+    bloated = np.concatenate([plain[:2], *[comment] * 40, plain[2:]])
+    assert bloated.size > 2_600_000
+    plan = DevicePlan(vision.RandomCropDecodeResize(16), None, [])
+    small, big = Packet(plan(plain)), Packet(plan(bloated))
+    assert small.kind == 0 and small.payload.size == plain.size
+    assert big.kind == 1 and (big.height, big.width, big.channels) == (16, 16, 3)
+    np.testing.assert_array_equal(vision.Decode()(bloated), vision.Decode()(plain))

@@ -106,6 +106,13 @@ class MapDataset(Dataset):
                     f"Received: operations[{k}]={op!r}"
                 )
         self.offloaded: list = []
+        on_device = [op for op in ops if getattr(op, "device_target", "CPU") == "GPU"]
+        if on_device and not offload:
+            raise ValueError(
+                f"map: {op_name(on_device[0])} is set to device('GPU'), which takes "
+                "offload=True: the pipeline then ships its bytes and the offload module "
+                "(dataset.offload_module(), applied by Model.train) decodes on the device"
+            )
         if offload:
             from ..offload import split_offload
 
