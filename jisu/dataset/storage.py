@@ -47,6 +47,7 @@ from .record.validate import MalformedFileError
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 INSTALL_HINT = 'pip install "jisu[s3]"'
 CHUNK_BYTES = 8 << 20  # one ranged GET when a shard is fetched whole
+MAX_READ_BYTES = 1 << 30  # the largest single ranged read (one record batch) taken
 CACHE_SUFFIX = ".arrow"
 _TEMP = re.compile(r".+\.tmp-(?P<pid>\d+)-(?P<tag>[0-9a-f]{8})[0-9a-f]{8}")
 
@@ -147,6 +148,13 @@ class RemoteFile:
         return self._get(start, end)
 
     def _get(self, start: int, end: int) -> bytes:
+        if end - start > MAX_READ_BYTES:  # one record batch, as the file's footer describes it
+            raise MalformedFileError(
+                self.url,
+                f"one read of {end - start} bytes was asked for (bytes [{start}, {end})); jisu "
+                f"reads at most {MAX_READ_BYTES} at once from object storage: a record batch "
+                "that large is not one jisu's writer makes",
+            )
         try:
             data = self.fs.cat_file(self.path, start=start, end=end)
         except FileNotFoundError:

@@ -53,7 +53,8 @@ from .validate import MalformedFileError
 from .writer import MANIFEST_SUFFIX, MAX_MANIFEST_BYTES, generation_base
 
 log = logging.getLogger(__name__)
-_BATCH_CACHE = 32  # remote record batches kept per reader (each at most ~4 MiB)
+_BATCH_CACHE = 32  # remote record batches kept per reader (the writer's are <= ~4 MiB)
+_BATCH_CACHE_BYTES = 256 << 20  # ... and at most this many bytes of them
 _PARALLEL = 16  # concurrent requests when checking or fetching shards
 
 
@@ -108,30 +109,41 @@ def read_remote_manifest(fs: Any, url: str) -> Any:
 
 
 class _BatchLRU:
-    """The last few ``(shard, batch)`` column views, thread-safe."""
+    """The last ``(shard, batch)`` column views, thread-safe: at most ``capacity`` of them and
+    ``max_bytes`` in all (the newest one is kept whatever its size), so that record batches a
+    hostile or unusual footer makes large cannot pile up in memory."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, max_bytes: int = _BATCH_CACHE_BYTES) -> None:
         self.capacity = capacity
+        self.max_bytes = max_bytes
+        self.nbytes = 0
         self._items: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, key: tuple) -> Any:
         with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
+            entry = self._items.get(key)
+            if entry is None:
+                return None
+            self._items.move_to_end(key)
+            return entry[0]
 
-    def put(self, key: tuple, value: Any) -> None:
+    def put(self, key: tuple, value: Any, nbytes: int = 0) -> None:
         with self._lock:
-            self._items[key] = value
-            while len(self._items) > self.capacity:
-                self._items.popitem(last=False)
+            old = self._items.pop(key, None)
+            if old is not None:
+                self.nbytes -= old[1]
+            self._items[key] = (value, nbytes)
+            self.nbytes += nbytes
+            while len(self._items) > 1 and (
+                len(self._items) > self.capacity or self.nbytes > self.max_bytes
+            ):
+                self.nbytes -= self._items.popitem(last=False)[1][1]
 
     def drop_shard(self, shard: int) -> None:
         with self._lock:
             for key in [k for k in self._items if k[0] == shard]:
-                del self._items[key]
+                self.nbytes -= self._items.pop(key)[1]
 
 
 class _Shard:
@@ -337,8 +349,9 @@ class RemoteRecordReader(RecordReader):
         source.check()
         views = self._recent.get(key)
         if views is None:
-            views = _Columns(source.get_batch(batch), self.fields)
-            self._recent.put(key, views)
+            record_batch = source.get_batch(batch)
+            views = _Columns(record_batch, self.fields)
+            self._recent.put(key, views, record_batch.nbytes)
         if self.cache is not None and not source.filling:
             with source._lock:
                 start, source.filling = not source.filling, True
