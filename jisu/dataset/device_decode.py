@@ -14,8 +14,10 @@ expensive op of an image pipeline leaves the host.
 What the device path gives up: the pipeline no longer sees pixels, so a corrupt JPEG is noticed
 when the module decodes it (the error names the sample and epoch), and nvJPEG's IDCT and
 upsampling differ from libjpeg-turbo's by a few levels (``:fancy_upsampling=1`` is asked for to
-stay close). Images that are not JPEG, or whose crop the header alone cannot place, are decoded
-and cropped in the pipeline as before and travel as pixels inside their packet.
+stay close). Images that are not JPEG, whose crop the header alone cannot place, or whose file
+is much larger than its pixels (it would widen every row of its padded batch) are decoded and
+cropped in the pipeline as before and travel as pixels inside their packet. The device's side
+is :mod:`.offload_decode`.
 
 Packet layout (little-endian): 8 magic bytes, 8 int64 ``(kind, payload bytes, sample, epoch,
 height, width, channels, params)``, ``params`` int64 (crop top, left, height, width, then one
