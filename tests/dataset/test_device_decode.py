@@ -311,3 +311,20 @@ def test_a_jpeg_much_larger_than_its_pixels_ships_its_crop_instead():
     assert small.kind == 0 and small.payload.size == plain.size
     assert big.kind == 1 and (big.height, big.width, big.channels) == (16, 16, 3)
     np.testing.assert_array_equal(vision.Decode()(bloated), vision.Decode()(plain))
+
+
+@pytest.mark.timeout(120)
+def test_worker_processes_make_the_same_packets(images):
+    """The plan and its packets cross into worker processes (pickled ops, shared memory)."""
+    head = [vision.RandomCropDecodeResize(24).device("GPU"), vision.RandomHorizontalFlip()]
+    runs = []
+    for processes in (False, True):
+        ds.config.set_seed(9)
+        data = _source(images).map(
+            head, "image", offload=True, num_parallel_workers=2, python_multiprocessing=processes
+        )
+        runs.append(
+            [b for b, _ in data.batch(4).create_tuple_iterator(num_epochs=1, output_numpy=True)]
+        )
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
