@@ -203,6 +203,20 @@ def test_image_pipeline_is_bit_identical_to_local(cluster, image_dir):
     assert_same(collect(image_pipeline(image_dir)), expected)
 
 
+def device_decode_pipeline(image_dir: str) -> ds.Dataset:
+    data = ds.ImageFolderDataset(image_dir, shuffle=True)
+    ops = [vision.RandomCropDecodeResize(12).device("GPU"), vision.RandomHorizontalFlip()]
+    return data.map(ops, input_columns="image", offload=True).batch(4)
+
+
+@pytest.mark.timeout(60)
+def test_device_decode_packets_are_bit_identical_to_local(cluster, image_dir):
+    """The packets (JPEG bytes + the crop and flip draws) made on actors equal local ones."""
+    expected = collect(device_decode_pipeline(image_dir))
+    use_ray(2)
+    assert_same(collect(device_decode_pipeline(image_dir)), expected)
+
+
 @pytest.mark.timeout(60)
 def test_run_time_settings_reach_the_actors(cluster, image_dir):
     """An op reads config.get_max_image_pixels() while it runs: the actors use the driver's."""
