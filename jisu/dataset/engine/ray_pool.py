@@ -352,6 +352,8 @@ class RayPool:
         kind, seconds = value[0], value[1]
         self._finished(actor, task, seconds)
         future = task.future
+        if future.done():  # run twice (its actor died as it answered): counted the first time
+            return
         future.compute_s = seconds
         if kind == "ok":
             result, skipped, examples, op_times = value[2:]
