@@ -38,8 +38,8 @@ if [ -d .whl ]; then
   "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/jisu-site .whl/*.whl || exit 1
   export PYTHONPATH="/tmp/jisu-site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
-  # nvImageCodec dlopens libnvjpeg: the wheel's lib folder, wherever --target put it
-  export LD_LIBRARY_PATH="/tmp/jisu-site/nvidia/nvjpeg/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # nvImageCodec dlopens libnvjpeg.so.13: the nvjpeg 13 wheel puts it in nvidia/cu13/lib
+  export LD_LIBRARY_PATH="/tmp/jisu-site/nvidia/cu13/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 else
   export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 fi
