@@ -52,6 +52,12 @@ print(f"jisu {jisu.__version__}, torch {torch.__version__}, cuda {torch.cuda.is_
 if not torch.cuda.is_available():
     raise SystemExit("gpu_check: no CUDA device")
 print(torch.cuda.get_device_name(0))
+from jisu.dataset import vision
+from jisu.dataset.device_decode import DevicePlan
+from jisu.dataset.offload_decode import DeviceDecoder
+gpu = DeviceDecoder(DevicePlan(vision.RandomCropDecodeResize(8), None, []))._gpu_decoder(
+    torch.device("cuda", 0))
+print(f"GPU JPEG decoding (nvImageCodec + nvJPEG): {'ready' if gpu else 'NOT available'}")
 PYEOF
 
 step() {  # step SECONDS NAME COMMAND...
