@@ -1,0 +1,315 @@
+"""MindSpore's optimizer base on ``torch.optim.Optimizer``: parameters, groups, weight decay,
+loss scale and learning rates the MindSpore way, one update per ``step()`` the torch way.
+
+What a MindSpore script passes works unchanged:
+
+- ``params``: a network's parameters (``net.trainable_params()``, ``net.parameters()``,
+  ``net.named_parameters()``), or MindSpore's group dicts (keys ``params``, ``lr``,
+  ``weight_decay``, ``order_params``);
+- ``learning_rate``: a number, a 0-d tensor, a per-step list/array/1-D tensor (the
+  ``nn.*_lr`` helpers) or a :class:`~jisu.nn.LearningRateSchedule`. A dynamic rate is
+  computed on the device from the optimizer's ``global_step`` inside ``step()``: per step in
+  sink mode too, with no host synchronisation (and capturable in a CUDA graph);
+- ``weight_decay``: added to the gradients before the update, of every parameter whose name
+  holds neither ``beta`` nor ``gamma`` (MindSpore's rule; parameters without a name all decay),
+  or of every parameter of a group whose ``weight_decay`` is > 0;
+- ``loss_scale``: the gradients are divided by it (the decay is scaled to match), for a loss
+  scaled by a fixed ``FixedLossScaleManager(drop_overflow_update=False)``.
+
+``group["lr"]`` holds a static rate as a float (torch's LR schedulers and jisu's
+``LearningRateScheduler`` can set it) and a dynamic one as a 0-d tensor: the rate of the last
+step. ``get_lr()`` is the rate of the next step. ``global_step`` counts the steps applied (an
+overflow skipped by jisu's loss scaling is not one, as in MindSpore); ``state_dict()`` carries
+it, so a resumed run continues the schedule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..learning_rate_schedule import LearningRateSchedule
+
+#: MindSpore's group keys; anything else is refused (MindSpore raises KeyError too)
+GROUP_KEYS = ("params", "lr", "weight_decay", "order_params", "grad_centralization")
+
+
+def _named(parameters: Iterable[Any]) -> list[tuple[str | None, torch.Tensor]]:
+    """``(name, tensor)`` pairs from tensors (their ``name`` attribute, if any) or pairs."""
+    out = []
+    for item in parameters:
+        if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
+            out.append((item[0], item[1]))
+        elif isinstance(item, torch.Tensor):
+            out.append((getattr(item, "name", None), item))
+        else:
+            raise TypeError(
+                "the parameters must be tensors, (name, tensor) pairs or group dicts. "
+                f"Received {type(item).__name__}"
+            )
+    return out
+
+
+class _DynamicLR:
+    """A per-step rate: a 1-D table indexed by the step, or a schedule module."""
+
+    def __init__(self, owner: str, rate: Any) -> None:
+        self.owner = owner
+        self.schedule: LearningRateSchedule | None = None
+        self.table: torch.Tensor | None = None
+        if isinstance(rate, LearningRateSchedule):
+            self.schedule = rate
+            return
+        table = torch.as_tensor(np.asarray(rate, dtype=np.float32)).reshape(-1)
+        if isinstance(rate, torch.Tensor) and rate.ndim > 1:
+            raise ValueError(
+                f"{owner}: a learning_rate tensor must be 0-d or 1-D. Received shape "
+                f"{tuple(rate.shape)}"
+            )
+        if table.numel() == 0:
+            raise ValueError(f"{owner}: the per-step learning_rate list is empty")
+        if not bool(torch.isfinite(table).all()) or bool((table < 0).any()):
+            raise ValueError(f"{owner}: every per-step learning rate must be finite and >= 0")
+        self.table = table
+
+    @property
+    def steps(self) -> int | None:
+        """How many steps the table covers (None: a schedule covers any step)."""
+        return None if self.table is None else int(self.table.numel())
+
+    def at(self, step: torch.Tensor) -> torch.Tensor:
+        """The rate of ``step`` (a 0-d integer tensor) as a 0-d float32 tensor, on its device."""
+        if self.schedule is not None:
+            return self.schedule(step).to(torch.float32).reshape(())
+        if self.table.device != step.device:
+            self.table = self.table.to(step.device)
+        return self.table[step]
+
+
+def _learning_rate(owner: str, rate: Any) -> float | _DynamicLR:
+    """A static rate (a float >= 0) or a dynamic one, from MindSpore's accepted forms."""
+    if isinstance(rate, bool):
+        raise TypeError(f"{owner}: learning_rate must be a number, a list or a schedule")
+    if isinstance(rate, (int, float)) or (isinstance(rate, torch.Tensor) and rate.ndim == 0):
+        value = float(rate)
+        if not value >= 0:
+            raise ValueError(f"{owner}: learning_rate must be >= 0. Received {value}")
+        return value
+    if isinstance(rate, (LearningRateSchedule, torch.Tensor, np.ndarray, list, tuple)):
+        return _DynamicLR(owner, rate)
+    raise TypeError(
+        f"{owner}: learning_rate must be a number, a per-step list, array or tensor, or a "
+        f"LearningRateSchedule. Received {type(rate).__name__}"
+    )
+
+
+def _weight_decay(owner: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(
+            f"{owner}: weight_decay must be a number (a dynamic weight decay is not supported). "
+            f"Received {value!r}"
+        )
+    if not value >= 0:
+        raise ValueError(f"{owner}: weight_decay must be >= 0. Received {value}")
+    return float(value)
+
+
+class Optimizer(torch.optim.Optimizer):
+    """Base class of jisu.nn's MindSpore optimizers (see the module). Subclasses implement
+    :meth:`_update` for one group, given its gradients prepared (decayed, unscaled) and the
+    group's rate; the base does everything else."""
+
+    #: jisu's TrainStep hands it the overflow flag of a loss-scaled step (``found_inf``), as
+    #: PyTorch's fused optimizers take it: the step is then skipped on the device, its
+    #: ``global_step`` too.
+    _step_supports_amp_scaling = True
+    handles_found_inf = True
+
+    def __init__(
+        self,
+        learning_rate: Any,
+        parameters: Any,
+        weight_decay: float = 0.0,
+        loss_scale: float = 1.0,
+        defaults: dict[str, Any] | None = None,
+    ) -> None:
+        owner = type(self).__name__
+        self._owner = owner
+        if isinstance(loss_scale, bool) or not isinstance(loss_scale, (int, float)):
+            raise TypeError(f"{owner}: loss_scale must be a float. Received {loss_scale!r}")
+        if not loss_scale > 0:
+            raise ValueError(f"{owner}: loss_scale must be > 0. Received {loss_scale}")
+        self.loss_scale = float(loss_scale)
+        default_lr = _learning_rate(owner, learning_rate)
+        default_decay = _weight_decay(owner, weight_decay)
+        items = list(parameters) if not isinstance(parameters, torch.Tensor) else [parameters]
+        if not items:
+            raise ValueError(f"{owner}: the parameter list is empty")
+        self._dynamic: list[_DynamicLR | None] = []
+        groups = []
+        if all(isinstance(item, dict) for item in items):
+            for i, spec in enumerate(items):
+                unknown = sorted(set(spec) - set(GROUP_KEYS))
+                if unknown:
+                    raise KeyError(
+                        f"{owner}: group {i} has unknown key(s) {unknown}; known: "
+                        f"{list(GROUP_KEYS)}"
+                    )
+                if "order_params" in spec:  # MindSpore's parameter order: no effect in torch
+                    continue
+                if spec.get("grad_centralization"):
+                    raise ValueError(f"{owner}: grad_centralization is not supported by jisu")
+                lr = _learning_rate(owner, spec["lr"]) if "lr" in spec else default_lr
+                decay = (
+                    _weight_decay(owner, spec["weight_decay"])
+                    if "weight_decay" in spec
+                    else default_decay
+                )
+                named = _named(spec["params"])
+                groups.append(self._group(named, lr, decay, [decay > 0] * len(named)))
+        elif any(isinstance(item, dict) for item in items):
+            raise TypeError(f"{owner}: mix of group dicts and parameters; pass one or the other")
+        else:
+            named = _named(items)
+            # MindSpore's filter: norm scales and shifts (gamma, beta) do not decay
+            flags = [
+                default_decay > 0 and (name is None or ("beta" not in name and "gamma" not in name))
+                for name, _ in named
+            ]
+            groups.append(self._group(named, default_lr, default_decay, flags))
+        super().__init__(groups, dict(defaults or {}))
+        self.global_step: torch.Tensor | None = None  # on the parameters' device, at the first step
+        self._calls = 0  # step() calls, counted on the host (the table bound is checked there)
+        self.learning_rate = learning_rate
+
+    def _group(
+        self, named: list[tuple[str | None, torch.Tensor]], lr: Any, decay: float, flags: list[bool]
+    ) -> dict[str, Any]:
+        dynamic = lr if isinstance(lr, _DynamicLR) else None
+        self._dynamic.append(dynamic)
+        rate = torch.zeros((), dtype=torch.float32) if dynamic is not None else lr
+        return {
+            "params": [p for _, p in named],
+            "lr": rate,
+            "weight_decay": decay,
+            "decay_flags": flags,
+        }
+
+    # ------------------------------------------------------------------ rates
+    @property
+    def dynamic_lr(self) -> bool:
+        """Whether a rate is per step (a list or a schedule), computed inside ``step()``."""
+        return any(d is not None for d in self._dynamic)
+
+    def _step_tensor(self) -> torch.Tensor:
+        if self.global_step is None:
+            device = self.param_groups[0]["params"][0].device
+            self.global_step = torch.zeros((), dtype=torch.int64, device=device)
+        return self.global_step
+
+    def _rate(self, index: int, group: dict[str, Any]) -> Any:
+        dynamic = self._dynamic[index]
+        return group["lr"] if dynamic is None else dynamic.at(self._step_tensor())
+
+    def get_lr(self) -> Any:
+        """The rate of the next step: a 0-d tensor (one per group, as a tuple, when groups have
+        their own rates). Reading its value is a host synchronisation."""
+        rates = tuple(
+            torch.as_tensor(self._rate(i, g), dtype=torch.float32)
+            for i, g in enumerate(self.param_groups)
+        )
+        return rates[0] if len(rates) == 1 else rates
+
+    # ------------------------------------------------------------------ the step
+    def _check_table(self) -> None:
+        for dynamic in self._dynamic:
+            if dynamic is not None and dynamic.steps is not None and self._calls >= dynamic.steps:
+                raise RuntimeError(
+                    f"{self._owner}: learning_rate has {dynamic.steps} per-step values and this "
+                    f"is step {self._calls + 1}: make the list as long as the steps trained "
+                    "(epochs x steps per epoch; MindSpore fails here too)"
+                )
+
+    @torch.no_grad()
+    def step(self, closure: Any = None) -> Any:
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        self._check_table()
+        found_inf = getattr(self, "found_inf", None)
+        keep = None if found_inf is None else found_inf.reshape(()) == 0
+        for i, group in enumerate(self.param_groups):
+            pairs = [
+                (p, f) for p, f in zip(group["params"], group["decay_flags"]) if p.grad is not None
+            ]
+            if not pairs:
+                continue
+            params = [p for p, _ in pairs]
+            grads = [p.grad for p in params]
+            decayed = [(p, g) for (p, flag), g in zip(pairs, grads) if flag]
+            if decayed and group["weight_decay"] > 0:  # MindSpore: decay scaled, then unscaled
+                scaled = group["weight_decay"] * self.loss_scale
+                grads = [
+                    g.add(p, alpha=scaled) if flag else g for (p, flag), g in zip(pairs, grads)
+                ]
+            if self.loss_scale != 1.0:
+                grads = torch._foreach_mul(grads, 1.0 / self.loss_scale)
+            rate = self._rate(i, group)
+            if self._dynamic[i] is not None:
+                group["lr"] = rate
+            self._update(group, params, grads, rate, keep)
+        step = self._step_tensor()
+        step.add_(1 if keep is None else keep.to(step.dtype))
+        self._calls += 1
+        return loss
+
+    def _update(
+        self,
+        group: dict[str, Any],
+        params: list[torch.Tensor],
+        grads: list[torch.Tensor],
+        lr: Any,
+        keep: torch.Tensor | None,
+    ) -> None:
+        """Apply one update to ``params`` (in place) from ``grads``; with ``keep`` (a 0-d bool
+        tensor) False, leave the parameters and the state as they were (an overflow)."""
+        raise NotImplementedError
+
+    def _state_buffers(self, params: list[torch.Tensor], name: str) -> list[torch.Tensor]:
+        """The state tensor ``name`` of each parameter, zeros at first."""
+        out = []
+        for p in params:
+            state = self.state[p]
+            if name not in state:
+                state[name] = torch.zeros_like(p, memory_format=torch.preserve_format)
+            out.append(state[name])
+        return out
+
+    # ------------------------------------------------------------------ state
+    def state_dict(self) -> dict[str, Any]:
+        state = super().state_dict()
+        state["global_step"] = 0 if self.global_step is None else int(self.global_step)
+        state["step_calls"] = self._calls
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state_dict = dict(state_dict)
+        step = int(state_dict.pop("global_step", 0))
+        calls = int(state_dict.pop("step_calls", step))
+        super().load_state_dict(state_dict)
+        self._step_tensor().fill_(step)
+        self._calls = calls
+
+
+def masked_copy_(targets: list[torch.Tensor], new: list[torch.Tensor], keep: torch.Tensor | None):
+    """``targets[i] = new[i]``, or, with ``keep`` (a 0-d bool tensor) False, left as they are:
+    decided on the device."""
+    if keep is None:
+        torch._foreach_copy_(targets, new)
+    else:
+        for t, n in zip(targets, new):
+            t.copy_(torch.where(keep, n, t))
