@@ -332,6 +332,8 @@ class EpochCurves(Callback):
     only (``accuracy`` then holds None for the others).
     """
 
+    acts_on_training = False  # reads only: sink mode need not watch it
+
     def __init__(
         self, model: Model, eval_data: Any, throughput: ThroughputMonitor, every_epoch: bool
     ) -> None:

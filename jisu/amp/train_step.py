@@ -7,7 +7,8 @@ MindSpore's per-level defaults; :func:`make_train_step` wraps a user's ``forward
 article's ``forward_fn`` + ``value_and_grad`` pattern).
 
 Skipping an overflowing step without a host sync: optimizers that take the found-inf flag
-themselves (PyTorch's fused SGD/Adam/AdamW: ``fused=True``) skip inside their kernel; for any
+themselves (PyTorch's fused SGD/Adam/AdamW: ``fused=True``; jisu.nn's, which declare
+``handles_found_inf``) skip inside their step; for any
 other optimizer the parameters and optimizer state are saved before the step and restored with
 ``torch.where(found_inf, saved, new)`` after it (state created by a skipped first step is
 zeroed, which is what SGD/Adam start from; a host-side step counter beside device parameters,
@@ -41,7 +42,8 @@ def _trainable(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
 @torch.no_grad()
 def _step_unless(optimizer: torch.optim.Optimizer, found_inf: torch.Tensor) -> None:
     """``optimizer.step()`` that has no effect when ``found_inf`` is set, decided on device."""
-    if getattr(optimizer, "_step_supports_amp_scaling", False) and _is_fused(optimizer):
+    takes_flag = _is_fused(optimizer) or getattr(optimizer, "handles_found_inf", False)
+    if getattr(optimizer, "_step_supports_amp_scaling", False) and takes_flag:
         optimizer.grad_scale, optimizer.found_inf = None, found_inf  # gradients are unscaled
         try:
             optimizer.step()

@@ -207,6 +207,8 @@ def diagnose_training(
 class _StepTimer(Callback):
     """Seconds of each train step (the device's queued work included)."""
 
+    acts_on_training = False  # reads only: sink mode need not watch it
+
     def __init__(self, device: torch.device) -> None:
         self.device, self.seconds, self._begin = device, [], 0.0
 

@@ -200,6 +200,8 @@ class TrainingProfiler(Callback):
     ``cb_params``; a test gives a fake clock to make the figures exact.
     """
 
+    acts_on_training = False  # reads only: sink mode need not watch it
+
     def __init__(
         self,
         verbose: bool = True,

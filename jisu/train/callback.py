@@ -83,10 +83,20 @@ class RunContext:
 class Callback:
     """Base class: override the ``on_*`` hooks (or MindSpore's older names)."""
 
+    #: whether this callback may change what is trained (the optimizer, the loss scale, the
+    #: weights, a stop) from a step hook. None: unknown, so sink mode watches its replayed
+    #: step hooks (:mod:`jisu.train.replay_guard`); jisu's monitors, loggers and checkpoints
+    #: declare False.
+    acts_on_training: bool | None = None
+
     def wants_hook(self, hook: str) -> bool:
-        """Whether one of jisu's own hooks (:data:`JISU_HOOKS`) is to be called on this
-        callback: when its class overrides it."""
-        return getattr(type(self), hook) is not getattr(Callback, hook)
+        """Whether this callback's class overrides ``hook`` (or MindSpore's older name that
+        the hook calls). jisu's own hooks (:data:`JISU_HOOKS`) are called only then."""
+        cls = type(self)
+        if getattr(cls, hook) is not getattr(Callback, hook):
+            return True
+        old = OLD_NAMES.get(hook)
+        return old is not None and getattr(cls, old) is not getattr(Callback, old)
 
     def begin(self, run_context: RunContext) -> None:
         """Called once before training (``on_train_begin``)."""
@@ -173,6 +183,16 @@ HOOKS = (
     "on_eval_end",
 )
 
+#: the older MindSpore name each ``on_train_*`` hook calls unless overridden
+OLD_NAMES = {
+    "on_train_begin": "begin",
+    "on_train_epoch_begin": "epoch_begin",
+    "on_train_step_begin": "step_begin",
+    "on_train_step_end": "step_end",
+    "on_train_epoch_end": "epoch_end",
+    "on_train_end": "end",
+}
+
 #: jisu's hooks beyond MindSpore's. ``CallbackList`` calls them only on the callbacks whose
 #: class overrides them, so that a callback answering every ``on_*`` name sees MindSpore's
 #: hooks only, and a step pays for none when no callback wants them.
@@ -229,6 +249,8 @@ class LossMonitor(Callback):
     """Prints ``epoch: E step: S, loss is L`` every ``per_print_times`` steps (0: never) and
     raises on a NaN/inf loss, as MindSpore does. Under sink mode it still prints every step
     (the steps are replayed at each sink's end)."""
+
+    acts_on_training = False
 
     def __init__(self, per_print_times: int = 1) -> None:
         if (
@@ -376,20 +398,40 @@ class LambdaCallback(Callback):
 
 class LearningRateScheduler(Callback):
     """Sets the learning rate after every step: ``learning_rate_function(lr, cur_step_num)``
-    returns the new rate (MindSpore's signature), applied to every parameter group."""
+    returns the new rate (MindSpore's signature: the current rate and the number of steps
+    done), applied to every parameter group.
+
+    It runs as each step is dispatched (``on_train_step_dispatched``), so in sink mode every
+    step of a sink gets its own rate, as in step mode (MindSpore applies it once per sink).
+    Only host values are read: the rate it last set, not a device tensor.
+    """
 
     def __init__(self, learning_rate_function: Callable[[float, int], float]) -> None:
         if not callable(learning_rate_function):
             raise TypeError("LearningRateScheduler: learning_rate_function must be callable")
         self.learning_rate_function = learning_rate_function
+        self._lr: float | None = None  # the rate set last (a host value)
 
-    def on_train_step_end(self, run_context: RunContext) -> None:
+    def on_train_begin(self, run_context: RunContext) -> None:
+        optimizer = run_context.original_args().optimizer
+        if getattr(optimizer, "dynamic_lr", False):
+            raise ValueError(
+                "LearningRateScheduler: the optimizer's learning rate is already per step (a "
+                "list or a LearningRateSchedule); use one or the other"
+            )
+        self._lr = None
+
+    def on_train_step_dispatched(self, run_context: RunContext) -> None:
+        from .schedules import get_lr, set_lr
+
         params = run_context.original_args()
-        optimizer = params.optimizer
-        lr = optimizer.param_groups[0]["lr"]
-        new = float(self.learning_rate_function(float(lr), params.cur_step_num))
-        for group in optimizer.param_groups:
-            group["lr"] = new
+        groups = params.optimizer.param_groups
+        lr = self._lr if self._lr is not None else get_lr(groups[0])
+        new = float(self.learning_rate_function(lr, params.dispatched_step_num))
+        if new != lr:
+            for group in groups:
+                set_lr(group, new)
+        self._lr = new
 
 
 def _monitored(params: Any, monitor: str) -> float | None:

@@ -15,13 +15,17 @@ eager mode are the same loop with different windows:
   outputs as they are. Nothing is read back (a callback's ``float(loss)`` is then the
   step's sync), nor checked (``LossMonitor`` checks).
 
-Either way ``on_train_step_dispatched`` (a jisu hook: the progress bar's) is called right
-after each step call returns, before its callbacks: in sink mode while the sink runs, with
-nothing read back; and in GRAPH_MODE ``on_train_compile_begin`` is called before the step call
-that compiles (the first). The clocks in the :class:`~jisu.train.state.TrainState` count each
-batch's wait and copy as it is fetched and each step's call (and a sink's read) as it runs, so
-a sink's replayed callbacks see its complete clocks. A stop request ends the epoch after the window
-in progress.
+Either way, right after each step call returns and before its callbacks, the Model's
+``lr_scheduler`` is stepped and ``on_train_step_dispatched`` (a jisu hook: the progress bar's,
+``LearningRateScheduler``'s) is called, with ``dispatched_step_num`` counting the step: in sink
+mode while the sink runs, with nothing read back, so whatever sets the next step's learning
+rate there does so per step, exactly as in step mode. Sink mode changes when the host sees the
+losses, never the updates applied; replayed callbacks that act on training anyway are reported
+(:mod:`jisu.train.replay_guard`). In GRAPH_MODE ``on_train_compile_begin`` is called before
+the step call that compiles (the first). The clocks in the
+:class:`~jisu.train.state.TrainState` count each batch's wait and copy as it is fetched and
+each step's call (and a sink's read) as it runs, so a sink's replayed callbacks see its
+complete clocks. A stop request ends the epoch after the window in progress.
 """
 
 from __future__ import annotations
@@ -35,11 +39,14 @@ import torch
 
 from .callback import CallbackList, RunContext
 from .feeder import BatchSource, DeviceFeeder, InlineFeeder
+from .replay_guard import STEP_HOOKS, ReplayGuard
+from .schedules import LRSchedulerRunner
 from .state import TrainState
 from .steps import CompiledStep
 
-#: a dispatched step: its outputs, the data iterator's state after its batch, its samples
-_Record = tuple[Any, Any, int]
+#: a dispatched step: its outputs, the data iterator's state after its batch, its samples, the
+#: learning rate it trained with
+_Record = tuple[Any, Any, int, Any]
 
 
 def open_feeder(
@@ -65,6 +72,8 @@ class EpochLoop:
         run: RunContext,
         cbs: CallbackList,
         replay: bool,
+        schedule: LRSchedulerRunner | None = None,
+        guard: ReplayGuard | None = None,
     ) -> None:
         self.step = step
         self.feeder = feeder
@@ -72,6 +81,8 @@ class EpochLoop:
         self.run_context = run
         self.cbs = cbs
         self.replay = replay
+        self.schedule = schedule
+        self.guard = guard
         self._waited, self._copied = state.data_wait_seconds, state.copy_seconds
         # the per-step hook, looked up once (it skips the callbacks that do not override it)
         self._dispatched = cbs.on_train_step_dispatched
@@ -112,9 +123,21 @@ class EpochLoop:
             begin = time.perf_counter()
             outputs = self.step(*tensors)
             state.step_seconds += time.perf_counter() - begin
-            window.append((outputs, data_state, samples))
+            window.append((outputs, data_state, samples, self._rate()))
+            state.dispatched_step_num += 1
+            if self.schedule is not None:  # the next step's rate, set before it is dispatched
+                self.schedule.after_step()
             self._dispatched(self.run_context)  # no host sync: the outputs are not read
         return window, False
+
+    def _rate(self) -> Any:
+        """The first parameter group's rate, as the step just dispatched used it: a float, or
+        a copy of a tensor rate (no host sync; read when a callback reads it)."""
+        optimizer = self.state.optimizer
+        if optimizer is None or not optimizer.param_groups:
+            return None
+        lr = optimizer.param_groups[0].get("lr")
+        return lr.detach().clone() if isinstance(lr, torch.Tensor) else lr
 
     def _hand_over(self, window: list[_Record]) -> None:
         """The window's steps to the callbacks, in order (a sink's after its one read)."""
@@ -122,17 +145,22 @@ class EpochLoop:
         values = self._read(window) if self.replay else None  # eager: the outputs as they are
         bad = None if values is None else _first_non_finite(values)
         last = len(window) - 1
-        for i, (outputs, data_state, samples) in enumerate(window):
+        for i, (outputs, data_state, samples, rate) in enumerate(window):
             if values is not None:
                 state.begin_step()
                 outputs = values[i]
             state.net_outputs = outputs
+            state.learning_rate = rate
             state.samples_seen += samples
             state.dataset_state = data_state
             state.weights_current = i == last  # the weights are those after the last step
-            if values is not None:
-                cbs.on_train_step_begin(run)
-            cbs.on_train_step_end(run)
+            if self.guard is not None:  # replayed: callbacks that act are watched
+                for hook in STEP_HOOKS:
+                    self.guard.call(hook, run, i, last)
+            else:
+                if values is not None:
+                    cbs.on_train_step_begin(run)
+                cbs.on_train_step_end(run)
             if i == bad:
                 raise ValueError(
                     f"In epoch: {state.cur_epoch_num} step: {state.step_in_epoch}, loss is "
@@ -144,7 +172,7 @@ class EpochLoop:
     def _read(self, window: list[_Record]) -> torch.Tensor:
         """The window's losses on the host: one transfer, counted as step time."""
         begin = time.perf_counter()
-        losses = [o[0] if isinstance(o, (tuple, list)) else o for o, _, _ in window]
+        losses = [o[0] if isinstance(o, (tuple, list)) else o for o, *_ in window]
         values = torch.stack([loss.detach().float().reshape(()) for loss in losses]).cpu()
         self.state.step_seconds += time.perf_counter() - begin
         return values

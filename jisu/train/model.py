@@ -29,6 +29,8 @@ from .first_step import FirstStep, FirstStepCheck
 from .loop import EpochLoop, open_feeder
 from .metrics import Loss, get_metrics
 from .progress import ProgressBar
+from .replay_guard import ReplayGuard
+from .schedules import LRSchedulerRunner, rates_on_device
 from .state import TrainState
 from .steps import CompiledStep, wrap_train_step
 
@@ -69,6 +71,12 @@ class Model:
         eval_network: the module used by ``eval`` (default: the network).
         amp_level: "O0", "O1", "O2", "O3" (see :mod:`jisu.amp`).
         loss_scale_manager, keep_batchnorm_fp32: passed to ``build_train_network``.
+        max_grad_norm: clip the gradients to this total 2-norm before each update.
+        lr_scheduler: a ``torch.optim.lr_scheduler`` scheduler of ``optimizer``, stepped after
+            every train step (sink mode included), or a dict ``{"scheduler": s, "interval":
+            "step" | "epoch", "frequency": n, "monitor": name}`` (a ``ReduceLROnPlateau``
+            steps per epoch on ``monitor``); see :mod:`jisu.train.schedules`. Its state is in
+            :meth:`state_dict`.
 
     Batches are tuples whose last element is the label: ``network(*batch[:-1])``.
     """
@@ -84,6 +92,7 @@ class Model:
         loss_scale_manager: amp.LossScaleManager | None = None,
         keep_batchnorm_fp32: bool | None = None,
         max_grad_norm: float | None = None,
+        lr_scheduler: Any = None,
     ) -> None:
         if not isinstance(network, nn.Module):
             raise TypeError(f"Model: network must be a torch.nn.Module. Received {network!r}")
@@ -117,9 +126,17 @@ class Model:
             self.loss_scale_manager = step.loss_scale_manager
         elif amp_level != "O0":
             self._predict_network = amp.auto_mixed_precision(network, amp_level)
+        self._lr_schedule = (
+            LRSchedulerRunner(lr_scheduler, optimizer) if lr_scheduler is not None else None
+        )
         self.eval_network = eval_network or self._predict_network
         self._resume: dict[str, Any] | None = None  # a loaded checkpoint's position
         self._state: TrainState | None = None  # the last train run's, live during it
+
+    @property
+    def lr_scheduler(self) -> Any:
+        """The torch scheduler given as ``lr_scheduler`` (None without one)."""
+        return None if self._lr_schedule is None else self._lr_schedule.scheduler
 
     @property
     def train_network(self) -> Any:
@@ -239,6 +256,10 @@ class Model:
             cur_step_num=resume["cur_step_num"] if resume else initial_epoch * (steps or 0),
             dataset_state=source.state(),
         )
+        state.dispatched_step_num = state.cur_step_num
+        rates_on_device(self.optimizer, self.device)  # a capturable step reads the current rate
+        # sink mode replays step callbacks after the sink: those that act there are reported
+        guard = ReplayGuard(callbacks, state, steps) if sink_mode else None
         run = RunContext(state)
         endless = source.endless() if sink_mode and sink_size > 0 else None
         # the first step's failure says which columns went where (no cost after it)
@@ -265,12 +286,16 @@ class Model:
                 cbs.on_train_epoch_begin(run)
                 batches = endless if endless is not None else source.one_pass()
                 feeder = open_feeder(batches, source, self.device, limit, sink_mode)
-                loop = EpochLoop(self._train_step, feeder, state, run, cbs, replay=sink_mode)
+                loop = EpochLoop(
+                    self._train_step, feeder, state, run, cbs, sink_mode, self._lr_schedule, guard
+                )
                 first_step.watch(loop)
                 loop.run(limit)
                 if valid is not None and (e + 1) % valid[1] == 0:
                     state.metrics = self.eval(valid[0])
                     self.network.train()
+                if self._lr_schedule is not None:
+                    self._lr_schedule.after_epoch(state)
                 cbs.on_train_epoch_end(run)
                 if run.get_stop_requested():
                     break
@@ -353,8 +378,9 @@ class Model:
 
     # ------------------------------------------------------------------ checkpoints
     def state_dict(self) -> dict[str, Any]:
-        """The checkpoint format, what ModelCheckpoint writes: ``network``, ``optimizer`` and
-        ``loss_scale_manager`` state dicts and, once the Model has trained, where to resume:
+        """The checkpoint format, what ModelCheckpoint writes: ``network``, ``optimizer``,
+        ``loss_scale_manager`` and ``lr_scheduler`` state dicts (the schedule's position: a
+        resumed run continues it) and, once the Model has trained, where to resume:
         ``epoch`` (0-based, the next to run when the last one is complete) and
         ``step_in_epoch`` (its steps done), ``cur_step_num``, ``dataset_state`` (the data
         iterator's state after the last batch) and ``rng_state`` (the global random
@@ -383,6 +409,8 @@ class Model:
             state["optimizer"] = self.optimizer.state_dict()
         if self.loss_scale_manager is not None:
             state["loss_scale_manager"] = self.loss_scale_manager.state_dict()
+        if self._lr_schedule is not None:
+            state["lr_scheduler"] = self._lr_schedule.state_dict()
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -395,6 +423,8 @@ class Model:
             self.optimizer.load_state_dict(state["optimizer"])
         if self.loss_scale_manager is not None and "loss_scale_manager" in state:
             self.loss_scale_manager.load_state_dict(state["loss_scale_manager"])
+        if self._lr_schedule is not None and "lr_scheduler" in state:
+            self._lr_schedule.load_state_dict(state["lr_scheduler"])
         if "epoch" in state:
             self._resume = {
                 "epoch": int(state["epoch"]),

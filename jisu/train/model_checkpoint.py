@@ -295,6 +295,8 @@ class ModelCheckpoint(Callback):
     ``last_model_path`` (the ``save_last`` file once written).
     """
 
+    acts_on_training = False  # reads only: sink mode need not watch it
+
     def __init__(
         self,
         prefix: str = "CKP",

@@ -54,6 +54,8 @@ class ProgressBar(Callback):
         >>> model.train(3, dataset, callbacks=[ProgressBar(refresh=50)])  # doctest: +SKIP
     """
 
+    acts_on_training = False  # reads only: sink mode need not watch it
+
     def __init__(
         self,
         refresh: int = 10,

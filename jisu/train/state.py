@@ -27,7 +27,12 @@ class TrainState(MutableMapping):
     Counters follow MindSpore: ``cur_epoch_num`` is the 1-based epoch in progress (the epochs
     done before the first, at ``on_train_begin``), ``cur_step_num`` the steps done since the
     start of training (a resumed run counts on from its checkpoint), ``step_in_epoch`` those
-    of the current epoch, ``batch_num`` the steps of an epoch.
+    of the current epoch, ``batch_num`` the steps of an epoch. ``dispatched_step_num`` counts
+    the steps dispatched to the device: ``cur_step_num`` in step mode; in sink mode it runs
+    ahead while a sink's steps are dispatched (``on_train_step_dispatched`` reads it there),
+    and ``cur_step_num`` catches up as the sink's callbacks are replayed. ``learning_rate`` is,
+    from ``on_train_step_end`` (and in every replayed hook), the rate the step at hand trained
+    with: the first parameter group's, recorded as the step was dispatched.
 
     The clocks are cumulative seconds: ``data_wait_seconds`` waiting for batches,
     ``copy_seconds`` copying them to the device, ``step_seconds`` in the train step (forward,
@@ -55,10 +60,12 @@ class TrainState(MutableMapping):
     # where the run stands
     cur_epoch_num: int = 0
     cur_step_num: int = 0
+    dispatched_step_num: int = 0
     step_in_epoch: int = 0
     samples_seen: int = 0
     dataset_state: dict | None = None
     net_outputs: Any = field(default=None, repr=False)
+    learning_rate: Any = None  # the rate the step trained with (first group; float or tensor)
     weights_current: bool = True
     metrics: dict | None = None
     # the loop's clocks

@@ -54,13 +54,11 @@ def _scalar(value: Any) -> float | None:
     return None
 
 
-def _current_lr(optimizer: Any) -> Any:
-    """The first parameter group's learning rate as it is now, without a host sync: a float,
-    or a copy of a tensor rate (read later, when written)."""
-    if optimizer is None or not getattr(optimizer, "param_groups", None):
-        return None
-    lr = optimizer.param_groups[0].get("lr")
-    return lr.detach().clone() if isinstance(lr, torch.Tensor) else lr
+def _step_lr(params: Any) -> Any:
+    """The learning rate the step at hand trained with, as the loop recorded it when the step
+    was dispatched (right in sink mode's replayed callbacks too): a float, or a copy of a
+    tensor rate, read when written."""
+    return params.get("learning_rate")
 
 
 class _EpochMeter:
@@ -163,6 +161,8 @@ class SummaryCollector(Callback):
         >>> model.fit(10, train, valid, callbacks=[collector])  # doctest: +SKIP
     """
 
+    acts_on_training = False  # reads only: sink mode need not watch it
+
     def __init__(
         self,
         summary_dir: str | os.PathLike,
@@ -210,7 +210,6 @@ class SummaryCollector(Callback):
         self._writer: Any = None
         self._finalizer: weakref.finalize | None = None
         self._first_done = False
-        self._lr_at: tuple[int, Any] | None = None  # (step, rate read before it)
         self._scale_step: int | None = None  # the last step the loss scale was written at
 
     @staticmethod
@@ -290,18 +289,11 @@ class SummaryCollector(Callback):
         self._open()
         self._meter.clock = self._clock
         self._first_done = False
-        self._lr_at = self._scale_step = None
+        self._scale_step = None
 
     def on_train_epoch_begin(self, run_context: RunContext) -> None:
         if self._writer is not None:
             self._meter.begin(run_context.original_args())
-
-    def on_train_step_begin(self, run_context: RunContext) -> None:
-        if self._writer is None:
-            return
-        params = run_context.original_args()
-        if self._collect["collect_lr"] and self._due(params.cur_step_num):
-            self._lr_at = (params.cur_step_num, _current_lr(params.optimizer))
 
     def on_train_step_end(self, run_context: RunContext) -> None:
         if self._writer is None:
@@ -316,9 +308,7 @@ class SummaryCollector(Callback):
             # CPU tensor already read with the sink's losses
             self._add("train/loss", loss_value(params.net_outputs), step)
         if self._collect["collect_lr"]:
-            at = self._lr_at  # read before the step; a rate set during it would be too late
-            lr = at[1] if at and at[0] == step else _current_lr(params.optimizer)
-            self._add("train/lr", lr, step)
+            self._add("train/lr", _step_lr(params), step)
         if params.get("weights_current", True):  # a replayed step's scale is long gone
             self._add_loss_scale(params, step)
         if not self._first_done:
@@ -383,6 +373,8 @@ class CSVLogger(Callback):
     Example:
         >>> model.fit(10, train, valid, callbacks=[CSVLogger("log.csv")])  # doctest: +SKIP
     """
+
+    acts_on_training = False  # reads only: sink mode need not watch it
 
     COLUMNS = ("epoch", "step", "loss", "lr", "samples_per_second", "data_wait_share")
 
@@ -453,13 +445,11 @@ class CSVLogger(Callback):
             self._meter.begin(run_context.original_args())
             self._lr = None
 
-    def on_train_step_begin(self, run_context: RunContext) -> None:
-        if self._active:  # the rate this step uses (no sync: a float, or a tensor's copy)
-            self._lr = _current_lr(run_context.original_args().optimizer)
-
     def on_train_step_end(self, run_context: RunContext) -> None:
         if self._active:
-            self._meter.step_end(run_context.original_args())
+            params = run_context.original_args()
+            self._meter.step_end(params)
+            self._lr = _step_lr(params)  # the rate this step used (a float, or a tensor's copy)
 
     def on_train_epoch_end(self, run_context: RunContext) -> None:
         if not self._active:
@@ -471,7 +461,7 @@ class CSVLogger(Callback):
             "step": params.cur_step_num,
             # eager mode: a host-device sync, once per epoch
             "loss": loss_value(params.net_outputs) if params.net_outputs is not None else None,
-            "lr": _scalar(self._lr if self._lr is not None else _current_lr(params.optimizer)),
+            "lr": _scalar(self._lr),
             "samples_per_second": measured[0] if measured else None,
             "data_wait_share": measured[1] if measured else None,
         }

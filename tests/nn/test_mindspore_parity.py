@@ -120,9 +120,12 @@ def test_a_step_past_a_per_step_list_fails_as_in_mindspore():
 def test_momentum_nesterov_follows_mindspores_documented_formula_not_its_cpu_kernel():
     (case,) = NESTEROV
     plain = next(
-        o for o in MATCHED
-        if o["name"] == "Momentum" and o["kwargs"] == {"momentum": 0.9} and o["lr"]["kind"] == "static"
-    )  # fmt: skip
+        o
+        for o in MATCHED
+        if o["name"] == "Momentum"
+        and o["kwargs"] == {"momentum": 0.9}
+        and o["lr"]["kind"] == "static"
+    )
     for got, same in zip(case["weights"], plain["weights"]):  # MindSpore's CPU kernel
         for a, b in zip(got, same):
             np.testing.assert_allclose(a, b, rtol=1e-6)

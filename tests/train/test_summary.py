@@ -85,14 +85,13 @@ class Recorder(Callback):
         self._begin = (p.data_wait_seconds, p.samples_seen)
 
     def on_train_step_begin(self, run_context):
-        p = run_context.original_args()
-        self.lrs[p.cur_step_num] = p.optimizer.param_groups[0]["lr"]
         if self.clock is not None:
             self.clock.now += DT
 
     def on_train_step_end(self, run_context):
         p = run_context.original_args()
         self.losses[p.cur_step_num] = float(p.net_outputs)
+        self.lrs[p.cur_step_num] = p.learning_rate  # the rate the step trained with, also replayed
         self._end = (p.data_wait_seconds, p.samples_seen)
 
     def on_train_epoch_end(self, run_context):
