@@ -105,14 +105,16 @@ class SGD(Optimizer):
             _descend(params, grads, lr, keep)
             return
         accums = self._state_buffers(params, "accum")
+        # 1.0 once a parameter's accumulator holds a step (a float: loading a state dict casts
+        # state to the parameter's dtype)
         started = [
-            self.state[p].setdefault("started", torch.zeros((), dtype=torch.bool, device=p.device))
+            self.state[p].setdefault("started", torch.zeros((), dtype=p.dtype, device=p.device))
             for p in params
         ]
         new = torch._foreach_mul(accums, self.momentum)
         torch._foreach_add_(new, grads, alpha=1.0 - self.dampening)
         # the first step takes the gradient itself (MindSpore's and torch's rule)
-        new = [torch.where(s, n, g) for s, n, g in zip(started, new, grads)]
+        new = [torch.where(s > 0, n, g) for s, n, g in zip(started, new, grads)]
         masked_copy_(accums, new, keep)
         masked_copy_(started, [torch.ones_like(s) for s in started], keep)
         step = torch._foreach_add(grads, new, alpha=self.momentum) if self.nesterov else new
