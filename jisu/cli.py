@@ -108,9 +108,11 @@ def _train(args: argparse.Namespace) -> int:
     figures = run(cfg)
     where = "training" if args.data else "test"
     print(f"{where} accuracy: {figures['accuracy']:.2%}")
+    first, last = figures["rate_epochs"]
+    epochs = f"epoch {first}" if first == last else f"epochs {first}-{last}"
     print(
-        f"training speed: {figures['samples_per_second']:.0f} samples/s "
-        f"({figures['workers']} pipeline workers), waiting for data "
+        f"training speed: {figures['samples_per_second']:.0f} samples/s (the mean of {epochs}, "
+        f"{figures['workers']} pipeline workers), waiting for data "
         f"{figures['data_wait_share']:.0%} of the time"
     )
     comparison = figures["comparison"]

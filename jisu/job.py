@@ -512,7 +512,8 @@ def _run(cfg: JobConfig) -> dict[str, Any]:
         "comparison": comparison,
         "curves": curves.values,
         "curves_png": png,
-        "where_the_time_went": profiler.report(),
+        "where_the_time_went": profiler.report(rate=False),  # one throughput figure: the above
+        "rate_epochs": (steady[0]["epoch"], steady[-1]["epoch"]),
         "seconds": time.perf_counter() - begin,
         "workers": workers,
         "steps_per_epoch": steps,

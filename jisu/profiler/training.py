@@ -323,15 +323,16 @@ class TrainingProfiler(Callback):
             params, self.precision
         )
 
-    def report(self, verdict: bool = True) -> str:
+    def report(self, verdict: bool = True, rate: bool = True) -> str:
         """The figures, the precision measurement when there is one, and (with ``verdict``)
         the verdict line; ``jisu doctor`` leaves the verdict out to print one for the whole
-        run."""
+        run. ``rate=False`` leaves out the samples/s of the profiled steps (``jisu train``
+        prints one throughput figure of its own)."""
         s = self.summary()
         shares = s.shares()
-        rate = s.samples / max(s.wall, 1e-12)
+        speed = f", {s.samples / max(s.wall, 1e-12):.0f} samples/s" if rate else ""
         lines = [
-            f"where the time went ({s.steps} steps, {rate:.0f} samples/s): waiting for data "
+            f"where the time went ({s.steps} steps{speed}): waiting for data "
             f"{shares['data_wait']:.0%}, copying to the device {shares['copy']:.0%}, train step "
             f"{shares['step']:.0%}, other host work {shares['host']:.0%}; "
             f"{s.device_syncs / max(s.steps, 1):.1f} device syncs per step"
