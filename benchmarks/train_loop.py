@@ -5,17 +5,20 @@
    - plain PyTorch: DataLoader(TensorDataset) + ``loss.item()`` every step (the usual loop);
    - plain PyTorch over pre-made batch tensors (no DataLoader), ``loss.item()`` every step:
      the loop's floor, for reference;
-   - jisu ``Model.train`` on a NumpySlicesDataset, without sink mode and with sink mode.
+   - jisu ``Model.train`` on a NumpySlicesDataset, without sink mode and with sink mode;
+   - the same with a per-step ``OneCycleLR`` (``Model(lr_scheduler=...)``, stepped per
+     dispatched step in sink mode too), and the plain loop with it.
 2. The digits job end to end (``jisu train``'s ``run``): jisu at its defaults and at O0, each
    against the plain DataLoader + fp32 loop it measures in the same run.
 
 Rates are samples/s over the epochs after the first, medians of ``--repeats`` runs.
-Usage: python benchmarks/train_loop.py [--repeats 3] [--epochs 4]
+Usage: python benchmarks/train_loop.py [--repeats 3] [--epochs 4] [--part 1|2]
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import platform
 import statistics
 import time
@@ -43,9 +46,15 @@ def data() -> tuple[np.ndarray, np.ndarray]:
     return x, (x[:, :10].argmax(1)).astype(np.int64)
 
 
-def plain(batches, epochs: int) -> float:
+def one_cycle(opt: torch.optim.Optimizer, epochs: int) -> torch.optim.lr_scheduler.LRScheduler:
+    steps = epochs * -(-N // BATCH)
+    return torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=steps)
+
+
+def plain(batches, epochs: int, schedule: bool = False) -> float:
     net = mlp()
     opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    sched = one_cycle(opt, epochs) if schedule else None
     loss_fn = nn.CrossEntropyLoss()
     rates = []
     for _ in range(epochs):
@@ -55,19 +64,22 @@ def plain(batches, epochs: int) -> float:
             loss = loss_fn(net(x), y)
             loss.backward()
             opt.step()
+            if sched is not None:
+                sched.step()
             loss.item()
             samples += x.shape[0]
         rates.append(samples / (time.perf_counter() - begin))
     return statistics.mean(rates[1:])
 
 
-def jisu_rate(x, y, epochs: int, sink: bool) -> float:
+def jisu_rate(x, y, epochs: int, sink: bool, schedule: bool = False) -> float:
     ds.config.set_seed(0)
     dataset = ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=True).batch(BATCH)
     net = mlp()
     opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
     monitor = ThroughputMonitor(verbose=False)
-    model = jisu.Model(net, nn.CrossEntropyLoss(), opt)
+    extra = {"lr_scheduler": one_cycle(opt, epochs)} if schedule else {}
+    model = jisu.Model(net, nn.CrossEntropyLoss(), opt, **extra)
     model.train(epochs, dataset, callbacks=[monitor], dataset_sink_mode=sink)
     return statistics.mean(e["samples_per_second"] for e in monitor.epochs[1:])
 
@@ -76,6 +88,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--epochs", type=int, default=4)
+    parser.add_argument("--part", type=int, choices=(1, 2), help="only this part")
     args = parser.parse_args()
     print(
         f"jisu {jisu.__version__}, torch {torch.__version__}, python "
@@ -97,8 +110,27 @@ def main() -> None:
         "jisu Model.train, no sink": lambda: jisu_rate(x, y, args.epochs, sink=False),
         "jisu Model.train, sink mode": lambda: jisu_rate(x, y, args.epochs, sink=True),
     }
+    if "lr_scheduler" in inspect.signature(jisu.Model).parameters:  # (an older jisu in an A/B)
+        variants.update(
+            {
+                "plain PyTorch + OneCycleLR per step": lambda: plain(loader, args.epochs, True),
+                "jisu, no sink, OneCycleLR per step": lambda: jisu_rate(
+                    x, y, args.epochs, sink=False, schedule=True
+                ),
+                "jisu, sink mode, OneCycleLR per step": lambda: jisu_rate(
+                    x, y, args.epochs, sink=True, schedule=True
+                ),
+            }
+        )
+    if args.part != 2:
+        part_one(variants, args.repeats)
+    if args.part != 1:
+        part_two(args.repeats)
+
+
+def part_one(variants: dict, repeats: int) -> None:
     runs: dict[str, list[float]] = {name: [] for name in variants}
-    for _ in range(args.repeats):  # variants take turns
+    for _ in range(repeats):  # variants take turns
         for name, measure in variants.items():
             runs[name].append(measure())
     rates = {name: statistics.median(r) for name, r in runs.items()}
@@ -106,12 +138,17 @@ def main() -> None:
     print(f"\n1. tiny MLP ({FEATURES} features, batch {BATCH}, {N} samples): samples/s (median)")
     for name, rate in rates.items():
         print(f"  {name:<52} {rate:9.0f}   {rate / base:.2f}x")
+    no_sink, sink = rates["jisu Model.train, no sink"], rates["jisu Model.train, sink mode"]
+    print(f"  sink / no sink: {sink / no_sink:.2f}x")
+
+
+def part_two(repeats: int) -> None:
     print("\n2. the digits job (jisu train), jisu vs the plain loop measured in the same run")
     for label, cfg in (
         ("defaults (O2 bf16, sink, graph)", JobConfig(verbose=False)),
         ("--amp-level O0 (sink, graph)", JobConfig(amp_level="O0", verbose=False)),
     ):
-        figures = [run(cfg) for _ in range(args.repeats)]
+        figures = [run(cfg) for _ in range(repeats)]
         ratios = [f["samples_per_second"] / f["plain_samples_per_second"] for f in figures]
         best = figures[int(np.argsort(ratios)[len(ratios) // 2])]
         print(

@@ -365,3 +365,45 @@ def test_a_jisu_nn_optimizer_skips_an_overflowing_step_on_the_device():
     opt.step()  # the skipped step did not use up the first rate
     np.testing.assert_allclose(params[0].detach().numpy(), 1 - 0.1 * 2.0, rtol=1e-6)
     assert int(opt.global_step) == 1
+
+
+def test_a_tensor_rate_is_filled_in_place_per_step_in_sink_mode():
+    # what a CUDA graph needs: the step reads one tensor, the schedule writes into it
+    def make():
+        model, callbacks = lrs_callback()
+        model.optimizer.param_groups[0]["lr"] = torch.tensor(0.5, dtype=torch.float64)
+        return model, callbacks
+
+    step_model, step_rates = train(make, sink=False)
+    sink_model, sink_rates = train(make, sink=True)
+    assert sink_rates == step_rates == [0.5] + [0.5 / (s + 1) for s in range(1, TOTAL)]
+    assert_same_weights(step_model.network, sink_model.network)
+    model, callbacks = make()
+    rate = model.optimizer.param_groups[0]["lr"]
+    model.train(1, data()[0], callbacks=callbacks, dataset_sink_mode=True)
+    assert model.optimizer.param_groups[0]["lr"] is rate  # the same tensor, filled
+
+
+def test_rates_stay_floats_off_cuda():
+    opt = torch.optim.SGD(net().parameters(), lr=0.1, fused=False)
+    assert jisu.train.schedules.rates_on_device(opt, torch.device("cpu")) == 0
+    assert opt.param_groups[0]["lr"] == 0.1
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_capturable_groups_get_device_rates_and_train_as_step_mode_on_cuda():
+    def make():
+        network = net().cuda()
+        opt = torch.optim.Adam(network.parameters(), lr=0.01, capturable=True)
+        sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.05, total_steps=TOTAL)
+        return jisu.Model(network, nn.CrossEntropyLoss(), opt, lr_scheduler=sched), []
+
+    step_model, _ = train(make, sink=False)
+    sink_model, _ = train(make, sink=True)
+    lr = sink_model.optimizer.param_groups[0]["lr"]
+    assert isinstance(lr, torch.Tensor) and lr.is_cuda
+    for a, b in zip(
+        step_model.network.state_dict().values(), sink_model.network.state_dict().values()
+    ):
+        torch.testing.assert_close(a, b)
