@@ -1,11 +1,15 @@
 """MindSpore's ``nn`` names on PyTorch, so that MindSpore code ports by swapping its imports.
 
-Networks stay plain ``torch.nn.Module`` s. Here so far: the optimizers with MindSpore's
-arguments and per-step (dynamic) learning rates (:mod:`jisu.nn.optim`), the dynamic-rate list
-helpers (:mod:`jisu.nn.dynamic_lr`) and the on-device schedules
-(:mod:`jisu.nn.learning_rate_schedule`).
+Networks stay plain ``torch.nn.Module`` s: a :class:`Cell` is one. Here: ``Cell`` and its
+containers (:mod:`jisu.nn.cell`), layers (:mod:`jisu.nn.layer`), losses (:mod:`jisu.nn.loss`),
+the optimizers with MindSpore's arguments and per-step (dynamic) learning rates
+(:mod:`jisu.nn.optim`), the dynamic-rate list helpers (:mod:`jisu.nn.dynamic_lr`), the
+on-device schedules (:mod:`jisu.nn.learning_rate_schedule`) and the wrapper cells
+(:mod:`jisu.nn.wrap`).
 """
 
+from . import layer, loss, wrap
+from .cell import Cell, CellDict, CellList, SequentialCell, parameter_name
 from .dynamic_lr import (
     cosine_decay_lr,
     exponential_decay_lr,
@@ -15,6 +19,7 @@ from .dynamic_lr import (
     polynomial_decay_lr,
     warmup_lr,
 )
+from .layer import *  # noqa: F403 (each package lists its names in __all__)
 from .learning_rate_schedule import (
     CosineDecayLR,
     ExponentialDecayLR,
@@ -24,17 +29,25 @@ from .learning_rate_schedule import (
     PolynomialDecayLR,
     WarmUpLR,
 )
-from .optim import SGD, Momentum, Optimizer
+from .loss import *  # noqa: F403
+from .optim import *  # noqa: F403
+from .wrap import *  # noqa: F403
 
 __all__ = [
-    "SGD",
+    *layer.__all__,
+    *loss.__all__,
+    *optim.__all__,  # noqa: F405
+    *wrap.__all__,
+    "Cell",
+    "CellDict",
+    "CellList",
+    "SequentialCell",
+    "parameter_name",
     "CosineDecayLR",
     "ExponentialDecayLR",
     "InverseDecayLR",
     "LearningRateSchedule",
-    "Momentum",
     "NaturalExpDecayLR",
-    "Optimizer",
     "PolynomialDecayLR",
     "WarmUpLR",
     "cosine_decay_lr",

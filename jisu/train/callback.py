@@ -25,6 +25,7 @@ import torch
 from tqdm import tqdm
 
 from ..distributed import is_main_process
+from .rates import get_lr, set_lr
 
 
 def report(
@@ -422,8 +423,6 @@ class LearningRateScheduler(Callback):
         self._lr = None
 
     def on_train_step_dispatched(self, run_context: RunContext) -> None:
-        from .schedules import get_lr, set_lr
-
         params = run_context.original_args()
         groups = params.optimizer.param_groups
         lr = self._lr if self._lr is not None else get_lr(groups[0])
@@ -572,9 +571,11 @@ class ReduceLROnPlateau(Callback):
         if p.wait > p.patience - 1 and self._cooling == 0:
             optimizer = run_context.original_args().optimizer
             for group in optimizer.param_groups:
-                group["lr"] = max(group["lr"] * self.factor, self.min_lr)
+                set_lr(group, max(get_lr(group) * self.factor, self.min_lr))
             if self.verbose:
-                report(f"ReduceLROnPlateau: learning rate now {optimizer.param_groups[0]['lr']:g}")
+                report(
+                    f"ReduceLROnPlateau: learning rate now {get_lr(optimizer.param_groups[0]):g}"
+                )
             self._cooling, p.wait = self.cooldown, 0
 
 

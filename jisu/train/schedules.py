@@ -8,8 +8,7 @@ own rate, as in step mode, with no host synchronisation (the rate is a host valu
 the next step's kernels, or a device tensor filled in place). Its state travels in
 ``Model.state_dict()``, so a resumed run continues the schedule at the step it stopped.
 
-The helpers :func:`get_lr` / :func:`set_lr` read and write a parameter group's rate whether it
-is a float or a device tensor (a capturable optimizer's, see :func:`rates_on_device`).
+On CUDA, :func:`rates_on_device` makes the rates of capturable optimizers device tensors.
 """
 
 from __future__ import annotations
@@ -23,26 +22,10 @@ from .callback import _monitored
 INTERVALS = ("step", "epoch")
 
 
-def get_lr(group: dict[str, Any]) -> float:
-    """A parameter group's rate as a float (a host read when it is a device tensor)."""
-    lr = group["lr"]
-    return float(lr.item()) if isinstance(lr, torch.Tensor) else float(lr)
-
-
-def set_lr(group: dict[str, Any], value: float) -> None:
-    """Set a parameter group's rate: in place when it is a tensor (a CUDA graph that reads it
-    keeps reading it), else as a float. No host synchronisation either way."""
-    lr = group["lr"]
-    if isinstance(lr, torch.Tensor):
-        lr.fill_(value)
-    else:
-        group["lr"] = float(value)
-
-
 def rates_on_device(optimizer: torch.optim.Optimizer, device: torch.device) -> int:
     """On CUDA, the float rates of ``capturable`` (or ``fused``) parameter groups become 0-d
     device tensors, so a step captured in a CUDA graph reads the current rate rather than the
-    one of its capture; returns how many groups changed. Schedulers and ``set_lr`` then fill
+    one of its capture; returns how many groups changed. Schedulers and ``rates.set_lr`` then fill
     the tensor in place. On other devices nothing changes (a float is read at each call)."""
     if device.type != "cuda":
         return 0

@@ -11,7 +11,8 @@ What a MindSpore script passes works unchanged:
   computed on the device from the optimizer's ``global_step`` inside ``step()``: per step in
   sink mode too, with no host synchronisation (and capturable in a CUDA graph);
 - ``weight_decay``: added to the gradients before the update, of every parameter whose name
-  holds neither ``beta`` nor ``gamma`` (MindSpore's rule; parameters without a name all decay),
+  holds neither ``beta`` nor ``gamma`` (MindSpore's rule, on the names of
+  ``net.trainable_params()`` or ``named_parameters()``; parameters without a name all decay),
   or of every parameter of a group whose ``weight_decay`` is > 0;
 - ``loss_scale``: the gradients are divided by it (the decay is scaled to match), for a loss
   scaled by a fixed ``FixedLossScaleManager(drop_overflow_update=False)``.
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..cell import parameter_name
 from ..learning_rate_schedule import LearningRateSchedule
 
 #: MindSpore's group keys; anything else is refused (MindSpore raises KeyError too)
@@ -38,13 +40,14 @@ GROUP_KEYS = ("params", "lr", "weight_decay", "order_params", "grad_centralizati
 
 
 def _named(parameters: Iterable[Any]) -> list[tuple[str | None, torch.Tensor]]:
-    """``(name, tensor)`` pairs from tensors (their ``name`` attribute, if any) or pairs."""
+    """``(name, tensor)`` pairs from pairs (``named_parameters()``) or tensors (the MindSpore
+    name a Cell's ``trainable_params()`` recorded, if any)."""
     out = []
     for item in parameters:
         if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
             out.append((item[0], item[1]))
         elif isinstance(item, torch.Tensor):
-            out.append((getattr(item, "name", None), item))
+            out.append((parameter_name(item), item))
         else:
             raise TypeError(
                 "the parameters must be tensors, (name, tensor) pairs or group dicts. "

@@ -1,0 +1,1 @@
+"""MindSpore's ``mindspore.common`` names: initializers (``jisu.common.initializer``)."""

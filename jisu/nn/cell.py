@@ -1,0 +1,260 @@
+"""MindSpore's ``Cell`` on ``torch.nn.Module``: a network written for MindSpore runs on torch.
+
+A :class:`Cell` is a ``torch.nn.Module`` whose ``forward`` calls ``construct``, with
+MindSpore's methods beside torch's (``trainable_params``, ``parameters_and_names``,
+``set_train``, ``to_float``, ``cells`` ...). Everything torch does with a module works on it:
+AMP, ``torch.compile``, DistributedDataParallel, ``state_dict``.
+
+**Names.** MindSpore names a parameter by its attribute path and its own name, and its norm
+layers call theirs ``gamma``/``beta``/``moving_mean``/``moving_variance`` (an ``Embedding``'s
+``embedding_table``). jisu's layers are torch's (``weight``, ``bias``, ``running_mean`` ...),
+so :meth:`Cell.parameters_and_names` gives MindSpore's names by a table per torch layer type,
+and MindSpore's moving statistics (torch buffers) are listed with the parameters, as MindSpore
+lists them. :meth:`Cell.trainable_params` records each parameter's MindSpore name, so a
+``jisu.nn`` optimizer applies MindSpore's weight-decay rule (no decay on ``gamma``/``beta``)
+to ``net.trainable_params()``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import OrderedDict
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+from torch import nn
+
+#: torch's local names -> MindSpore's, by layer type (the first matching type wins)
+MINDSPORE_NAMES: list[tuple[type, dict[str, str]]] = [
+    (
+        nn.modules.batchnorm._BatchNorm,
+        {
+            "weight": "gamma",
+            "bias": "beta",
+            "running_mean": "moving_mean",
+            "running_var": "moving_variance",
+        },
+    ),
+    (nn.LayerNorm, {"weight": "gamma", "bias": "beta"}),
+    (nn.GroupNorm, {"weight": "gamma", "bias": "beta"}),
+    (nn.Embedding, {"weight": "embedding_table"}),
+]
+
+#: the buffers MindSpore holds as (untrainable) parameters
+_STATISTICS = ("running_mean", "running_var")
+
+_NAMES: weakref.WeakKeyDictionary[torch.Tensor, str] = weakref.WeakKeyDictionary()
+
+
+def parameter_name(param: torch.Tensor) -> str | None:
+    """The MindSpore name recorded for ``param`` by a Cell's ``trainable_params`` /
+    ``parameters_and_names`` (None if none was)."""
+    try:
+        return _NAMES.get(param)
+    except TypeError:  # not weak-referenceable
+        return None
+
+
+def _local_names(module: nn.Module) -> dict[str, str]:
+    return next((table for kind, table in MINDSPORE_NAMES if isinstance(module, kind)), {})
+
+
+def mindspore_named_tensors(
+    module: nn.Module, prefix: str = ""
+) -> Iterator[tuple[str, torch.Tensor]]:
+    """``(MindSpore name, tensor)`` for every parameter of ``module`` and every moving
+    statistic of its norm layers, in torch's registration order, each tensor once."""
+    seen: set[int] = set()
+    for path, sub in module.named_modules(prefix=prefix):
+        table = _local_names(sub)
+        local = list(sub.named_parameters(recurse=False))
+        local += [(n, b) for n, b in sub.named_buffers(recurse=False) if n in _STATISTICS]
+        for name, tensor in local:
+            if tensor is None or id(tensor) in seen:
+                continue
+            seen.add(id(tensor))
+            full = table.get(name, name)
+            yield (f"{path}.{full}" if path else full), tensor
+
+
+class Cell(nn.Module):
+    """MindSpore's ``nn.Cell``: define ``construct`` (called by ``forward``).
+
+    Args:
+        auto_prefix: accepted for MindSpore compatibility (names always carry the path).
+        flags: accepted for MindSpore compatibility.
+    """
+
+    def __init__(self, auto_prefix: bool = True, flags: dict | None = None) -> None:
+        super().__init__()
+        self._auto_prefix = auto_prefix
+
+    def construct(self, *inputs: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__}: define construct(...)")
+
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        return self.construct(*inputs, **kwargs)
+
+    @property
+    def cls_name(self) -> str:
+        return type(self).__name__
+
+    # ------------------------------------------------------------------ parameters
+    def parameters_and_names(
+        self, name_prefix: str = "", expand: bool = True
+    ) -> Iterator[tuple[str, torch.Tensor]]:
+        """``(name, parameter)`` with MindSpore's names; the moving statistics of norm layers
+        are included (MindSpore holds them as parameters). ``expand=False``: this cell's own
+        only."""
+        module = self if expand else _Own(self)
+        for name, tensor in mindspore_named_tensors(module, name_prefix):
+            _remember(tensor, name)
+            yield name, tensor
+
+    def get_parameters(self, expand: bool = True) -> Iterator[torch.Tensor]:
+        """Every parameter (and moving statistic), as :meth:`parameters_and_names`."""
+        for _, tensor in self.parameters_and_names(expand=expand):
+            yield tensor
+
+    def trainable_params(self, recurse: bool = True) -> list[torch.Tensor]:
+        """The parameters that require gradients, their MindSpore names recorded (see the
+        module): what a MindSpore script passes its optimizer."""
+        return [
+            p
+            for _, p in self.parameters_and_names(expand=recurse)
+            if isinstance(p, nn.Parameter) and p.requires_grad
+        ]
+
+    def untrainable_params(self, recurse: bool = True) -> list[torch.Tensor]:
+        """The parameters that do not require gradients and the moving statistics."""
+        return [
+            p
+            for _, p in self.parameters_and_names(expand=recurse)
+            if not (isinstance(p, nn.Parameter) and p.requires_grad)
+        ]
+
+    def parameters_dict(self, recurse: bool = True) -> OrderedDict[str, torch.Tensor]:
+        """``OrderedDict`` of MindSpore name -> tensor."""
+        return OrderedDict(self.parameters_and_names(expand=recurse))
+
+    # ------------------------------------------------------------------ cells
+    def cells(self) -> Iterator[nn.Module]:
+        """The direct sub-cells."""
+        return self.children()
+
+    def name_cells(self) -> OrderedDict[str, nn.Module]:
+        """``OrderedDict`` of the direct sub-cells by name."""
+        return OrderedDict(self.named_children())
+
+    def cells_and_names(self, cells: Any = None, name_prefix: str = "") -> Iterator:
+        """``(name, cell)`` for this cell and every cell below it."""
+        return self.named_modules(prefix=name_prefix)
+
+    def insert_child_to_cell(self, child_name: str, child_cell: nn.Module) -> None:
+        self.add_module(child_name, child_cell)
+
+    # ------------------------------------------------------------------ modes
+    def set_train(self, mode: bool = True) -> Cell:
+        """Training (True) or inference (False) behaviour: torch's ``train(mode)``."""
+        self.train(mode)
+        return self
+
+    def set_grad(self, requires_grad: bool = True) -> Cell:
+        """MindSpore's flag for building a backward graph; torch builds it on demand, so this
+        changes nothing."""
+        return self
+
+    def to_float(self, dst_type: torch.dtype) -> Cell:
+        """Run this cell in ``dst_type``: its parameters are cast, and its floating-point
+        inputs are cast on the way in (MindSpore's ``to_float``)."""
+        if not (isinstance(dst_type, torch.dtype) and dst_type.is_floating_point):
+            raise TypeError(f"{self.cls_name}.to_float: dst_type must be a float dtype")
+        self.to(dst_type)
+        old = getattr(self, "_jisu_cast_hook", None)
+        if old is not None:
+            old.remove()
+
+        def cast(module: nn.Module, args: tuple) -> tuple:
+            return tuple(
+                a.to(dst_type) if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+                for a in args
+            )
+
+        self._jisu_cast_hook = self.register_forward_pre_hook(cast)
+        return self
+
+
+def _remember(tensor: torch.Tensor, name: str) -> None:
+    try:
+        _NAMES[tensor] = name
+    except TypeError:
+        pass
+
+
+class _Own(nn.Module):
+    """A view of a cell's own parameters and buffers only (``expand=False``)."""
+
+    def __init__(self, cell: nn.Module) -> None:
+        super().__init__()
+        object.__setattr__(self, "_cell", cell)
+
+    def named_modules(self, memo: Any = None, prefix: str = "", remove_duplicate: bool = True):
+        yield prefix, self._cell
+
+
+class SequentialCell(Cell):
+    """MindSpore's ``SequentialCell``: cells applied in order; from a list or an
+    ``OrderedDict`` of cells (children named "0", "1", ... or by the dict's keys)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):
+            args = tuple(args[0])
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, cell in args[0].items():
+                self.add_module(name, _check_cell("SequentialCell", cell))
+        else:
+            for i, cell in enumerate(args):
+                self.add_module(str(i), _check_cell("SequentialCell", cell))
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __getitem__(self, index: int | slice) -> Any:
+        cells = list(self._modules.values())
+        if isinstance(index, slice):
+            return SequentialCell(cells[index])
+        return cells[index]
+
+    def __iter__(self) -> Iterator[nn.Module]:
+        return iter(self._modules.values())
+
+    def append(self, cell: nn.Module) -> SequentialCell:
+        self.add_module(str(len(self)), _check_cell("SequentialCell", cell))
+        return self
+
+    def construct(self, x: Any) -> Any:
+        for cell in self._modules.values():
+            x = cell(x)
+        return x
+
+
+class CellList(nn.ModuleList, Cell):
+    """MindSpore's ``CellList``: a list of cells (torch's ``ModuleList``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        nn.ModuleList.__init__(self, *args, **kwargs)
+
+
+class CellDict(nn.ModuleDict, Cell):
+    """MindSpore's ``CellDict``: cells by name (torch's ``ModuleDict``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        nn.ModuleDict.__init__(self, *args, **kwargs)
+
+
+def _check_cell(owner: str, cell: Any) -> nn.Module:
+    if not isinstance(cell, nn.Module):
+        raise TypeError(f"{owner}: every element must be a Cell (nn.Module). Received {cell!r}")
+    return cell

@@ -1,0 +1,3 @@
+"""MindSpore's losses with MindSpore's arguments, as torch modules."""
+
+__all__: list[str] = []
