@@ -2,12 +2,39 @@
 
 ``jisu.dataset`` is a parallel, prefetching, deterministic input pipeline with MindSpore's API;
 ``jisu.amp`` is mixed precision (levels O0-O3, fp16/bf16, loss scaling without host syncs);
-``jisu.Model`` trains with callbacks, sink mode and graph mode (``jisu.train``).
+``jisu.Model`` trains with callbacks, sink mode and graph mode (``jisu.train``). MindSpore's
+own names come along so its scripts port by swapping imports: ``jisu.nn`` (``Cell``, layers,
+losses, optimizers with dynamic learning rates), ``jisu.ops``, ``jisu.Tensor``,
+``jisu.dtype``, ``jisu.common.initializer``, ``jisu.communication``, ``jisu.mindrecord``.
 """
 
-from . import amp, compat, context, dataset, profiler, train  # profiler installs AutoTune
+from . import (
+    amp,
+    common,
+    communication,
+    compat,
+    context,
+    dataset,
+    mindrecord,
+    nn,
+    ops,
+    profiler,
+    train,  # (after profiler, which installs AutoTune)
+)
 from ._version import __version__
-from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
+from .common import dtype
+from .common.seed import get_seed, set_seed
+from .common.tensor import Parameter, ParameterTuple, Tensor
+from .context import (
+    GRAPH_MODE,
+    PYNATIVE_MODE,
+    ParallelMode,
+    get_auto_parallel_context,
+    get_context,
+    reset_auto_parallel_context,
+    set_auto_parallel_context,
+    set_context,
+)
 from .dtypes import (
     bfloat16,
     bool_,
@@ -20,32 +47,50 @@ from .dtypes import (
     int64,
     uint8,
 )
+from .ops import grad, value_and_grad
 from .train import Model, latest_checkpoint, load_checkpoint, save_checkpoint
 
 __all__ = [
     "GRAPH_MODE",
     "PYNATIVE_MODE",
     "Model",
+    "ParallelMode",
+    "Parameter",
+    "ParameterTuple",
+    "Tensor",
     "__version__",
     "amp",
     "bfloat16",
     "bool_",
+    "common",
+    "communication",
     "compat",
     "context",
     "dataset",
+    "dtype",
     "float16",
     "float32",
     "float64",
+    "get_auto_parallel_context",
     "get_context",
+    "get_seed",
+    "grad",
     "int8",
     "int16",
     "int32",
     "int64",
     "latest_checkpoint",
     "load_checkpoint",
+    "mindrecord",
+    "nn",
+    "ops",
     "profiler",
+    "reset_auto_parallel_context",
     "save_checkpoint",
+    "set_auto_parallel_context",
     "set_context",
+    "set_seed",
     "train",
     "uint8",
+    "value_and_grad",
 ]

@@ -84,6 +84,67 @@ def _check_device(target: str, device_id: int) -> None:
             raise RuntimeError("set_context: device_target='Ascend' but no NPU is available")
 
 
+class ParallelMode:
+    """MindSpore's parallel modes. jisu runs data parallel under ``torchrun`` (one process per
+    device, ``DistributedDataParallel``): ``STAND_ALONE`` and ``DATA_PARALLEL`` are that; the
+    others (model and pipeline parallelism) are not provided."""
+
+    STAND_ALONE = "stand_alone"
+    DATA_PARALLEL = "data_parallel"
+    HYBRID_PARALLEL = "hybrid_parallel"
+    SEMI_AUTO_PARALLEL = "semi_auto_parallel"
+    AUTO_PARALLEL = "auto_parallel"
+
+
+_auto_parallel: dict[str, Any] = {
+    "parallel_mode": ParallelMode.STAND_ALONE,
+    "gradients_mean": True,
+    "device_num": 1,
+    "global_rank": 0,
+    "parameter_broadcast": False,
+}
+
+
+def set_auto_parallel_context(**kwargs: Any) -> None:
+    """MindSpore's data-parallel settings: ``parallel_mode`` (``ParallelMode.DATA_PARALLEL``
+    or ``STAND_ALONE``), ``gradients_mean`` (True: gradients averaged across the ranks, as
+    DistributedDataParallel does; False, summed, is not provided), ``device_num``,
+    ``global_rank``, ``parameter_broadcast`` (rank 0's weights go to every rank at the start:
+    DistributedDataParallel always does). ``Model`` joins the ``torchrun`` job and wraps the
+    network by itself; these settings are checked against what it does."""
+    unknown = set(kwargs) - set(_auto_parallel)
+    if unknown:
+        raise ValueError(
+            f"set_auto_parallel_context: unknown or unsupported argument(s) {sorted(unknown)}; "
+            f"supported: {sorted(_auto_parallel)}"
+        )
+    mode = kwargs.get("parallel_mode", _auto_parallel["parallel_mode"])
+    if mode not in (ParallelMode.STAND_ALONE, ParallelMode.DATA_PARALLEL):
+        raise ValueError(
+            f"set_auto_parallel_context: parallel_mode {mode!r} is not provided; jisu runs "
+            "data parallel (ParallelMode.DATA_PARALLEL) under torchrun"
+        )
+    if kwargs.get("gradients_mean", True) is not True:
+        raise ValueError(
+            "set_auto_parallel_context: gradients_mean=False (summed gradients) is not "
+            "provided; DistributedDataParallel averages them"
+        )
+    _auto_parallel.update(kwargs)
+
+
+def get_auto_parallel_context(key: str) -> Any:
+    if key not in _auto_parallel:
+        raise ValueError(f"get_auto_parallel_context: unknown key {key!r}")
+    return _auto_parallel[key]
+
+
+def reset_auto_parallel_context() -> None:
+    set_auto_parallel_context(
+        parallel_mode=ParallelMode.STAND_ALONE, gradients_mean=True, device_num=1,
+        global_rank=0, parameter_broadcast=False,
+    )  # fmt: skip
+
+
 def context_device() -> torch.device | None:
     """The device set by ``device_target``, or None when none was set."""
     target, device_id = _context["device_target"], _context["device_id"]

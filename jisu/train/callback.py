@@ -579,11 +579,20 @@ class ReduceLROnPlateau(Callback):
             self._cooling, p.wait = self.cooldown, 0
 
 
-def __getattr__(name: str) -> Any:
-    # ``ProgressBar`` moved to jisu.train.progress (which imports this module); still
-    # importable from here, resolved on first use so that neither import cycles
-    if name == "ProgressBar":
-        from .progress import ProgressBar
+#: callbacks defined in modules that import this one, importable from here as from MindSpore's
+#: ``mindspore.train.callback`` (resolved on first use, so that no import cycles)
+_ELSEWHERE = {
+    "ProgressBar": "progress",
+    "ModelCheckpoint": "model_checkpoint",
+    "CheckpointConfig": "model_checkpoint",
+    "SummaryCollector": "summary",
+    "CSVLogger": "summary",
+}
 
-        return ProgressBar
+
+def __getattr__(name: str) -> Any:
+    if name in _ELSEWHERE:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_ELSEWHERE[name]}", __package__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

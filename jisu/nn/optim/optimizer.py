@@ -226,6 +226,27 @@ class Optimizer(torch.optim.Optimizer):
         )
         return rates[0] if len(rates) == 1 else rates
 
+    # ------------------------------------------------------------------ MindSpore's calls
+    @property
+    def parameters(self) -> tuple[torch.Tensor, ...]:
+        """Every parameter, in group order (MindSpore's ``optimizer.parameters``: what
+        ``value_and_grad(..., weights=optimizer.parameters)`` differentiates)."""
+        return tuple(p for group in self.param_groups for p in group["params"])
+
+    def __call__(self, gradients: Any) -> bool:
+        """MindSpore's way to step: ``optimizer(grads)`` with one gradient per parameter, in
+        :attr:`parameters` order."""
+        params = self.parameters
+        gradients = tuple(gradients)
+        if len(gradients) != len(params):
+            raise ValueError(
+                f"{self._owner}: {len(gradients)} gradients for {len(params)} parameters"
+            )
+        for p, g in zip(params, gradients):
+            p.grad = None if g is None else g.detach()
+        self.step()
+        return True
+
     # ------------------------------------------------------------------ the step
     def _check_table(self) -> None:
         for dynamic in self._dynamic:

@@ -1,0 +1,52 @@
+"""MindSpore's data type names (``from mindspore import dtype as mstype``) as torch dtypes.
+
+``mstype.float32`` is ``torch.float32``, so ``TypeCast(mstype.int32)``, ``Tensor(x,
+mstype.float16)`` and ``ops.Cast()(x, mstype.float32)`` take them as they are.
+"""
+
+import torch
+
+bool_ = torch.bool
+int8 = torch.int8
+int16 = torch.int16
+int32 = torch.int32
+int64 = torch.int64
+uint8 = torch.uint8
+uint16 = torch.uint16
+uint32 = torch.uint32
+uint64 = torch.uint64
+float16 = torch.float16
+bfloat16 = torch.bfloat16
+float32 = torch.float32
+float64 = torch.float64
+complex64 = torch.complex64
+complex128 = torch.complex128
+# MindSpore's short names
+int_ = torch.int64
+float_ = torch.float32
+half = torch.float16
+single = torch.float32
+double = torch.float64
+
+#: MindSpore's groupings, as tuples of dtypes
+int_type = (int8, int16, int32, int64)
+uint_type = (uint8, uint16, uint32, uint64)
+float_type = (float16, float32, float64, bfloat16)
+number_type = (*int_type, *uint_type, *float_type)
+
+
+def dtype_to_nptype(dtype: torch.dtype):
+    """The NumPy type of a dtype (MindSpore's ``mstype.dtype_to_nptype``)."""
+    import numpy as np
+
+    if dtype is torch.bfloat16:
+        raise TypeError("dtype_to_nptype: NumPy has no bfloat16")
+    return np.dtype(torch.empty((), dtype=dtype).numpy().dtype).type
+
+
+def pytype_to_dtype(obj: type) -> torch.dtype:
+    """The dtype of a Python type (``int`` -> int64, ``float`` -> float32, ``bool``)."""
+    table = {bool: torch.bool, int: torch.int64, float: torch.float32}
+    if obj not in table:
+        raise TypeError(f"pytype_to_dtype: no dtype for {obj!r}")
+    return table[obj]
