@@ -350,3 +350,18 @@ def test_split_of_other_pipelines_and_streams():
         stream.split([4, 5], randomize=False)
     with pytest.raises(TypeError, match="split: sizes must be all ints or all floats"):
         batched.split([2, 0.6])
+
+
+def test_mnist_usage_all_reads_the_splits_present(tmp_path):
+    # MindSpore's tutorial layout: MNIST_Data/train holds only the train files
+    _mnist_folder(tmp_path)
+    for name in ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"):
+        (tmp_path / name).unlink()
+    assert ds.MnistDataset(str(tmp_path)).get_dataset_size() == 2
+    assert ds.MnistDataset(str(tmp_path), usage="all").get_dataset_size() == 2
+    with pytest.raises(ValueError, match=r"expected one 't10k-images' file"):
+        ds.MnistDataset(str(tmp_path), usage="test")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ValueError, match=r"no MNIST idx files .* \(usage='all' reads"):
+        ds.MnistDataset(str(empty))

@@ -145,8 +145,9 @@ class MnistDataset(_VisionSet):
     Args:
         dataset_dir: the folder holding the four files (uncompressed, as MindSpore reads
             them).
-        usage: "train" (60,000 rows), "test" (10,000) or "all"/None (test then train, as
-            MindSpore orders them).
+        usage: "train" (60,000 rows), "test" (10,000) or "all"/None: the splits whose files
+            are in the folder, test then train as MindSpore orders them (MindSpore's tutorial
+            layout ``MNIST_Data/train`` holds only the train files).
         num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id: as in
             :class:`GeneratorDataset` (shuffled by default); ``sampler`` may be a
             :class:`PKSampler`.
@@ -155,7 +156,16 @@ class MnistDataset(_VisionSet):
 
     def _open(self, folder: str, usage: str) -> tuple[list[list[np.ndarray]], list[str]]:
         op = self.op_name
-        splits = ["t10k", "train"] if usage == "all" else ["t10k" if usage == "test" else "train"]
+        if usage == "all":  # the splits present; an error only when there is none
+            names = os.listdir(folder)
+            splits = [s for s in ("t10k", "train") if any(f"{s}-" in n for n in names)]
+            if not splits:
+                raise ValueError(
+                    f"{op}: no MNIST idx files (train-images-idx3-ubyte, t10k-...) in "
+                    f"'{folder}' (usage='all' reads the splits present)"
+                )
+        else:
+            splits = ["t10k" if usage == "test" else "train"]
         parts, files = [], []
         for split in splits:
             images_path = _find(op, folder, split, "images")
