@@ -7,11 +7,12 @@ and Keras' choice by a monitored value (``monitor``, ``mode``, ``save_top_k``,
 ``save_best_only``, ``save_last``). The file format, saving and loading are in
 :mod:`jisu.train.checkpoint`.
 
-File names: ``{prefix}-{epoch}_{step}.ckpt`` with the 1-based epoch and the step in it
-zero-padded (``CKP-0010_000150.ckpt``, widths :data:`EPOCH_DIGITS` and :data:`STEP_DIGITS`), so
-a plain ``ls`` lists them in training order; the unpadded names of MindSpore and of earlier
-jisu versions (``CKP-10_150.ckpt``) are still recognised: counted by ``keep_checkpoint_max``,
-ranked, removed and found by :func:`latest_checkpoint` like the new ones.
+File names: ``{prefix}-{epoch}_{step}.ckpt`` with the 1-based epoch and the step in it, as
+MindSpore writes them (``CKP-10_150.ckpt``: a MindSpore script that loads
+``checkpoint_lenet-1_1875.ckpt`` by name finds it), or with ``CheckpointConfig(zero_pad=True)``
+zero-padded (``CKP-0010_000150.ckpt``, widths :data:`EPOCH_DIGITS` and :data:`STEP_DIGITS`) so
+that a plain ``ls`` lists them in training order. Both forms are recognised: counted by
+``keep_checkpoint_max``, ranked, removed and found by :func:`latest_checkpoint` alike.
 """
 
 from __future__ import annotations
@@ -43,8 +44,10 @@ logger = logging.getLogger("jisu.train")
 EPOCH_DIGITS, STEP_DIGITS = 4, 6
 
 
-def _numbered_name(prefix: str, epoch: int, step: int) -> str:
-    return f"{prefix}-{epoch:0{EPOCH_DIGITS}d}_{step:0{STEP_DIGITS}d}.ckpt"
+def _numbered_name(prefix: str, epoch: int, step: int, zero_pad: bool = False) -> str:
+    if zero_pad:
+        return f"{prefix}-{epoch:0{EPOCH_DIGITS}d}_{step:0{STEP_DIGITS}d}.ckpt"
+    return f"{prefix}-{epoch}_{step}.ckpt"
 
 
 def _numbered_pattern(prefix: str) -> re.Pattern[str]:
@@ -166,6 +169,8 @@ class CheckpointConfig:
             end and at the end of training; between epoch ends too when
             ``save_checkpoint_steps``/``save_checkpoint_seconds`` are given.
             ``latest_checkpoint`` returns it when it is newer than the numbered files.
+        zero_pad: name the numbered files ``CKP-0010_000150.ckpt`` (``ls`` lists them in
+            training order) instead of MindSpore's ``CKP-10_150.ckpt``.
 
     Raises:
         ValueError, TypeError: an argument out of range or of the wrong type; ``save_top_k``
@@ -188,7 +193,10 @@ class CheckpointConfig:
         save_best_only: bool = False,
         save_top_k: int | None = None,
         save_last: bool = False,
+        zero_pad: bool = False,
     ) -> None:
+        if not isinstance(zero_pad, bool):
+            raise TypeError(f"CheckpointConfig: zero_pad must be a bool. Received: {zero_pad!r}")
         if save_checkpoint_steps is None:
             save_checkpoint_steps = 0 if monitor is not None else 1
         for name, value in (
@@ -262,12 +270,14 @@ class CheckpointConfig:
         self.save_best_only = save_best_only
         self.save_top_k = save_top_k  # None resolved to 1 when there is a monitor
         self.save_last = save_last
+        self.zero_pad = zero_pad
 
 
 class ModelCheckpoint(Callback):
-    """Saves checkpoints named ``{prefix}-{epoch}_{step}.ckpt`` (zero-padded, e.g.
-    ``CKP-0003_000150.ckpt``: the 1-based epoch and the step in it; see :data:`EPOCH_DIGITS`)
-    into ``directory``, as :class:`CheckpointConfig` says. Only rank 0 writes.
+    """Saves checkpoints named ``{prefix}-{epoch}_{step}.ckpt`` (MindSpore's names, e.g.
+    ``CKP-3_150.ckpt``: the 1-based epoch and the step in it; ``CheckpointConfig(zero_pad=True)``
+    pads them, ``CKP-0003_000150.ckpt``) into ``directory``, as :class:`CheckpointConfig` says.
+    Only rank 0 writes.
 
     Without a ``monitor``: every ``save_checkpoint_steps`` steps (or seconds) and at the end
     of training. In sink mode a checkpoint is written at the end of the sink in which it fell
@@ -456,7 +466,7 @@ class ModelCheckpoint(Callback):
             return
         self._before_first_save()
         in_epoch = params.get("step_in_epoch", params.cur_step_num)
-        name = _numbered_name(self.prefix, params.cur_epoch_num, in_epoch)
+        name = _numbered_name(self.prefix, params.cur_epoch_num, in_epoch, self.config.zero_pad)
         path = os.path.join(self.directory, name)
         state = params.model.state_dict()
         if value is not None:

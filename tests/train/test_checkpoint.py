@@ -57,7 +57,7 @@ def test_killed_run_resumes_with_the_uninterrupted_losses(tmp_path, sink):
     assert done.returncode == -9, done.stderr.decode()[-2000:]  # killed, not finished
     files = sorted(f for f in os.listdir(tmp_path) if f.endswith(".ckpt"))
     # eager: saved after step 4; sink: the save due at step 4 waits for the sink's end (step 5)
-    assert files == (["run-0001_000005.ckpt"] if sink else ["run-0001_000004.ckpt"])
+    assert files == (["run-1_5.ckpt"] if sink else ["run-1_4.ckpt"])
     resumed = model()
     torch.manual_seed(123)
     for p in resumed.network.parameters():  # different weights: the checkpoint must restore
@@ -77,12 +77,12 @@ def test_checkpoint_files_are_kept_to_the_maximum_and_hold_everything(tmp_path):
     m.train(2, data()[0], callbacks=[saver])
     files = sorted(os.listdir(tmp_path))
     # saved after global steps 2, 4, 6, 8, 10 (epoch 2 steps 1, 3, 5); the newest 2 kept
-    assert files == ["net-0002_000003.ckpt", "net-0002_000005.ckpt"]
-    state = torch.load(tmp_path / "net-0002_000005.ckpt", weights_only=True)  # plain values only
+    assert files == ["net-2_3.ckpt", "net-2_5.ckpt"]
+    state = torch.load(tmp_path / "net-2_5.ckpt", weights_only=True)  # plain values only
     assert {"network", "optimizer", "epoch", "step_in_epoch", "dataset_state"} <= set(state)
     assert state["epoch"] == 2 and state["step_in_epoch"] == 0  # a complete epoch
     fresh = model()
-    jisu.load_checkpoint(str(tmp_path / "net-0002_000005.ckpt"), net=fresh.network)
+    jisu.load_checkpoint(str(tmp_path / "net-2_5.ckpt"), net=fresh.network)
     for a, b in zip(fresh.network.parameters(), m.network.parameters()):
         torch.testing.assert_close(a, b)
 
@@ -110,14 +110,14 @@ def test_keep_checkpoint_max_counts_the_files_of_earlier_runs(tmp_path):
     config = CheckpointConfig(save_checkpoint_steps=2, keep_checkpoint_max=3)
     model().train(2, data()[0], callbacks=[ModelCheckpoint("net", str(tmp_path), config)])
     restarted = model()  # a new process: a fresh ModelCheckpoint in the same folder
-    state = jisu.load_checkpoint(str(tmp_path / "net-0002_000005.ckpt"), model=restarted)
+    state = jisu.load_checkpoint(str(tmp_path / "net-2_5.ckpt"), model=restarted)
     saver = ModelCheckpoint("net", str(tmp_path), config)
     restarted.train(4, data()[0], callbacks=[saver], initial_epoch=state["epoch"])
     ours = sorted(set(os.listdir(tmp_path)) - set(foreign))
     # the newest 3 of 10
-    assert ours == ["net-0004_000001.ckpt", "net-0004_000003.ckpt", "net-0004_000005.ckpt"]
+    assert ours == ["net-4_1.ckpt", "net-4_3.ckpt", "net-4_5.ckpt"]
     assert set(foreign) <= set(os.listdir(tmp_path))  # other prefixes and files untouched
-    assert saver.latest_ckpt_file_name == str(tmp_path / "net-0004_000005.ckpt")
+    assert saver.latest_ckpt_file_name == str(tmp_path / "net-4_5.ckpt")
 
 
 def test_keep_checkpoint_max_keeps_the_newest_written_not_the_highest_numbered(tmp_path):
@@ -127,14 +127,14 @@ def test_keep_checkpoint_max_keeps_the_newest_written_not_the_highest_numbered(t
         os.utime(tmp_path / name, (hour_ago, hour_ago))
     config = CheckpointConfig(save_checkpoint_steps=2, keep_checkpoint_max=2)
     model().train(1, data()[0], callbacks=[ModelCheckpoint("net", str(tmp_path), config)])
-    assert sorted(os.listdir(tmp_path)) == ["net-0001_000004.ckpt", "net-0001_000005.ckpt"]
+    assert sorted(os.listdir(tmp_path)) == ["net-1_4.ckpt", "net-1_5.ckpt"]
 
 
 def test_resuming_with_the_wrong_initial_epoch_is_refused(tmp_path):
     m = model()
     m.train(1, data()[0], callbacks=[ModelCheckpoint("c", str(tmp_path))])
     m2 = model()
-    state = jisu.load_checkpoint(str(tmp_path / "c-0001_000005.ckpt"), model=m2)
+    state = jisu.load_checkpoint(str(tmp_path / "c-1_5.ckpt"), model=m2)
     assert state["epoch"] == 1
     with pytest.raises(ValueError, match="pass initial_epoch=1"):
         m2.train(2, data()[0], initial_epoch=0)
@@ -156,7 +156,7 @@ KILLED_SAVE = textwrap.dedent(
     sys.path.insert(0, {root!r})
     from jisu.files import atomic_write
 
-    with atomic_write(os.path.join({folder!r}, "run-0001_000004.ckpt")) as f:
+    with atomic_write(os.path.join({folder!r}, "run-1_4.ckpt")) as f:
         f.write(b"half a checkpoint" * 1000)
         f.flush()
         os.kill(os.getpid(), signal.SIGKILL)  # killed in the middle of a save

@@ -69,7 +69,7 @@ def fit(values, config, folder, name="score", sink=False, epochs=None, **kwargs)
 
 
 def epoch_file(folder, epoch, step=STEPS):
-    return str(folder / f"run-{epoch:04d}_{step:06d}.ckpt")
+    return str(folder / f"run-{epoch}_{step}.ckpt")
 
 
 def numbered(folder):
@@ -203,7 +203,7 @@ def test_save_last_holds_the_final_weights_with_a_monitor(tmp_path):
     values = [0.1, 0.5, 0.9]  # the last epochs do not qualify: -last is written on its own
     config = CheckpointConfig(monitor="score", save_top_k=1, save_last=True)
     m, saver = fit(values, config, tmp_path)
-    assert sorted(os.listdir(tmp_path)) == ["run-0001_000002.ckpt", "run-last.ckpt"]
+    assert sorted(os.listdir(tmp_path)) == ["run-1_2.ckpt", "run-last.ckpt"]
     last = jisu.load_checkpoint(str(tmp_path / "run-last.ckpt"))  # checksum verified
     same_weights(last, m.network)
     assert last["cur_step_num"] == 3 * STEPS and last["epoch"] == 3
@@ -259,12 +259,12 @@ def test_save_last_without_a_monitor_follows_every_save(tmp_path, monkeypatch, l
     same_weights(jisu.load_checkpoint(str(tmp_path / "run-last.ckpt")), m.network)
     assert (os.stat(tmp_path / "run-last.ckpt").st_nlink == 2) == links  # one file, two names
     # not counted by keep_checkpoint_max, no temporary left
-    assert sorted(os.listdir(tmp_path)) == ["run-0002_000002.ckpt", "run-last.ckpt"]
+    assert sorted(os.listdir(tmp_path)) == ["run-2_2.ckpt", "run-last.ckpt"]
 
 
 # --------------------------------------------------------------------------- names
-def test_file_names_sort_lexically_in_training_order(tmp_path):
-    config = CheckpointConfig(save_checkpoint_steps=7, keep_checkpoint_max=0)
+def test_zero_padded_file_names_sort_lexically_in_training_order(tmp_path):
+    config = CheckpointConfig(save_checkpoint_steps=7, keep_checkpoint_max=0, zero_pad=True)
     m = scripted_model([0.0])  # 10 epochs of 10 steps: both cross from 9 to 10
     m.train(10, data(n=40, batch=4)[0], callbacks=[ModelCheckpoint("run", str(tmp_path), config)])
     names = sorted(os.listdir(tmp_path))
@@ -275,11 +275,11 @@ def test_file_names_sort_lexically_in_training_order(tmp_path):
     assert names[0] == "run-" + "0" * (EPOCH_DIGITS - 1) + "1_" + "0" * (STEP_DIGITS - 1) + "7.ckpt"
 
 
-def test_keep_checkpoint_max_counts_old_unpadded_names(tmp_path):
+def test_keep_checkpoint_max_counts_padded_and_unpadded_names(tmp_path):
     for name in ["run-1_1.ckpt", "run-1_2.ckpt", "run-3_1.ckpt"]:
         jisu.save_checkpoint({"network": {}}, str(tmp_path / name))
         os.utime(tmp_path / name, (1, 1))  # long ago
-    config = CheckpointConfig(save_checkpoint_steps=2, keep_checkpoint_max=2)
+    config = CheckpointConfig(save_checkpoint_steps=2, keep_checkpoint_max=2, zero_pad=True)
     scripted_model([0.0]).train(
         2, train_data(), callbacks=[ModelCheckpoint("run", str(tmp_path), config)]
     )
@@ -320,9 +320,9 @@ def test_latest_checkpoint_orders_by_epoch_and_step_across_old_and_new_names(tmp
 
 def test_latest_checkpoint_prefers_a_newer_last_file(tmp_path):
     # with a monitor the numbered files are the best epochs; later states are in -last
-    touch(tmp_path, "run-0002_000005.ckpt", 100)
+    touch(tmp_path, "run-2_5.ckpt", 100)
     touch(tmp_path, "run-last.ckpt", 50)  # an older -last (e.g. of an earlier run)
-    assert jisu.latest_checkpoint(tmp_path, "run") == str(tmp_path / "run-0002_000005.ckpt")
+    assert jisu.latest_checkpoint(tmp_path, "run") == str(tmp_path / "run-2_5.ckpt")
     touch(tmp_path, "run-last.ckpt", 300)  # written after it: the state to resume from
     assert jisu.latest_checkpoint(tmp_path, "run") == str(tmp_path / "run-last.ckpt")
 
@@ -330,7 +330,7 @@ def test_latest_checkpoint_prefers_a_newer_last_file(tmp_path):
 def test_latest_checkpoint_falls_back_to_last_then_none(tmp_path):
     assert jisu.latest_checkpoint(tmp_path / "absent") is None
     assert jisu.latest_checkpoint(tmp_path) is None
-    touch(tmp_path, "other-0001_000001.ckpt", 1)
+    touch(tmp_path, "other-1_1.ckpt", 1)
     assert jisu.latest_checkpoint(tmp_path, "run") is None
     touch(tmp_path, "run-last.ckpt", 1)
     assert jisu.latest_checkpoint(tmp_path, "run") == str(tmp_path / "run-last.ckpt")
@@ -402,3 +402,15 @@ def test_values_recorded_are_floats_of_the_metric(tmp_path):
         jisu.load_checkpoint(p)["monitor"]["value"] for _, p in sorted(numbered(tmp_path).items())
     ]
     assert recorded == [0.25, 0.125]
+
+
+def test_files_are_named_as_mindspore_names_them_by_default(tmp_path):
+    # MindSpore's LeNet tutorial loads "checkpoint_lenet-1_1875.ckpt" by name
+    config = CheckpointConfig(save_checkpoint_steps=1, keep_checkpoint_max=0)
+    scripted_model([0.0]).train(
+        2, train_data(), callbacks=[ModelCheckpoint("lenet", str(tmp_path), config)]
+    )
+    names = ["lenet-1_1.ckpt", "lenet-1_2.ckpt", "lenet-2_1.ckpt", "lenet-2_2.ckpt"]
+    assert sorted(os.listdir(tmp_path)) == names
+    with pytest.raises(TypeError, match="zero_pad must be a bool"):
+        CheckpointConfig(zero_pad=1)

@@ -68,7 +68,7 @@ def train(m, epochs, sink, sink_size, callbacks=(), initial_epoch=0):
 
 # eager: 5 steps an epoch, saved after step 4 (mid-epoch);
 # sink: 3-step sinks over 5-batch data, saved at the end of sink 2 (step 6, mid data epoch)
-CASES = {False: (3, -1, "run-0001_000004.ckpt", 4), True: (4, 3, "run-0002_000003.ckpt", 6)}
+CASES = {False: (3, -1, "run-1_4.ckpt", 4), True: (4, 3, "run-2_3.ckpt", 6)}
 
 
 @pytest.mark.parametrize("source", ["torch", "numpy", "python"])
