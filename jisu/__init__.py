@@ -49,6 +49,7 @@ from .dtypes import (
 )
 from .ops import grad, value_and_grad
 from .train import Model, latest_checkpoint, load_checkpoint, save_checkpoint
+from .train.serialization import load_param_into_net
 
 __all__ = [
     "GRAPH_MODE",
@@ -81,6 +82,7 @@ __all__ = [
     "int64",
     "latest_checkpoint",
     "load_checkpoint",
+    "load_param_into_net",
     "mindrecord",
     "nn",
     "ops",

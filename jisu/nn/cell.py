@@ -44,32 +44,54 @@ MINDSPORE_NAMES: list[tuple[type, dict[str, str]]] = [
 #: the buffers MindSpore holds as (untrainable) parameters
 _STATISTICS = ("running_mean", "running_var")
 
-_NAMES: weakref.WeakKeyDictionary[torch.Tensor, str] = weakref.WeakKeyDictionary()
+#: id(tensor) -> (a weak reference to it, its MindSpore name). Keyed by identity: a
+#: WeakKeyDictionary would compare tensors with ``==`` (elementwise) on a hash collision.
+_NAMES: dict[int, tuple[weakref.ref, str]] = {}
 
 
 def parameter_name(param: torch.Tensor) -> str | None:
     """The MindSpore name recorded for ``param`` by a Cell's ``trainable_params`` /
-    ``parameters_and_names`` (None if none was)."""
-    try:
-        return _NAMES.get(param)
-    except TypeError:  # not weak-referenceable
-        return None
+    ``parameters_and_names`` or by ``jisu.Parameter(..., name=...)`` (None if none was)."""
+    entry = _NAMES.get(id(param))
+    return entry[1] if entry is not None and entry[0]() is param else None
 
 
 def _local_names(module: nn.Module) -> dict[str, str]:
     return next((table for kind, table in MINDSPORE_NAMES if isinstance(module, kind)), {})
 
 
+def _named_cells(
+    module: nn.Module, prefix: str, seen: set[int], paths: bool
+) -> Iterator[tuple[str, nn.Module]]:
+    """``(prefix, module)`` for ``module`` and those below it. With ``paths`` the prefixes are
+    attribute paths (MindSpore's ``parameters_and_names``); without, they are the prefixes of
+    MindSpore's parameter names, which a cell built with ``auto_prefix=False`` (its wrapper
+    cells: ``WithLossCell``, ``TrainOneStepCell``) leaves out of its children's names."""
+    if id(module) in seen:
+        return
+    seen.add(id(module))
+    yield prefix, module
+    keep = paths or getattr(module, "_auto_prefix", True) is not False
+    for name, child in module._modules.items():
+        if child is not None:
+            path = (f"{prefix}.{name}" if prefix else name) if keep else prefix
+            yield from _named_cells(child, path, seen, paths)
+
+
 def mindspore_named_tensors(
-    module: nn.Module, prefix: str = ""
+    module: nn.Module, prefix: str = "", recurse: bool = True, paths: bool = False
 ) -> Iterator[tuple[str, torch.Tensor]]:
-    """``(MindSpore name, tensor)`` for every parameter of ``module`` and every moving
-    statistic of its norm layers, in torch's registration order, each tensor once."""
+    """``(MindSpore name, tensor)`` for every parameter of ``module`` (and, with ``recurse``,
+    of the modules below it) and every moving statistic of its norm layers, each tensor once,
+    in MindSpore's order (a norm layer's statistics before its scale and shift). The names
+    are MindSpore's parameter names (checkpoints hold these), or with ``paths`` the attribute
+    paths ``parameters_and_names`` gives (they differ inside ``auto_prefix=False`` cells)."""
     seen: set[int] = set()
-    for path, sub in module.named_modules(prefix=prefix):
+    cells = _named_cells(module, prefix, set(), paths) if recurse else iter([(prefix, module)])
+    for path, sub in cells:
         table = _local_names(sub)
-        local = list(sub.named_parameters(recurse=False))
-        local += [(n, b) for n, b in sub.named_buffers(recurse=False) if n in _STATISTICS]
+        stats = [(n, b) for n, b in sub.named_buffers(recurse=False) if n in _STATISTICS]
+        local = stats + list(sub.named_parameters(recurse=False))
         for name, tensor in local:
             if tensor is None or id(tensor) in seen:
                 continue
@@ -82,7 +104,9 @@ class Cell(nn.Module):
     """MindSpore's ``nn.Cell``: define ``construct`` (called by ``forward``).
 
     Args:
-        auto_prefix: accepted for MindSpore compatibility (names always carry the path).
+        auto_prefix: False: the sub-cells' parameter names do not carry this cell's
+            attribute names (MindSpore's wrapper cells use it, so a wrapped network's
+            parameters keep their names).
         flags: accepted for MindSpore compatibility.
     """
 
@@ -104,13 +128,16 @@ class Cell(nn.Module):
     def parameters_and_names(
         self, name_prefix: str = "", expand: bool = True
     ) -> Iterator[tuple[str, torch.Tensor]]:
-        """``(name, parameter)`` with MindSpore's names; the moving statistics of norm layers
-        are included (MindSpore holds them as parameters). ``expand=False``: this cell's own
-        only."""
-        module = self if expand else _Own(self)
-        for name, tensor in mindspore_named_tensors(module, name_prefix):
+        """``(name, parameter)`` by attribute path with MindSpore's local names; the moving
+        statistics of norm layers are included (MindSpore holds them as parameters).
+        ``expand=False``: this cell's own only. Each parameter's MindSpore name (which leaves
+        out the attributes of ``auto_prefix=False`` cells) is recorded on the way."""
+        self._record_names()
+        yield from mindspore_named_tensors(self, name_prefix, recurse=expand, paths=True)
+
+    def _record_names(self) -> None:
+        for name, tensor in mindspore_named_tensors(self):
             _remember(tensor, name)
-            yield name, tensor
 
     def get_parameters(self, expand: bool = True) -> Iterator[torch.Tensor]:
         """Every parameter (and moving statistic), as :meth:`parameters_and_names`."""
@@ -120,23 +147,26 @@ class Cell(nn.Module):
     def trainable_params(self, recurse: bool = True) -> list[torch.Tensor]:
         """The parameters that require gradients, their MindSpore names recorded (see the
         module): what a MindSpore script passes its optimizer."""
+        self._record_names()
         return [
             p
-            for _, p in self.parameters_and_names(expand=recurse)
+            for _, p in mindspore_named_tensors(self, recurse=recurse)
             if isinstance(p, nn.Parameter) and p.requires_grad
         ]
 
     def untrainable_params(self, recurse: bool = True) -> list[torch.Tensor]:
         """The parameters that do not require gradients and the moving statistics."""
+        self._record_names()
         return [
             p
-            for _, p in self.parameters_and_names(expand=recurse)
+            for _, p in mindspore_named_tensors(self, recurse=recurse)
             if not (isinstance(p, nn.Parameter) and p.requires_grad)
         ]
 
     def parameters_dict(self, recurse: bool = True) -> OrderedDict[str, torch.Tensor]:
-        """``OrderedDict`` of MindSpore name -> tensor."""
-        return OrderedDict(self.parameters_and_names(expand=recurse))
+        """``OrderedDict`` of MindSpore parameter name -> tensor (the checkpoint's names)."""
+        self._record_names()
+        return OrderedDict(mindspore_named_tensors(self, recurse=recurse))
 
     # ------------------------------------------------------------------ cells
     def cells(self) -> Iterator[nn.Module]:
@@ -186,21 +216,17 @@ class Cell(nn.Module):
 
 
 def _remember(tensor: torch.Tensor, name: str) -> None:
-    try:
-        _NAMES[tensor] = name
-    except TypeError:
-        pass
+    key = id(tensor)
+    entry = _NAMES.get(key)
+    if entry is not None and entry[0]() is tensor:
+        _NAMES[key] = (entry[0], name)
+        return
 
+    def forget(ref: weakref.ref, key: int = key) -> None:
+        if _NAMES.get(key, (None,))[0] is ref:
+            del _NAMES[key]
 
-class _Own(nn.Module):
-    """A view of a cell's own parameters and buffers only (``expand=False``)."""
-
-    def __init__(self, cell: nn.Module) -> None:
-        super().__init__()
-        object.__setattr__(self, "_cell", cell)
-
-    def named_modules(self, memo: Any = None, prefix: str = "", remove_duplicate: bool = True):
-        yield prefix, self._cell
+    _NAMES[key] = (weakref.ref(tensor, forget), name)
 
 
 class SequentialCell(Cell):

@@ -49,6 +49,7 @@ from torch import nn
 
 from ..dataset.record.validate import MalformedFileError
 from ..files import atomic_write
+from .ms_checkpoint import looks_like_ckpt
 
 _MAGIC = b"jisu-checkpoint "  # the start of every jisu checksum comment, any version
 _V1 = _MAGIC + b"v1 crc32="
@@ -195,8 +196,15 @@ def load_checkpoint(
             ``weights_only``. (MindSpore's argument of that name defaults to False; jisu
             writes checksums always, so it requires them by default.)
 
+    A MindSpore ``.ckpt`` file (recognised by its first bytes: a protobuf message, where a
+    jisu checkpoint is a zip archive) is read by :func:`jisu.train.serialization.
+    load_checkpoint` instead, and loaded into ``net`` (or ``model``'s network) by MindSpore's
+    parameter names; ``crc_check`` does not apply (a MindSpore CRC trailer that is present is
+    always verified).
+
     Returns:
-        The checkpoint's dict.
+        The checkpoint's dict; for a MindSpore file, what MindSpore's ``load_checkpoint``
+        returns: an ``OrderedDict`` name -> tensor (or str).
 
     Raises:
         FileNotFoundError: no such file.
@@ -208,6 +216,8 @@ def load_checkpoint(
     if not os.path.isfile(path):
         raise FileNotFoundError(f"load_checkpoint: no such file: {path}")
     with open(path, "rb") as f:
+        if looks_like_ckpt(f.read(16)):
+            return _load_mindspore(path, net, optimizer, model)
         verified = _verify_checksum(f, path)
         if not verified and crc_check:
             raise MalformedFileError(
@@ -230,6 +240,21 @@ def load_checkpoint(
     if optimizer is not None and "optimizer" in state:
         optimizer.load_state_dict(state["optimizer"])
     return state
+
+
+def _load_mindspore(path: str, net: Any, optimizer: Any, model: Any) -> dict[str, Any]:
+    """A MindSpore ``.ckpt`` file: what ``mindspore.load_checkpoint`` returns (name -> tensor
+    or str), loaded into ``net`` (or ``model``'s network) by MindSpore's names."""
+    from .serialization import load_checkpoint as load_mindspore
+
+    if optimizer is not None:
+        raise ValueError(
+            f"load_checkpoint: '{path}' is a MindSpore checkpoint, which holds no jisu "
+            "optimizer state; load it without optimizer="
+        )
+    if model is not None:
+        net = model.network
+    return load_mindspore(path, net=net)
 
 
 def _verify_checksum(f: IO[bytes], path: str) -> bool:

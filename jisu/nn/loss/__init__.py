@@ -1,3 +1,19 @@
 """MindSpore's losses with MindSpore's arguments, as torch modules."""
 
-__all__: list[str] = []
+from .loss import (
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    L1Loss,
+    LossBase,
+    MSELoss,
+    SoftmaxCrossEntropyWithLogits,
+)
+
+__all__ = [
+    "BCEWithLogitsLoss",
+    "CrossEntropyLoss",
+    "L1Loss",
+    "LossBase",
+    "MSELoss",
+    "SoftmaxCrossEntropyWithLogits",
+]

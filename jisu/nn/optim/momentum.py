@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from .optimizer import Optimizer, masked_copy_
+from .optimizer import Optimizer, descend, masked_copy_
 
 
 def _check_momentum(owner: str, momentum: Any, ints: bool) -> float:
@@ -59,7 +59,7 @@ class Momentum(Optimizer):
         torch._foreach_add_(accum, grads)
         masked_copy_(moments, accum, keep)
         step = torch._foreach_add(grads, accum, alpha=self.momentum) if self.use_nesterov else accum
-        _descend(params, step, lr, keep)
+        descend(params, step, lr, keep)
 
 
 class SGD(Optimizer):
@@ -102,7 +102,7 @@ class SGD(Optimizer):
 
     def _update(self, group, params, grads, lr, keep) -> None:
         if self.momentum == 0.0:
-            _descend(params, grads, lr, keep)
+            descend(params, grads, lr, keep)
             return
         accums = self._state_buffers(params, "accum")
         # 1.0 once a parameter's accumulator holds a step (a float: loading a state dict casts
@@ -118,18 +118,4 @@ class SGD(Optimizer):
         masked_copy_(accums, new, keep)
         masked_copy_(started, [torch.ones_like(s) for s in started], keep)
         step = torch._foreach_add(grads, new, alpha=self.momentum) if self.nesterov else new
-        _descend(params, step, lr, keep)
-
-
-def _descend(
-    params: list[torch.Tensor], steps: list[torch.Tensor], lr: Any, keep: torch.Tensor | None
-) -> None:
-    """``param -= lr * step`` (``lr`` a float or a 0-d tensor), skipped where ``keep`` is False."""
-    if keep is None and not isinstance(lr, torch.Tensor):
-        torch._foreach_add_(params, steps, alpha=-lr)
-        return
-    scaled = torch._foreach_mul(steps, lr)
-    if keep is None:
-        torch._foreach_sub_(params, scaled)
-        return
-    masked_copy_(params, torch._foreach_sub(params, scaled), keep)
+        descend(params, step, lr, keep)

@@ -130,6 +130,9 @@ class Optimizer(torch.optim.Optimizer):
     #: ``global_step`` too.
     _step_supports_amp_scaling = True
     handles_found_inf = True
+    #: the weight decay is added to the gradients (MindSpore's rule); an optimizer that
+    #: decays the weights itself (AdamWeightDecay) sets False and reads ``decay_flags``
+    _decay_in_gradient = True
 
     def __init__(
         self,
@@ -275,7 +278,8 @@ class Optimizer(torch.optim.Optimizer):
             params = [p for p, _ in pairs]
             grads = [p.grad for p in params]
             decayed = [(p, g) for (p, flag), g in zip(pairs, grads) if flag]
-            if decayed and group["weight_decay"] > 0:  # MindSpore: decay scaled, then unscaled
+            if decayed and group["weight_decay"] > 0 and self._decay_in_gradient:
+                # MindSpore: the decay is scaled with the loss, then unscaled with it
                 scaled = group["weight_decay"] * self.loss_scale
                 grads = [
                     g.add(p, alpha=scaled) if flag else g for (p, flag), g in zip(pairs, grads)
@@ -337,3 +341,17 @@ def masked_copy_(targets: list[torch.Tensor], new: list[torch.Tensor], keep: tor
     else:
         for t, n in zip(targets, new):
             t.copy_(torch.where(keep, n, t))
+
+
+def descend(
+    params: list[torch.Tensor], steps: list[torch.Tensor], lr: Any, keep: torch.Tensor | None
+) -> None:
+    """``param -= lr * step`` (``lr`` a float or a 0-d tensor), skipped where ``keep`` is False."""
+    if keep is None and not isinstance(lr, torch.Tensor):
+        torch._foreach_add_(params, steps, alpha=-lr)
+        return
+    scaled = torch._foreach_mul(steps, lr)
+    if keep is None:
+        torch._foreach_sub_(params, scaled)
+        return
+    masked_copy_(params, torch._foreach_sub(params, scaled), keep)

@@ -1,4 +1,19 @@
 """MindSpore's wrapper cells for scripts that build their own step: WithLossCell,
-TrainOneStepCell, WithEvalCell."""
+WithEvalCell, TrainOneStepCell and the loss-scaled TrainOneStepWithLossScaleCell with its
+scale managers."""
 
-__all__: list[str] = []
+from .cell_wrapper import TrainOneStepCell, WithEvalCell, WithLossCell
+from .loss_scale import (
+    DynamicLossScaleUpdateCell,
+    FixedLossScaleUpdateCell,
+    TrainOneStepWithLossScaleCell,
+)
+
+__all__ = [
+    "DynamicLossScaleUpdateCell",
+    "FixedLossScaleUpdateCell",
+    "TrainOneStepCell",
+    "TrainOneStepWithLossScaleCell",
+    "WithEvalCell",
+    "WithLossCell",
+]

@@ -1,0 +1,161 @@
+"""MindSpore's loss-scaled training step: ``TrainOneStepWithLossScaleCell`` and its scale
+managers ``DynamicLossScaleUpdateCell`` and ``FixedLossScaleUpdateCell``.
+
+The loss is scaled, the gradients unscaled and checked for inf/NaN; an overflowing step updates
+nothing (MindSpore's rule). The scale, the overflow flag and the dynamic manager's counters are
+tensors on the device: with a ``jisu.nn`` optimizer the skip is decided on the device too
+(its ``found_inf``), with no host synchronisation; another ``torch.optim`` optimizer needs
+one (marked below).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ..cell import Cell
+from .cell_wrapper import TrainOneStepCell
+
+
+class DynamicLossScaleUpdateCell(Cell):
+    """MindSpore's dynamic loss scale: on an overflow the scale is divided by
+    ``scale_factor`` (not below 1); after ``scale_window`` steps without one it is multiplied
+    by it.
+
+    Args:
+        loss_scale_value: the initial scale.
+        scale_factor: the factor of each change.
+        scale_window: the overflow-free steps before the scale grows.
+
+    Calling it with ``(loss_scale, overflow)`` (0-d tensors) updates ``loss_scale`` in place and
+    returns ``overflow``.
+    """
+
+    def __init__(self, loss_scale_value: float, scale_factor: float, scale_window: int) -> None:
+        super().__init__()
+        self.loss_scale_value = loss_scale_value
+        self.scale_factor = float(scale_factor)
+        self.scale_window = int(scale_window)
+        self.register_buffer("cur_iter", torch.ones((), dtype=torch.int32))
+        self.register_buffer("last_overflow_iter", torch.zeros((), dtype=torch.int32))
+
+    def get_loss_scale(self) -> float:
+        """The initial loss scale."""
+        return self.loss_scale_value
+
+    def construct(self, loss_scale: torch.Tensor, overflow: torch.Tensor) -> torch.Tensor:
+        overflow = overflow.reshape(()).to(torch.bool)
+        lowered = torch.clamp(loss_scale / self.scale_factor, min=1.0)
+        on_overflow = torch.where(overflow, lowered, loss_scale)
+        grow = (self.cur_iter - self.last_overflow_iter) >= self.scale_window
+        self.last_overflow_iter.copy_(
+            torch.where(overflow | grow, self.cur_iter, self.last_overflow_iter)
+        )
+        new = torch.where(grow & ~overflow, on_overflow * self.scale_factor, on_overflow)
+        loss_scale.copy_(new.reshape(loss_scale.shape))
+        self.cur_iter.add_(1)
+        return overflow
+
+
+class FixedLossScaleUpdateCell(Cell):
+    """A fixed loss scale: calling it with ``(loss_scale, overflow)`` returns ``overflow``.
+
+    Args:
+        loss_scale_value: the scale.
+    """
+
+    def __init__(self, loss_scale_value: float) -> None:
+        super().__init__()
+        self.loss_scale_value = loss_scale_value
+
+    def get_loss_scale(self) -> float:
+        """The loss scale."""
+        return self.loss_scale_value
+
+    def construct(self, loss_scale: torch.Tensor, overflow: torch.Tensor) -> torch.Tensor:
+        return overflow
+
+
+def _overflow_and_unscale(grads: list[torch.Tensor], scale: torch.Tensor) -> torch.Tensor:
+    """Divide ``grads`` by ``scale`` in place; a 0-d bool tensor: whether one holds inf/NaN."""
+    flags = [(~torch.isfinite(g)).any() for g in grads]
+    torch._foreach_mul_(grads, [torch.reciprocal(scale).to(g.dtype) for g in grads])
+    if not flags:
+        return torch.zeros((), dtype=torch.bool, device=scale.device)
+    return torch.stack(flags).any()
+
+
+class TrainOneStepWithLossScaleCell(TrainOneStepCell):
+    """A training step with loss scaling: the backward pass starts from the scale, the gradients
+    are divided by it, and a step whose gradients hold inf or NaN updates nothing.
+
+    Returns ``(loss, overflow, scale)``: the loss before the update, a 0-d bool tensor, and the
+    scale this step used (a copy; a dynamic manager may have changed it since).
+
+    Args:
+        network: the network with its loss.
+        optimizer: a ``jisu.nn`` or any ``torch.optim`` optimizer.
+        scale_sense: a :class:`DynamicLossScaleUpdateCell` / :class:`FixedLossScaleUpdateCell`,
+            or a tensor of shape ``()`` or ``(1,)`` holding the scale.
+
+    Raises:
+        TypeError: ``scale_sense`` is neither a Cell nor a tensor.
+        ValueError: a ``scale_sense`` tensor of another shape.
+    """
+
+    def __init__(
+        self, network: torch.nn.Module, optimizer: torch.optim.Optimizer, scale_sense: Any
+    ) -> None:
+        super().__init__(network, optimizer, sens=None)
+        self.loss_scaling_manager = None
+        if isinstance(scale_sense, torch.nn.Module):
+            self.loss_scaling_manager = scale_sense
+            value = torch.tensor(float(scale_sense.get_loss_scale()), dtype=torch.float32)
+        elif isinstance(scale_sense, torch.Tensor):
+            if tuple(scale_sense.shape) not in ((), (1,)):
+                raise ValueError(
+                    "TrainOneStepWithLossScaleCell: scale_sense must have shape () or (1,). "
+                    f"Received shape {tuple(scale_sense.shape)}"
+                )
+            value = scale_sense.detach().to(torch.float32).clone()
+        else:
+            raise TypeError(
+                "TrainOneStepWithLossScaleCell: scale_sense must be a Cell or a tensor. "
+                f"Received {type(scale_sense).__name__}"
+            )
+        self.register_buffer("scale_sense", value)
+
+    def set_sense_scale(self, sens: torch.Tensor) -> None:
+        """Set the scale (a tensor of the scale's shape)."""
+        if not isinstance(sens, torch.Tensor):
+            raise TypeError(
+                "TrainOneStepWithLossScaleCell: sens must be a tensor. "
+                f"Received {type(sens).__name__}"
+            )
+        self.scale_sense.copy_(sens.reshape(self.scale_sense.shape))
+
+    def process_loss_scale(self, overflow: torch.Tensor) -> torch.Tensor:
+        """Let the manager (if any) update the scale; returns the overflow flag."""
+        if self.loss_scaling_manager is not None:
+            return self.loss_scaling_manager(self.scale_sense, overflow)
+        return overflow
+
+    def construct(self, *inputs: Any) -> tuple[Any, torch.Tensor, torch.Tensor]:
+        loss = self.network(*inputs)
+        scale = self.scale_sense.clone()
+        self._backward(loss, scale.to(loss.dtype).reshape(()))
+        grads = [p.grad for p in self.weights if p.grad is not None]
+        with torch.no_grad():
+            overflow = _overflow_and_unscale(grads, scale.reshape(()))
+            overflow = self.process_loss_scale(overflow)
+        if getattr(self.optimizer, "handles_found_inf", False):
+            self.optimizer.found_inf = overflow.to(torch.float32)  # skipped on the device
+            try:
+                self.optimizer.step()
+            finally:
+                self.optimizer.found_inf = None
+        elif not bool(overflow):  # host synchronisation: a plain torch optimizer cannot skip
+            self.optimizer.step()
+        result = self._result(loss.detach())
+        return result, overflow, scale

@@ -1,0 +1,83 @@
+"""``jisu.nn.Cell``: MindSpore's parameter names and orders (checked against MindSpore 2.10's
+recorded ones, ``tests/fixtures/ms_surface``), containers, modes, ``to_float``, and the
+weight-decay rule reading the names that ``trainable_params()`` records."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import OrderedDict
+
+import pytest
+import torch
+
+from jisu import nn
+
+FIXTURE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "ms_surface", "mindspore.json")
+with open(FIXTURE) as f:
+    NAMES = json.load(f)["names"]
+
+
+class Block(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.bn = nn.BatchNorm2d(4)
+        self.layers = nn.SequentialCell([nn.Dense(4, 4), nn.ReLU(), nn.Dense(4, 2)])
+        self.heads = nn.CellList([nn.Dense(2, 2), nn.LayerNorm((2,))])
+        self.embed = nn.Embedding(5, 2)
+
+    def construct(self, x):
+        return self.layers(self.bn(self.conv(x)).mean((2, 3)))
+
+
+def test_names_and_orders_are_mindspores():
+    net = Block()
+    assert [n for n, _ in net.parameters_and_names()] == NAMES["parameters_and_names"]
+    assert [nn.parameter_name(p) for p in net.trainable_params()] == NAMES["trainable_params"]
+    assert list(net.parameters_dict()) == NAMES["parameters_and_names"]
+    untrainable = [nn.parameter_name(p) for p in net.untrainable_params()]
+    assert untrainable == NAMES["untrainable_params"]
+    assert [n for n, _ in net.bn.parameters_and_names(expand=False)] == NAMES["bn_own"]
+
+
+def test_a_wrapper_cell_keeps_the_networks_parameter_names():
+    net = Block()
+    wrapped = nn.WithLossCell(net, nn.MSELoss())
+    # attribute paths carry the wrapper's attribute, as MindSpore's parameters_and_names
+    assert [n for n, _ in wrapped.parameters_and_names()] == NAMES["with_loss_cell"]
+    # the parameters' names (what checkpoints hold) do not: auto_prefix=False
+    assert list(wrapped.parameters_dict()) == NAMES["parameters_and_names"]
+
+
+def test_the_weight_decay_rule_reads_the_recorded_names():
+    net = Block()
+    opt = nn.Momentum(net.trainable_params(), 0.1, 0.9, weight_decay=0.01)
+    flags = dict(zip(NAMES["trainable_params"], opt.param_groups[0]["decay_flags"]))
+    assert {n for n, f in flags.items() if not f} == {
+        "bn.gamma", "bn.beta", "heads.1.gamma", "heads.1.beta"
+    }  # fmt: skip
+
+
+def test_forward_calls_construct_and_the_modes_and_containers_work():
+    net = Block()
+    assert net(torch.randn(2, 3, 8, 8)).shape == (2, 2)
+    assert net.set_train(False) is net and not net.bn.training
+    assert net.set_train() is net and net.bn.training
+    assert [type(c).__name__ for c in net.cells()][:2] == ["Conv2d", "BatchNorm2d"]
+    assert list(net.name_cells())[:2] == ["conv", "bn"]
+    seq = nn.SequentialCell(OrderedDict([("a", nn.ReLU()), ("b", nn.Tanh())]))
+    assert list(seq.name_cells()) == ["a", "b"] and len(seq) == 2 and isinstance(seq[1], nn.Tanh)
+    assert torch.equal(seq(torch.tensor([-1.0, 1.0])), torch.tanh(torch.tensor([0.0, 1.0])))
+    with pytest.raises(TypeError, match="SequentialCell: every element must be a Cell"):
+        nn.SequentialCell([nn.ReLU(), 3])
+    with pytest.raises(NotImplementedError, match="define construct"):
+        nn.Cell()(torch.zeros(1))
+
+
+def test_to_float_runs_the_cell_in_the_dtype():
+    dense = nn.Dense(3, 2).to_float(torch.bfloat16)
+    out = dense(torch.randn(4, 3))  # a float32 input is cast on the way in
+    assert out.dtype == torch.bfloat16 and dense.weight.dtype == torch.bfloat16
+    with pytest.raises(TypeError, match="to_float: dst_type must be a float dtype"):
+        nn.Dense(3, 2).to_float(torch.int32)
