@@ -60,3 +60,20 @@ def test_mindspores_lenet_tutorial_trains_saves_loads_and_evaluates(mnist_data, 
     assert acc["Accuracy"] > 0.8  # 2 epochs of 360 steps on 11,520 digits
     names = sorted(os.listdir(tmp_path / "ckpt"))
     assert names == [f"checkpoint_lenet-{e}_360.ckpt" for e in (1, 2)]
+
+
+def test_a_lenet5_trained_and_saved_by_mindspore_gives_mindspores_logits():
+    # tests/fixtures/ms_lenet: MindSpore 2.10 trained the tutorial's LeNet5 a few steps and
+    # saved its TrainOneStepCell (the model-zoo idiom: parameters keep the network's names)
+    here = os.path.join(os.path.dirname(__file__), "..", "fixtures", "ms_lenet")
+    net = lenet_tutorial.LeNet5()
+    params = jisu.load_checkpoint(os.path.join(here, "lenet.ckpt"))
+    param_not_load, ckpt_not_load = jisu.load_param_into_net(net, params)
+    assert param_not_load == []
+    assert set(ckpt_not_load) == {"global_step", "learning_rate", "momentum"} | {
+        f"moments.{n}" for n, _ in net.parameters_and_names()
+    }
+    recorded = np.load(os.path.join(here, "logits.npz"))
+    net.set_train(False)
+    logits = net(jisu.Tensor(recorded["x"]))
+    np.testing.assert_allclose(logits.detach().numpy(), recorded["logits"], rtol=1e-5, atol=1e-6)
