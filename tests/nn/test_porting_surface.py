@@ -164,6 +164,7 @@ def test_the_articles_functional_loop_trains_with_a_jisu_nn_optimizer():
         ("jisu.dataset.transforms.py_transforms", ["Compose"]),
         ("jisu.mindrecord", ["FileWriter"]),
         ("jisu.nn.metrics", ["Accuracy", "Loss", "Top1CategoricalAccuracy"]),
+        ("jisu.nn", ["Accuracy", "Cell", "Dense", "Momentum", "SoftmaxCrossEntropyWithLogits"]),
         ("jisu.communication.management", ["init", "get_rank", "get_group_size"]),
         ("jisu.communication", ["init", "get_rank", "get_group_size"]),
         ("jisu.context", ["ParallelMode", "set_auto_parallel_context", "GRAPH_MODE"]),
