@@ -278,6 +278,9 @@ def _update(name: str, target: torch.Tensor, value: Any, strict_load: bool) -> N
     """Copy ``value`` into ``target`` in place, checking shape and dtype as MindSpore does."""
     if isinstance(value, np.ndarray):
         value = torch.from_numpy(np.ascontiguousarray(value))
+    conv1d = value.dim() == 4 == target.dim() + 1 and value.shape[2] == 1
+    if conv1d and tuple(value.shape[:2]) + tuple(value.shape[3:]) == tuple(target.shape):
+        value = value.squeeze(2)  # MindSpore's Conv1d weight (out, in, 1, k); torch's (out, in, k)
     if tuple(value.shape) != tuple(target.shape):
         extra = tuple(value.shape[target.dim() :])
         if value.dim() <= target.dim() or any(d != 1 for d in extra):

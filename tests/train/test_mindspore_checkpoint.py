@@ -367,3 +367,11 @@ def test_packed_dims_accepted():
     entry = b"\x0a\x01w\x12" + _uvarint(len(tensor)) + tensor
     out = ms_checkpoint.parse_ckpt(b"\x0a" + _uvarint(len(entry)) + entry)
     assert out["w"].tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
+def test_a_mindspore_conv1d_weight_loads_into_torchs_three_dimensional_one(tmp_path):
+    # MindSpore stores a Conv1d weight as (out, in, 1, k); torch's is (out, in, k)
+    conv = torch.nn.Conv1d(2, 3, 5)
+    weight = torch.arange(30, dtype=torch.float32).reshape(3, 2, 1, 5)
+    param_not_load, _ = load_param_into_net(conv, {"weight": weight, "bias": torch.ones(3)})
+    assert param_not_load == [] and torch.equal(conv.weight.detach(), weight.squeeze(2))
