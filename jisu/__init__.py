@@ -22,6 +22,7 @@ from . import (
     train,  # (after profiler, which installs AutoTune)
 )
 from ._version import __version__
+from .amp import DynamicLossScaleManager, FixedLossScaleManager, LossScaleManager
 from .common import dtype
 from .common.seed import get_seed, set_seed
 from .common.tensor import Parameter, ParameterTuple, Tensor
@@ -54,6 +55,9 @@ from .train.serialization import load_param_into_net
 __all__ = [
     "GRAPH_MODE",
     "PYNATIVE_MODE",
+    "DynamicLossScaleManager",
+    "FixedLossScaleManager",
+    "LossScaleManager",
     "Model",
     "ParallelMode",
     "Parameter",

@@ -23,12 +23,29 @@ _context: dict[str, Any] = {
     "device_id": 0,
     "enable_graph_kernel": False,
 }
+#: MindSpore settings for its own graph compiler, logs and memory pool: accepted so that
+#: scripts run unchanged, stored for get_context, no effect on jisu (torch manages memory)
+_WITHOUT_EFFECT = {
+    "save_graphs": False,
+    "save_graphs_path": ".",
+    "graph_kernel_flags": "",
+    "max_call_depth": 1000,
+    "reserve_class_name_in_scope": True,
+    "max_device_memory": None,
+    "pynative_synchronize": False,
+    "enable_compile_cache": False,
+    "compile_cache_path": None,
+}
+_context.update(_WITHOUT_EFFECT)
 
 
 def set_context(**kwargs: Any) -> None:
     """Set ``mode`` (GRAPH_MODE or PYNATIVE_MODE), ``device_target`` ("CPU", "GPU",
     "Ascend"), ``device_id`` and ``enable_graph_kernel`` (GRAPH_MODE compiles with
-    ``mode="max-autotune"`` when True)."""
+    ``mode="max-autotune"`` when True). MindSpore's compiler, log and memory-pool settings
+    (``save_graphs``, ``save_graphs_path``, ``graph_kernel_flags``, ``max_call_depth``,
+    ``max_device_memory`` ...) are accepted and have no effect; any other name is an error,
+    so that a typo does not pass silently."""
     unknown = set(kwargs) - set(_context)
     if unknown:
         raise ValueError(

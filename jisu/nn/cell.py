@@ -25,6 +25,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from .. import compat
+
 #: torch's local names -> MindSpore's, by layer type (the first matching type wins)
 MINDSPORE_NAMES: list[tuple[type, dict[str, str]]] = [
     (
@@ -113,6 +115,7 @@ class Cell(nn.Module):
     def __init__(self, auto_prefix: bool = True, flags: dict | None = None) -> None:
         super().__init__()
         self._auto_prefix = auto_prefix
+        compat.add_asnumpy()  # MindSpore code calls .asnumpy() on what its cells return
 
     def construct(self, *inputs: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__}: define construct(...)")
@@ -284,3 +287,29 @@ def _check_cell(owner: str, cell: Any) -> nn.Module:
     if not isinstance(cell, nn.Module):
         raise TypeError(f"{owner}: every element must be a Cell (nn.Module). Received {cell!r}")
     return cell
+
+
+def _install_parameter_name() -> None:
+    """Give ``torch.nn.Parameter`` MindSpore's ``param.name``: the recorded MindSpore name
+    (see :func:`parameter_name`), else what torch's own read-only ``Tensor.name`` gives
+    (None for a parameter). Model-zoo scripts split their optimizer groups with
+    ``'beta' not in param.name`` over ``net.trainable_params()``; ``param.name = "x"``
+    records a name as ``jisu.Parameter(..., name="x")`` does. Installed once, when
+    ``jisu.nn`` is imported; nothing else about torch's parameters changes."""
+    if isinstance(nn.Parameter.__dict__.get("name"), property):
+        return
+    torch_name = torch._C.TensorBase.name
+
+    def get(param: torch.Tensor) -> str | None:
+        recorded = parameter_name(param)
+        return recorded if recorded is not None else torch_name.__get__(param)
+
+    def set_(param: torch.Tensor, name: str) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"Parameter.name must be a str. Received {name!r}")
+        _remember(param, name)
+
+    nn.Parameter.name = property(get, set_, doc="The parameter's MindSpore name (jisu.nn).")
+
+
+_install_parameter_name()

@@ -66,13 +66,26 @@ _TENSORS = (torch.Tensor, nn.Parameter)
 
 
 # --------------------------------------------------------------------------- saving
+def _train_step_state(step: Any) -> dict[str, Any]:
+    """A train step's network (and optimizer) state: the model zoo's
+    ``save_checkpoint(cb_params.train_network, ...)`` saves the wrapped network, as
+    MindSpore's ``TrainOneStepCell`` holds its network's parameters and its optimizer's."""
+    state = {"network": step.network.state_dict()}
+    optimizer = getattr(step, "optimizer", None)
+    if isinstance(optimizer, torch.optim.Optimizer):
+        state["optimizer"] = optimizer.state_dict()
+    return state
+
+
 def save_checkpoint(save_obj: nn.Module | dict[str, Any], ckpt_file_name: str) -> None:
     """Save ``save_obj`` (a module: its state_dict under ``"network"``; or a dict) to
     ``ckpt_file_name`` atomically, with a CRC-32 of its bytes.
 
     Args:
-        save_obj: an ``nn.Module`` or a dict of tensors and plain values (numbers, strings,
-            bytes, None, torch dtypes/devices, lists/tuples/sets/dicts of them).
+        save_obj: an ``nn.Module``; a train step (``Model.train_network``,
+            ``cb_params.train_network``: its network under ``"network"``, its optimizer's
+            state under ``"optimizer"``); or a dict of tensors and plain values (numbers,
+            strings, bytes, None, torch dtypes/devices, lists/tuples/sets/dicts of them).
         ckpt_file_name: the file to write; its folder is created if needed.
 
     Raises:
@@ -83,6 +96,8 @@ def save_checkpoint(save_obj: nn.Module | dict[str, Any], ckpt_file_name: str) -
     """
     if isinstance(save_obj, nn.Module):
         save_obj = {"network": save_obj.state_dict()}
+    elif isinstance(getattr(save_obj, "network", None), nn.Module):
+        save_obj = _train_step_state(save_obj)
     if not isinstance(save_obj, dict):
         raise TypeError(
             "save_checkpoint: save_obj must be an nn.Module or a dict. "

@@ -171,6 +171,16 @@ class CheckpointConfig:
             ``latest_checkpoint`` returns it when it is newer than the numbered files.
         zero_pad: name the numbered files ``CKP-0010_000150.ckpt`` (``ls`` lists them in
             training order) instead of MindSpore's ``CKP-10_150.ckpt``.
+        append_info: (MindSpore) extra top-level entries of every file: the strings
+            ``"epoch_num"``/``"step_num"`` (the epoch and global step at the save) and dicts
+            of name -> int/float/bool/str/tensor; numbers are stored as 0-d tensors, so the
+            model zoo's ``load_checkpoint(f).get("epoch_num").asnumpy().item()`` reads them.
+            ``{"epoch_num": 0, "step_num": 0}`` (the model zoo's idiom) also means the
+            current values.
+        integrated_save, async_save, exception_save, crc_check, format: MindSpore's flags,
+            accepted: jisu always saves the whole (gathered) state synchronously and
+            atomically, with a CRC-32 of its bytes.
+        saved_network, enc_key: not supported (an error when given).
 
     Raises:
         ValueError, TypeError: an argument out of range or of the wrong type; ``save_top_k``
@@ -194,7 +204,25 @@ class CheckpointConfig:
         save_top_k: int | None = None,
         save_last: bool = False,
         zero_pad: bool = False,
+        append_info: list | None = None,
+        integrated_save: bool = True,
+        async_save: bool = False,
+        saved_network: Any = None,
+        enc_key: Any = None,
+        enc_mode: str = "AES-GCM",
+        exception_save: bool = False,
+        crc_check: bool = False,
+        format: str = "ckpt",  # MindSpore's name
     ) -> None:
+        self.append_info = _check_append_info(append_info)
+        for name, value in (("saved_network", saved_network), ("enc_key", enc_key)):
+            if value is not None:
+                raise ValueError(
+                    f"CheckpointConfig: {name} is not supported by jisu (the whole model "
+                    f"state is saved, unencrypted). Received {name}={value!r}"
+                )
+        if format not in ("ckpt",):
+            raise ValueError(f"CheckpointConfig: format must be 'ckpt'. Received {format!r}")
         if not isinstance(zero_pad, bool):
             raise TypeError(f"CheckpointConfig: zero_pad must be a bool. Received: {zero_pad!r}")
         if save_checkpoint_steps is None:
@@ -271,6 +299,51 @@ class CheckpointConfig:
         self.save_top_k = save_top_k  # None resolved to 1 when there is a monitor
         self.save_last = save_last
         self.zero_pad = zero_pad
+
+
+_APPEND_VALUE = (bool, int, float, str, torch.Tensor)
+
+
+def _check_append_info(append_info: Any) -> list[Any]:
+    """MindSpore's ``append_info``: ``"epoch_num"``/``"step_num"`` and dicts of plain values."""
+    if append_info is None:
+        return []
+    if not isinstance(append_info, list):
+        raise TypeError(
+            f"CheckpointConfig: append_info must be a list. Received {type(append_info).__name__}"
+        )
+    for item in append_info:
+        if isinstance(item, str):
+            if item not in ("epoch_num", "step_num"):
+                raise ValueError(
+                    "CheckpointConfig: a string in append_info must be 'epoch_num' or "
+                    f"'step_num'. Received {item!r}"
+                )
+        elif isinstance(item, dict):
+            for key, value in item.items():
+                if not isinstance(key, str) or not isinstance(value, _APPEND_VALUE):
+                    raise TypeError(
+                        "CheckpointConfig: append_info dicts map str to int, float, bool, str "
+                        f"or a tensor. Received {key!r}: {type(value).__name__}"
+                    )
+        else:
+            raise TypeError(
+                "CheckpointConfig: append_info holds 'epoch_num', 'step_num' or dicts. "
+                f"Received {item!r}"
+            )
+    return list(append_info)
+
+
+def _appended(append_info: list[Any], params: Any) -> dict[str, Any]:
+    """The top-level entries ``append_info`` adds to a file saved at ``params``' step."""
+    current = {"epoch_num": params.cur_epoch_num, "step_num": params.cur_step_num}
+    entries: dict[str, Any] = {}
+    for item in append_info:
+        for key, value in ({item: None} if isinstance(item, str) else item).items():
+            if key in current:  # the model zoo passes {"epoch_num": 0}: a placeholder
+                value = current[key]
+            entries[key] = torch.tensor(value) if isinstance(value, (int, float)) else value
+    return entries
 
 
 class ModelCheckpoint(Callback):
@@ -469,6 +542,7 @@ class ModelCheckpoint(Callback):
         name = _numbered_name(self.prefix, params.cur_epoch_num, in_epoch, self.config.zero_pad)
         path = os.path.join(self.directory, name)
         state = params.model.state_dict()
+        state.update(_appended(self.config.append_info, params))
         if value is not None:
             state["monitor"] = {"name": self.config.monitor, "value": value}
         save_checkpoint(state, path)
@@ -495,7 +569,9 @@ class ModelCheckpoint(Callback):
             return
         self._before_first_save()
         path = os.path.join(self.directory, _last_name(self.prefix))
-        save_checkpoint(params.model.state_dict(), path)
+        state = params.model.state_dict()
+        state.update(_appended(self.config.append_info, params))
+        save_checkpoint(state, path)
         self.last_model_path = path
 
     def _replace_last(self, source: str, state: dict[str, Any]) -> None:

@@ -365,3 +365,18 @@ def test_mnist_usage_all_reads_the_splits_present(tmp_path):
     empty.mkdir()
     with pytest.raises(ValueError, match=r"no MNIST idx files .* \(usage='all' reads"):
         ds.MnistDataset(str(empty))
+
+
+def test_cifar10_all_reads_the_splits_present_each_whole(tmp_path):
+    """The model zoo's eval folder (cifar-10-verify-bin) holds test_batch.bin alone."""
+    rng = np.random.default_rng(5)
+    verify = tmp_path / "verify"
+    verify.mkdir()
+    records = _cifar_file(verify / "test_batch.bin", 3, 1, rng)
+    got = read(ds.Cifar10Dataset(str(verify), shuffle=False))
+    assert [int(label) for _, label in got] == records[:, 0].tolist()
+    (verify / "data_batch_1.bin").write_bytes(bytes(3073))  # a split present must be whole
+    with pytest.raises(ValueError, match="data_batch_2.bin' is missing"):
+        ds.Cifar10Dataset(str(verify))
+    with pytest.raises(ValueError, match="no CIFAR binary files"):
+        ds.Cifar10Dataset(str(tmp_path))

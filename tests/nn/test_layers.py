@@ -311,3 +311,41 @@ def test_bottleneck_runs_and_amp_o2_keeps_batchnorm_fp32() -> None:
     assert seen["bn2"] == seen["down_bn"] == (torch.float32, torch.float32)
     assert seen["conv2"] == (torch.bfloat16, None)
     assert out.shape == (2, 32, 5, 5) and torch.isfinite(out.float()).all()
+
+
+@pytest.mark.parametrize("mode, numpy_mode", [("CONSTANT", "constant"), ("REFLECT", "reflect"),
+                                              ("SYMMETRIC", "symmetric")])  # fmt: skip
+def test_pad_matches_numpys_modes_of_the_same_names(mode, numpy_mode) -> None:
+    x = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+    paddings = ((1, 0), (0, 0), (2, 1), (3, 2))
+    if mode == "SYMMETRIC":
+        paddings = ((0, 1), (0, 0), (2, 1), (3, 4))  # up to the size of the dim
+    got = nn.Pad(paddings, mode)(torch.from_numpy(x))
+    np.testing.assert_array_equal(got.numpy(), np.pad(x, paddings, mode=numpy_mode))
+    # MindSpore's documented example (its docstring's output)
+    two = torch.tensor([[1.0, 2, 3], [4, 5, 6]])
+    want = {
+        "CONSTANT": [[0, 0, 0, 0, 0, 0, 0], [0, 0, 1, 2, 3, 0, 0], [0, 0, 4, 5, 6, 0, 0],
+                     [0, 0, 0, 0, 0, 0, 0]],
+        "REFLECT": [[6, 5, 4, 5, 6, 5, 4], [3, 2, 1, 2, 3, 2, 1], [6, 5, 4, 5, 6, 5, 4],
+                    [3, 2, 1, 2, 3, 2, 1]],
+        "SYMMETRIC": [[2, 1, 1, 2, 3, 3, 2], [2, 1, 1, 2, 3, 3, 2], [5, 4, 4, 5, 6, 6, 5],
+                      [5, 4, 4, 5, 6, 6, 5]],
+    }[mode]  # fmt: skip
+    assert nn.Pad(((1, 1), (2, 2)), mode)(two).tolist() == want
+
+
+def test_pad_gradients_flow_and_bad_paddings_are_refused() -> None:
+    x = torch.ones(1, 1, 3, 3, requires_grad=True)
+    nn.Pad(((0, 0), (0, 0), (1, 1), (1, 1)), "SYMMETRIC")(x).sum().backward()
+    assert x.grad[0, 0].tolist() == [[4, 2, 4], [2, 1, 2], [4, 2, 4]]  # corners copied 4 times
+    with pytest.raises(TypeError, match="paddings must be a tuple"):
+        nn.Pad([[1, 1]])
+    with pytest.raises(ValueError, match=r"shape \(n, 2\)"):
+        nn.Pad(((1, 1, 1),))
+    with pytest.raises(ValueError, match="mode must be one of"):
+        nn.Pad(((1, 1),), "EDGE")
+    with pytest.raises(ValueError, match="2 pairs for a 4-d input"):
+        nn.Pad(((1, 1), (1, 1)))(torch.ones(1, 1, 2, 2))
+    with pytest.raises(ValueError, match="REFLECT padding of dim 1 must be <= 1"):
+        nn.Pad(((0, 0), (2, 0)), "REFLECT")(torch.ones(2, 2))

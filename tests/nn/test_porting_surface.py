@@ -201,3 +201,32 @@ def test_set_seed_seeds_every_generator():
     assert first[2] == 3 and jisu.get_seed() == 3
     with pytest.raises(ValueError, match="set_seed: seed must be an int"):
         jisu.set_seed(-1)
+
+
+def test_a_parameter_has_mindspores_name_after_trainable_params():
+    net = jisu.nn.SequentialCell([jisu.nn.Dense(3, 4), jisu.nn.BatchNorm1d(4)])
+    names = [p.name for p in net.trainable_params()]
+    assert names == ["0.weight", "0.bias", "1.gamma", "1.beta"]
+    # the model zoo's group split, by name
+    decayed = [p for p in net.trainable_params() if "beta" not in p.name and "gamma" not in p.name]
+    assert [id(p) for p in decayed] == [id(net[0].weight), id(net[0].bias)]
+    lone = torch.nn.Parameter(torch.zeros(2))
+    assert lone.name is None  # torch's answer where nothing was recorded
+    lone.name = "head.scale"
+    assert lone.name == "head.scale" and jisu.nn.parameter_name(lone) == "head.scale"
+    with pytest.raises(TypeError, match="must be a str"):
+        lone.name = 3
+
+
+def test_set_context_accepts_mindspores_compiler_settings_and_refuses_typos():
+    jisu.set_context(save_graphs=False, save_graphs_path="/tmp/graphs", max_call_depth=2000)
+    assert jisu.get_context("max_call_depth") == 2000
+    with pytest.raises(ValueError, match=r"unknown argument\(s\) \['save_graph'\]"):
+        jisu.set_context(save_graph=True)
+    jisu.set_context(max_call_depth=1000)
+
+
+def test_the_loss_scale_managers_are_top_level_as_in_mindspore():
+    manager = jisu.FixedLossScaleManager(1024, drop_overflow_update=False)
+    assert manager.get_loss_scale() == 1024 and not manager.drop_overflow_update
+    assert jisu.DynamicLossScaleManager is jisu.amp.DynamicLossScaleManager

@@ -184,3 +184,44 @@ def test_a_killed_saves_partial_file_is_removed_by_the_next_run(tmp_path, caplog
     assert {live, elsewhere} <= set(os.listdir(tmp_path))  # never a live or foreign writer's
     assert f"removed 1 partial checkpoint file(s) of killed runs from '{tmp_path}'" in caplog.text
     assert partial in caplog.text
+
+
+def test_append_info_adds_the_epoch_step_and_values_mindspore_scripts_read(tmp_path):
+    train, _, _ = data(n=64, batch=16)  # 4 steps per epoch
+    config = CheckpointConfig(
+        save_checkpoint_steps=4,
+        append_info=["epoch_num", {"step_num": 0, "lr_tag": "cosine", "warm": 0.5}],
+        integrated_save=True,
+        async_save=False,
+    )
+    m = model()
+    m.train(2, train, callbacks=[ModelCheckpoint("net", str(tmp_path), config)])
+    state = jisu.load_checkpoint(str(tmp_path / "net-2_4.ckpt"))
+    # the model zoo's resume idiom: a 0-d tensor read back with .asnumpy().item()
+    epoch = state.get("epoch_num", jisu.Tensor(0, jisu.int32)).asnumpy().item()
+    assert epoch == 2 and state["step_num"].item() == 8
+    assert state["lr_tag"] == "cosine" and state["warm"].item() == 0.5
+    assert jisu.load_checkpoint(str(tmp_path / "net-1_4.ckpt"))["epoch_num"].item() == 1
+    with pytest.raises(ValueError, match="'epoch_num' or 'step_num'"):
+        CheckpointConfig(append_info=["epoch"])
+    with pytest.raises(TypeError, match="append_info dicts map str"):
+        CheckpointConfig(append_info=[{"net": object()}])
+    with pytest.raises(ValueError, match="enc_key is not supported"):
+        CheckpointConfig(enc_key=b"0" * 16)
+
+
+def test_save_checkpoint_of_a_train_step_saves_its_network_and_optimizer(tmp_path):
+    """The model zoo's EvalCallBack: ``save_checkpoint(cb_params.train_network, path)``."""
+    m = model()
+    train, _, _ = data(n=32, batch=16)
+    m.train(1, train)
+    path = str(tmp_path / "best.ckpt")
+    jisu.save_checkpoint(m.train_network, path)
+    state = jisu.load_checkpoint(path)
+    net = m.train_network.network
+    assert sorted(state) == ["network", "optimizer"]
+    for name, value in net.state_dict().items():
+        assert torch.equal(state["network"][name], value), name
+    fresh = model().train_network.network
+    assert jisu.load_param_into_net(fresh, state) == ([], [])
+    assert all(torch.equal(a, b) for a, b in zip(fresh.parameters(), net.parameters()))

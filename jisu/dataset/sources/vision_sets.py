@@ -229,8 +229,19 @@ class _CifarSet(_VisionSet):
     label_bytes = 1
 
     def _open(self, folder: str, usage: str) -> tuple[list[list[np.ndarray]], list[str]]:
-        if usage == "all":
-            names = sorted(self.train_files + self.test_files)
+        if usage == "all":  # the splits present, each whole (MindSpore's eval folder of
+            # the model zoo, cifar-10-verify-bin, holds test_batch.bin alone)
+            present = [
+                split
+                for split in (self.train_files, self.test_files)
+                if any(os.path.exists(os.path.join(folder, name)) for name in split)
+            ]
+            if not present:
+                raise ValueError(
+                    f"{self.op_name}: no CIFAR binary files ({', '.join(self.train_files)}, "
+                    f"{', '.join(self.test_files)}) in '{folder}'"
+                )
+            names = sorted(name for split in present for name in split)
         else:
             names = list(self.train_files if usage == "train" else self.test_files)
         files = [os.path.join(folder, name) for name in names]
@@ -252,8 +263,9 @@ class Cifar10Dataset(_CifarSet):
     """CIFAR-10, binary version (``data_batch_1.bin`` … ``data_batch_5.bin``,
     ``test_batch.bin`` in ``dataset_dir``): rows ``(image (32, 32, 3) uint8, label uint32)``.
 
-    Arguments as in :class:`MnistDataset`; ``usage="all"`` reads the training batches, then
-    the test batch. Unlike MindSpore, files of any whole number of records are read (it
+    Arguments as in :class:`MnistDataset`; ``usage="all"`` (or None) reads the splits present,
+    the training batches, then the test batch; a split present must be whole (all five
+    training batches). Unlike MindSpore, files of any whole number of records are read (it
     expects 10,000 per file).
     """
 

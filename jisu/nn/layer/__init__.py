@@ -13,7 +13,7 @@ from .activation import (
     Tanh,
     get_activation,
 )
-from .basic import Dense, Dropout, Flatten, Identity
+from .basic import Dense, Dropout, Flatten, Identity, Pad
 from .conv import Conv1d, Conv2d, Conv2dTranspose
 from .embedding import Embedding
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
@@ -37,6 +37,7 @@ __all__ = [
     "LeakyReLU",
     "LogSoftmax",
     "MaxPool2d",
+    "Pad",
     "ReLU",
     "ReLU6",
     "Sigmoid",

@@ -15,7 +15,7 @@ from .. import _checks
 from ..cell import Cell
 from .activation import get_activation
 
-__all__ = ["Dense", "Dropout", "Flatten", "Identity"]
+__all__ = ["Dense", "Dropout", "Flatten", "Identity", "Pad"]
 
 
 def init_parameter(param: torch.Tensor, init: Any, owner: str, name: str, default: Any) -> None:
@@ -148,4 +148,71 @@ class Identity(Cell, nn.Identity):
         nn.Identity.__init__(self)
 
     def construct(self, x: Any) -> Any:
+        return x
+
+
+_PAD_MODES = ("CONSTANT", "REFLECT", "SYMMETRIC")
+
+
+def _mirror_index(size: int, before: int, after: int, mode: str) -> torch.Tensor:
+    """Source index of every output position along one dim: REFLECT mirrors about the edge
+    element (``3 2 | 1 2 3 | 2 1``), SYMMETRIC repeats it (``2 1 | 1 2 3 | 3 2``)."""
+    i = torch.arange(-before, size + after)
+    if mode == "REFLECT":
+        period = 2 * (size - 1)
+        j = torch.remainder(i, period) if period else torch.zeros_like(i)
+        return torch.where(j >= size, period - j, j)
+    j = torch.remainder(i, 2 * size)
+    return torch.where(j >= size, 2 * size - 1 - j, j)
+
+
+class Pad(Cell):
+    """Pad every dim of the input: ``paddings[d] = (before, after)`` for dim ``d``, as
+    MindSpore's ``nn.Pad``. ``mode`` "CONSTANT" fills zeros, "REFLECT" mirrors without the
+    edge element (each padding < the dim), "SYMMETRIC" mirrors with it (each padding <= the
+    dim); the model zoo's ResNet-18 stem pads (0, 0), (0, 0), (1, 1), (1, 1) before a pool.
+    """
+
+    def __init__(self, paddings: tuple, mode: str = "CONSTANT") -> None:
+        super().__init__()
+        if mode not in _PAD_MODES:
+            raise ValueError(f"Pad: mode must be one of {list(_PAD_MODES)}. Received mode={mode!r}")
+        if not isinstance(paddings, tuple):
+            kind = type(paddings).__name__
+            raise TypeError(f"Pad: paddings must be a tuple. Received paddings of type {kind}")
+        pairs = []
+        for item in paddings:
+            if not isinstance(item, (tuple, list)) or len(item) != 2:
+                raise ValueError(f"Pad: paddings must have the shape (n, 2). Received {paddings}")
+            for value in item:
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise ValueError(
+                        f"Pad: paddings must hold non-negative ints. Received {paddings}"
+                    )
+            pairs.append((int(item[0]), int(item[1])))
+        if len(pairs) > 4:
+            raise ValueError(f"Pad: paddings up to 4 dims are supported. Received {len(pairs)}")
+        self.paddings, self.mode = tuple(pairs), mode
+
+    def construct(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dim() != len(self.paddings):
+            raise ValueError(
+                f"Pad: paddings has {len(self.paddings)} pairs for a {x.dim()}-d input; give "
+                "one (before, after) pair per dim"
+            )
+        if self.mode == "CONSTANT":
+            flat = [v for before, after in reversed(self.paddings) for v in (before, after)]
+            return F.pad(x, flat)
+        for dim, (before, after) in enumerate(self.paddings):
+            if before == after == 0:
+                continue
+            size = x.shape[dim]
+            limit = size - 1 if self.mode == "REFLECT" else size
+            if max(before, after) > limit:
+                raise ValueError(
+                    f"Pad: {self.mode} padding of dim {dim} must be <= {limit} for its size "
+                    f"{size}. Received ({before}, {after})"
+                )
+            index = _mirror_index(size, before, after, self.mode).to(x.device)
+            x = x.index_select(dim, index)
         return x
