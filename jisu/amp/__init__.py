@@ -1,5 +1,8 @@
 """Automatic mixed precision: MindSpore's levels O0-O3 on PyTorch, fp16 and bf16, and loss
-scaling decided on the device (see ``precision``, ``loss_scale`` and ``train_step``)."""
+scaling decided on the device (see ``precision``, ``loss_scale`` and ``train_step``).
+
+Each level is a :class:`Precision` (``levels``): ``precision_for(level, network)`` makes one,
+``convert_module``/``forward_context``/``default_loss_scale_manager`` are what it does."""
 
 from .loss_scale import (
     DynamicLossScaleManager,
@@ -9,11 +12,13 @@ from .loss_scale import (
 )
 from .precision import (
     MixedPrecisionNetwork,
+    Precision,
     auto_mixed_precision,
     custom_mixed_precision,
     describe,
     get_black_list,
     get_white_list,
+    precision_for,
     print_cast_plan,
 )
 from .train_step import TrainStep, all_finite, build_train_network, make_train_step
@@ -24,6 +29,7 @@ __all__ = [
     "LossScaleCollapsedError",
     "LossScaleManager",
     "MixedPrecisionNetwork",
+    "Precision",
     "TrainStep",
     "all_finite",
     "auto_mixed_precision",
@@ -33,5 +39,6 @@ __all__ = [
     "get_black_list",
     "get_white_list",
     "make_train_step",
+    "precision_for",
     "print_cast_plan",
 ]

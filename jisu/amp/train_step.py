@@ -25,8 +25,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from .loss_scale import DynamicLossScaleManager, LossScaleManager
-from .precision import LEVELS, LOW_DTYPES, auto_mixed_precision, default_low_dtype
+from .casting import LOW_DTYPES
+from .levels import O0Precision, Precision, _new_precision, _refuse_converted, precision_type
+from .loss_scale import LossScaleManager
 
 
 def all_finite(tensors: list[torch.Tensor]) -> torch.Tensor:
@@ -82,6 +83,11 @@ class TrainStep:
         optimizer: a torch optimizer over the parameters to train.
         loss_scale_manager: a :class:`LossScaleManager`, or None (fp32, bf16).
         max_grad_norm: clip the (unscaled) gradients to this total 2-norm; None: no clipping.
+        precision: the :class:`~jisu.amp.levels.Precision` the network in ``forward_fn`` runs
+            at (:func:`build_train_network` passes it), kept as ``step.precision`` for those
+            who ask which level trains; None: not known. The step's arithmetic does not
+            depend on it: the network carries its level, ``loss_scale_manager`` the scaling
+            (``precision.default_loss_scale_manager()`` is the level's default).
     """
 
     def __init__(
@@ -90,6 +96,7 @@ class TrainStep:
         optimizer: torch.optim.Optimizer,
         loss_scale_manager: LossScaleManager | None = None,
         max_grad_norm: float | None = None,
+        precision: Precision | None = None,
     ) -> None:
         if not callable(forward_fn):
             raise TypeError(f"TrainStep: forward_fn must be callable. Received {forward_fn!r}")
@@ -102,10 +109,16 @@ class TrainStep:
                 "TrainStep: loss_scale_manager must be a FixedLossScaleManager or "
                 f"DynamicLossScaleManager. Received {loss_scale_manager!r}"
             )
+        if precision is not None and not isinstance(precision, Precision):
+            raise TypeError(
+                "TrainStep: precision must be a jisu.amp.Precision (see jisu.amp.precision_for)."
+                f" Received {precision!r}"
+            )
         self.forward_fn = forward_fn
         self.optimizer = optimizer
         self.loss_scale_manager = loss_scale_manager
         self.max_grad_norm = max_grad_norm
+        self.precision = precision
 
     def __call__(self, *inputs: Any) -> Any:
         self.optimizer.zero_grad(set_to_none=True)
@@ -198,23 +211,29 @@ def build_train_network(
     O0/O1 and the low dtype at O2/O3 (fp16 on CUDA, bf16 on CPU); ``keep_batchnorm_fp32``
     True at O2, False at O3; ``loss_scale_manager`` a DynamicLossScaleManager at O2 when the
     dtype is fp16 (bf16 has fp32's range and needs none), otherwise none. The converted
-    network is ``step.network``.
+    network is ``step.network``, its precision ``step.precision``.
     """
-    if level not in LEVELS:
-        raise ValueError(f"build_train_network: level must be one of {LEVELS}. Received {level!r}")
+    kind = precision_type(level, "build_train_network", "level")
     if cast_model_type not in (None, torch.float32, *LOW_DTYPES):
         raise ValueError(
             "build_train_network: cast_model_type must be torch.float32, torch.float16 or "
             f"torch.bfloat16. Received {cast_model_type}"
         )
-    if cast_model_type == torch.float32 and level in ("O2", "O3"):
-        level = "O0"  # MindSpore: an fp32 model type means no cast
+    if cast_model_type == torch.float32 and kind.casts_network:
+        kind = O0Precision  # MindSpore: an fp32 model type means no cast
     dtype = cast_model_type if cast_model_type in LOW_DTYPES else None
-    net = auto_mixed_precision(network, level, dtype, keep_batchnorm_fp32)
-    fp16 = (dtype or default_low_dtype(network)) == torch.float16
-    if loss_scale_manager is None and level == "O2" and fp16:
-        loss_scale_manager = DynamicLossScaleManager()
+    # as auto_mixed_precision(network, level, dtype, keep_batchnorm_fp32) does, messages and
+    # the float16-on-CPU warning's location (this line) included
+    _refuse_converted("auto_mixed_precision", network)
+    precision = _new_precision(
+        kind, network, dtype, keep_batchnorm_fp32, "auto_mixed_precision", stacklevel=3
+    )
+    net = precision.convert_module(network)
+    if loss_scale_manager is None:
+        loss_scale_manager = precision.default_loss_scale_manager()
 
-    step = TrainStep(loss_forward(net, loss_fn), optimizer, loss_scale_manager, max_grad_norm)
+    step = TrainStep(
+        loss_forward(net, loss_fn), optimizer, loss_scale_manager, max_grad_norm, precision
+    )
     step.network = net
     return step
