@@ -1,18 +1,24 @@
 """Training: ``Model`` (train/eval/predict/fit, sink mode, graph mode), callbacks, metrics
 and checkpoints, with MindSpore's API on PyTorch modules."""
 
-from . import callback
-from .callback import (
+from . import callback, callbacks
+from .callbacks import (
     Callback,
+    CheckpointConfig,
+    CSVLogger,
     EarlyStopping,
     History,
     LambdaCallback,
     LearningRateScheduler,
     LossMonitor,
+    ModelCheckpoint,
+    ProgressBar,
     ReduceLROnPlateau,
     RunContext,
+    SummaryCollector,
     ThroughputMonitor,
     TimeMonitor,
+    latest_checkpoint,
 )
 from .checkpoint import load_checkpoint, save_checkpoint
 from .metrics import (
@@ -26,10 +32,7 @@ from .metrics import (
     TopKCategoricalAccuracy,
 )
 from .model import Model
-from .model_checkpoint import CheckpointConfig, ModelCheckpoint, latest_checkpoint
-from .progress import ProgressBar
 from .state import TrainState
-from .summary import CSVLogger, SummaryCollector
 
 __all__ = [
     "MAE",
@@ -58,6 +61,7 @@ __all__ = [
     "TopKCategoricalAccuracy",
     "TrainState",
     "callback",
+    "callbacks",
     "latest_checkpoint",
     "load_checkpoint",
     "save_checkpoint",

@@ -1,6 +1,6 @@
 """Checkpoints: network, optimizer, loss scale, epoch/step, the dataset iterator state and the
 random generators' states, for a resume that continues exactly where the run stopped.
-:class:`~jisu.train.model_checkpoint.ModelCheckpoint` writes them while training.
+:class:`~jisu.train.callbacks.model_checkpoint.ModelCheckpoint` writes them while training.
 
 Guarantees:
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .first_step import column_error, column_names
+from .columns import column_error, column_names
 
 
 def as_tensors(batch: Any, source: BatchSource | None = None) -> list[torch.Tensor]:

@@ -9,9 +9,10 @@ that says which columns went where, names the offending column or argument and t
 (``dataset.project``, ``.batch``, ``vision.HWC2CHW``, ``reduction="mean"``).
 
 Cost: nothing on a pipeline that fits. A column that is not numeric is found when its
-conversion to a tensor fails (:func:`column_error`, called by the feeder's ``except`` path);
-the train step is watched for its first call only (:class:`FirstStepCheck` puts itself in the
-epoch loop's place and puts the step back before calling it), and only a failure of that call
+conversion to a tensor fails (:func:`~jisu.train.columns.column_error`, called by the feeder's
+``except`` path); the train step is watched for its first call only (:class:`FirstStepCheck`
+puts itself in the epoch loop's place and puts the step back before calling it; evaluation's
+step likewise), and only a failure of that call
 pays for the diagnosis: a re-run of the network, then the loss, on the same batch without
 gradients, with the network's buffers (BatchNorm statistics) and the random generators restored
 after, to find which of the two failed and the loss's shape. An error the re-run does not
@@ -33,9 +34,17 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
 import torch
 from torch import nn
+
+from .columns import (
+    column_arg,
+    column_ref,
+    describe_columns,
+    dtype_of,
+    names_for,
+    shape_of,
+)
 
 #: the exception types a first-step failure is explained for (others propagate unchanged)
 _EXPLAINED = (TypeError, ValueError, RuntimeError, IndexError)
@@ -50,116 +59,6 @@ _CONVS = (
 _COMPILE_WARNING = "GRAPH_MODE: torch.compile failed"
 #: column names taken for the label when suggesting which columns to keep
 _LABEL_NAMES = {"label", "labels", "target", "targets", "y"}
-
-
-# ---------------------------------------------------------------------------- columns
-def column_names(dataset: Any) -> list[str] | None:
-    """The dataset's column names (``dataset.get_col_names()``), or None when it has none."""
-    get = getattr(dataset, "get_col_names", None)
-    if get is None:
-        return None
-    try:
-        names = list(get())
-    except Exception:  # a name lookup must never hide the error being explained
-        return None
-    return names if all(isinstance(n, str) for n in names) else None
-
-
-def _names_for(count: int, names: Sequence[str] | None) -> list[str]:
-    """How messages name each of ``count`` columns: ``'image'``, or ``column 0`` unnamed."""
-    if names is not None and len(names) == count:
-        return [repr(n) for n in names]
-    return [f"column {i}" for i in range(count)]
-
-
-def _ref(label: str) -> str:
-    """``column 'image'`` (or ``column 0``) in prose."""
-    return label if label.startswith("column ") else f"column {label}"
-
-
-def _arg(label: str) -> str:
-    """The column as an argument in a suggested call (``'image'``, or ``...`` unnamed)."""
-    return "..." if label.startswith("column ") else label
-
-
-def _kind_of(value: Any) -> str | None:
-    """What makes ``value`` (a batch's column) not a tensor: "strings", "bytes", "Python
-    objects", or None when it is numeric."""
-    if isinstance(value, (np.ndarray, np.generic)):
-        kind = np.asarray(value).dtype.kind
-        return {"U": "strings", "S": "bytes", "O": "Python objects", "V": "records"}.get(kind)
-    if isinstance(value, str):
-        return "strings"
-    if isinstance(value, (bytes, bytearray)):
-        return "bytes"
-    if isinstance(value, (list, tuple)) and value:
-        return _kind_of(value[0]) if not torch.is_tensor(value[0]) else None
-    return None
-
-
-def _dtype_text(value: Any) -> str:
-    if isinstance(value, (np.ndarray, np.generic)):
-        return f"numpy.{np.asarray(value).dtype.type.__name__}, shape {np.shape(value)}"
-    return type(value).__name__
-
-
-def column_error(op: str, batch: Any, failed: int, names: Sequence[str] | None) -> TypeError | None:
-    """The error for a batch whose column ``failed`` (its index) did not convert to a tensor:
-    it names every column of strings, bytes or objects and how to drop them. None when column
-    ``failed`` is numeric (the conversion failed for another reason: keep its error).
-
-    Called on the conversion's failure path only, so it costs nothing when columns convert.
-    """
-    if isinstance(batch, dict):
-        names, batch = list(batch), list(batch.values())
-    elif torch.is_tensor(batch) or isinstance(batch, np.ndarray):
-        batch = [batch]
-    batch = list(batch)
-    if not 0 <= failed < len(batch) or _kind_of(batch[failed]) is None:
-        return None
-    if names is not None and len(names) != len(batch):
-        names = None
-    labels = _names_for(len(batch), names)
-    bad = [i for i, value in enumerate(batch) if _kind_of(value) is not None]
-    what = ", ".join(
-        f"{_ref(labels[i])} holds {_kind_of(batch[i])} ({_dtype_text(batch[i])})" for i in bad
-    )
-    keep = [n for i, n in enumerate(names or []) if i not in bad]
-    project = f"dataset.project({keep!r})" if keep else "dataset.project([...])"
-    text = (
-        f"{op}: {what}: Model hands every column to the network or the loss as a "
-        "tensor, and torch has no tensors of strings or objects. Drop it: "
-        f"dataset = {project} (the numeric columns, the label last), or turn it into "
-        f"numbers with dataset.map(fn, input_columns={_arg(labels[bad[0]])})."
-    )
-    if names is not None and "file_name" in [names[i] for i in bad]:
-        text += (
-            " The records `jisu convert` writes carry a 'file_name' column (each image's file "
-            "name): project it away as above."
-        )
-    return TypeError(text)
-
-
-def _shape(t: Any) -> str:
-    return str(tuple(t.shape)) if torch.is_tensor(t) else type(t).__name__
-
-
-def _dtype(t: Any) -> str:
-    return str(t.dtype).removeprefix("torch.") if torch.is_tensor(t) else ""
-
-
-def describe_columns(
-    tensors: Sequence[Any], names: Sequence[str] | None, label_to_network: bool = False
-) -> str:
-    """Which columns went where, e.g. ``inputs = all but the last: 'image' (64, 3, 32, 32)
-    float32, label = the last: 'label' (64,) int64``; with ``label_to_network`` (a Model
-    without ``loss_fn``) every column is an input of the network."""
-    labels = _names_for(len(tensors), names)
-    cols = [f"{n} {_shape(t)} {_dtype(t)}".rstrip() for n, t in zip(labels, tensors)]
-    if label_to_network:
-        return "network inputs = every column (loss_fn is None): " + ", ".join(cols)
-    text = "inputs = all but the last: " + (", ".join(cols[:-1]) or "none")
-    return f"{text}, label = the last: {cols[-1]}"
 
 
 # ---------------------------------------------------------------------------- the network
@@ -240,22 +139,22 @@ def _layout_fix(
         same_rows = torch.is_tensor(label) and label.dim() > 0 and label.shape[0] == shape[0]
         if not batched and same_rows and channels == 1:
             return (
-                f"{_ref(col)} {shape} has no channel axis: {layer} takes {want} with C = "
+                f"{column_ref(col)} {shape} has no channel axis: {layer} takes {want} with C = "
                 f"in_channels = 1; add one, e.g. dataset.map(lambda x: x[None], "
-                f"input_columns={_arg(col)}) before .batch()"
+                f"input_columns={column_arg(col)}) before .batch()"
             )
         if not batched:
             fixes.append(
-                f"{_ref(col)} {shape} is one sample, not a batch ({layer} takes {want}): "
+                f"{column_ref(col)} {shape} is one sample, not a batch ({layer} takes {want}): "
                 "batch the dataset, e.g. dataset = dataset.batch(32)"
             )
         channel_axis = shape[1] if batched else shape[0]
         if channels and channel_axis != channels and shape[-1] == channels:
             fixes.append(
-                f"{_ref(col)} {shape} is channels-last (H, W, C) but {layer} takes channels "
+                f"{column_ref(col)} {shape} is channels-last (H, W, C) but {layer} takes channels "
                 f"first {want} with C = in_channels = {channels}: add vision.HWC2CHW() after "
-                f"its image ops, e.g. dataset.map(vision.HWC2CHW(), input_columns={_arg(col)})"
-                + (" before .batch()" if batched else "")
+                "its image ops, e.g. dataset.map(vision.HWC2CHW(), "
+                f"input_columns={column_arg(col)})" + (" before .batch()" if batched else "")
             )
     if not fixes and single and inputs:
         fixes.append(
@@ -347,7 +246,7 @@ class FirstStep:
         if found is None:
             return None
         names = self.names()
-        labels = _names_for(len(tensors), names)
+        labels = names_for(len(tensors), names)
         input_labels = labels if self.label_to_network else labels[:-1]
         user = _unwrap(self.network)
         where, value = found
@@ -371,17 +270,18 @@ class FirstStep:
             )
         elif where == "loss":
             what = (
-                f"the loss failed: {_loss_name(self.loss_fn)}(output {_shape(value)} "
-                f"{_dtype(value)}, label {_ref(labels[-1])} {_shape(label)} {_dtype(label)}) "
+                f"the loss failed: {_loss_name(self.loss_fn)}(output {shape_of(value)} "
+                f"{dtype_of(value)}, label {column_ref(labels[-1])} {shape_of(label)} "
+                f"{dtype_of(label)}) "
                 f"raised {raised}"
             )
             fix = (
                 _layout_fix(inputs, input_labels, label, user)
                 or _label_fix(value, label, labels[-1])
                 or (
-                    f"the label is the last column ({_ref(labels[-1])}): check that it is what "
-                    "the loss takes with this output (class indices for a cross-entropy, a float "
-                    "target of the output's shape for a regression loss), and reorder the "
+                    f"the label is the last column ({column_ref(labels[-1])}): check that it is "
+                    "what the loss takes with this output (class indices for a cross-entropy, a "
+                    "float target of the output's shape for a regression loss), and reorder the "
                     "columns with dataset.project([...]) if it is not last"
                 )
             )
@@ -391,7 +291,7 @@ class FirstStep:
                 if self.loss_fn is not None
                 else f"the network ({_callable_name(user)}, loss_fn=None) returned"
             )
-            what = f"the loss is not a scalar: {who} shape {_shape(value)}"
+            what = f"the loss is not a scalar: {who} shape {shape_of(value)}"
             reduction = getattr(self.loss_fn, "reduction", None)
             if reduction is not None:
                 fix = (
@@ -455,9 +355,10 @@ def _label_fix(output: Any, label: Any, label_col: str) -> str | None:
         return None
     if label.is_floating_point() and output.dim() == label.dim() + 1 and output.dim() > 1:
         return (
-            f"the label {_ref(label_col)} is {_dtype(label)} but the output {_shape(output)} "
+            f"the label {column_ref(label_col)} is {dtype_of(label)} but the output "
+            f"{shape_of(output)} "
             "scores classes, whose labels are class indices: cast it to integers, e.g. "
-            f"dataset.map(transforms.TypeCast(np.int32), input_columns={_arg(label_col)})"
+            f"dataset.map(transforms.TypeCast(np.int32), input_columns={column_arg(label_col)})"
         )
     return None
 

@@ -1,4 +1,6 @@
-"""The training loop of ``Model.train``: one epoch, as windows of steps.
+"""The loops of ``Model``: :class:`EpochLoop`, one epoch of training as windows of steps, and
+:class:`EvalLoop`, one evaluation pass; both are a :class:`BatchLoop` (batches from a feeder,
+the state's clocks, the step call).
 
 A *window* is a run of steps the loop dispatches without reading anything back from the
 device; then each of its steps is handed, in order, to the step callbacks. Sink mode and the
@@ -26,6 +28,10 @@ the step call that compiles (the first). The clocks in the
 :class:`~jisu.train.state.TrainState` count each batch's wait and copy as it is fetched and
 each step's call (and a sink's read) as it runs, so a sink's replayed callbacks see its
 complete clocks. A stop request ends the epoch after the window in progress.
+
+Evaluation (:class:`EvalLoop`) runs eagerly, one step at a time, with the ``on_eval_step_*``
+hooks around each step: its metrics need every output on the host anyway. It counts, clocks
+and feeds the same :class:`~jisu.train.state.TrainState` (``mode`` "eval") the same way.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from typing import Any
 
 import torch
 
-from .callback import CallbackList, RunContext
+from .callbacks.base import CallbackList, RunContext
 from .feeder import BatchSource, DeviceFeeder, InlineFeeder
 from .replay_guard import STEP_HOOKS, ReplayGuard
 from .schedules import LRSchedulerRunner
@@ -60,7 +66,67 @@ def open_feeder(
     return InlineFeeder(batches, source, device, limit)
 
 
-class EpochLoop:
+class BatchLoop:
+    """What the loops share: batches from ``feeder`` with the state's data clocks kept (each
+    batch's wait and copy, and the wait for the end of the data), and the step call, timed.
+    ``step`` is an attribute: :class:`~jisu.train.first_step.FirstStepCheck` watches it."""
+
+    def __init__(
+        self,
+        step: Callable[..., Any],
+        feeder: InlineFeeder | DeviceFeeder,
+        state: TrainState,
+        run: RunContext,
+        cbs: CallbackList,
+    ) -> None:
+        self.step = step
+        self.feeder = feeder
+        self.state = state
+        self.run_context = run
+        self.cbs = cbs
+        self._waited, self._copied = state.data_wait_seconds, state.copy_seconds
+
+    def _next_batch(self) -> tuple[list[torch.Tensor], Any, int]:
+        """The next batch's ``(tensors, data state after it, samples)``; StopIteration at the
+        end of the data."""
+        try:
+            return self.feeder.get()
+        finally:  # the wait for the end of the data counts too
+            self.state.data_wait_seconds = self._waited + self.feeder.waited
+            self.state.copy_seconds = self._copied + self.feeder.copied
+
+    def _call_step(self, tensors: list[torch.Tensor]) -> Any:
+        """``step(*tensors)``, its time added to ``state.step_seconds``."""
+        begin = time.perf_counter()
+        outputs = self.step(*tensors)
+        self.state.step_seconds += time.perf_counter() - begin
+        return outputs
+
+
+class EvalLoop(BatchLoop):
+    """One evaluation pass: ``run()`` hands every batch to ``step`` (the eval network and the
+    metrics' updates, :class:`~jisu.train.steps.EvalStep`) until the data ends, with
+    ``on_eval_step_begin`` before and ``on_eval_step_end`` after each, ``net_outputs`` then
+    the step's output; the feeder is closed after."""
+
+    def run(self) -> None:
+        state, run, cbs = self.state, self.run_context, self.cbs
+        try:
+            while True:
+                try:
+                    tensors, _, samples = self._next_batch()
+                except StopIteration:
+                    return
+                state.begin_step()
+                cbs.on_eval_step_begin(run)
+                state.net_outputs = self._call_step(tensors)
+                state.samples_seen += samples
+                cbs.on_eval_step_end(run)
+        finally:
+            self.feeder.close()
+
+
+class EpochLoop(BatchLoop):
     """One epoch of training: ``run(limit)`` runs ``limit`` steps, or until the data ends
     (``limit`` None), updating ``state`` and calling the step callbacks (see the module)."""
 
@@ -75,15 +141,10 @@ class EpochLoop:
         schedule: LRSchedulerRunner | None = None,
         guard: ReplayGuard | None = None,
     ) -> None:
-        self.step = step
-        self.feeder = feeder
-        self.state = state
-        self.run_context = run
-        self.cbs = cbs
+        super().__init__(step, feeder, state, run, cbs)
         self.replay = replay
         self.schedule = schedule
         self.guard = guard
-        self._waited, self._copied = state.data_wait_seconds, state.copy_seconds
         # the per-step hook, looked up once (it skips the callbacks that do not override it)
         self._dispatched = cbs.on_train_step_dispatched
         self._compiled = step if isinstance(step, CompiledStep) else None
@@ -109,20 +170,15 @@ class EpochLoop:
         state, window = self.state, []
         while size is None or len(window) < size:
             try:
-                tensors, data_state, samples = self.feeder.get()
+                tensors, data_state, samples = self._next_batch()
             except StopIteration:
                 return window, True
-            finally:  # the wait for the end of the data counts too
-                state.data_wait_seconds = self._waited + self.feeder.waited
-                state.copy_seconds = self._copied + self.feeder.copied
             if not self.replay:
                 state.begin_step()
                 self.cbs.on_train_step_begin(self.run_context)
             if self._compiled is not None and not self._compiled.proven:
                 self.cbs.on_train_compile_begin(self.run_context)
-            begin = time.perf_counter()
-            outputs = self.step(*tensors)
-            state.step_seconds += time.perf_counter() - begin
+            outputs = self._call_step(tensors)
             window.append((outputs, data_state, samples, self._rate()))
             state.dispatched_step_num += 1
             if self.schedule is not None:  # the next step's rate, set before it is dispatched

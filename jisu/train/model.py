@@ -22,17 +22,17 @@ from torch import nn
 
 from .. import amp, distributed
 from ..context import context_device
-from .callback import CallbackList, CallbackParams, RunContext
+from .callbacks.base import CallbackList, RunContext
+from .callbacks.progress_bar import ProgressBar
 from .checkpoint import capture_rng_state, restore_rng_state
-from .feeder import BatchSource, as_tensors, to_device, with_index_labels
+from .feeder import BatchSource, as_tensors, to_device
 from .first_step import FirstStep, FirstStepCheck
-from .loop import EpochLoop, open_feeder
+from .loop import EpochLoop, EvalLoop, open_feeder
 from .metrics import Loss, get_metrics
-from .progress import ProgressBar
 from .replay_guard import ReplayGuard
 from .schedules import LRSchedulerRunner, rates_on_device
 from .state import TrainState
-from .steps import CompiledStep, wrap_train_step
+from .steps import CompiledStep, EvalStep, wrap_train_step
 
 
 def shard_by_rank(dataset: Any) -> Any:
@@ -318,52 +318,47 @@ class Model:
             raise ValueError(
                 "Model.eval: the Model has no metrics; pass metrics={'acc'} or similar"
             )
-        if any(isinstance(m, Loss) for m in metrics.values()) and self.loss_fn is None:
+        losses = any(isinstance(m, Loss) for m in metrics.values())
+        if losses and self.loss_fn is None:
             raise ValueError("Model.eval: the 'loss' metric needs loss_fn")
         for metric in metrics.values():
             metric.clear()
         cbs = CallbackList(callbacks)
-        params = CallbackParams(
-            network=self.network, eval_network=self.eval_network, valid_dataset=valid_dataset,
-            cur_step_num=0, mode="eval", net_outputs=None, metrics=None,
-        )  # fmt: skip
-        run = RunContext(params)
         source = BatchSource(valid_dataset, op="Model.eval")
+        state = TrainState(
+            model=self, network=self.network, eval_network=self.eval_network,
+            loss_fn=self.loss_fn, valid_dataset=valid_dataset, device=self.device,
+            amp_level=self.amp_level, mode="eval", batch_num=source.size,
+        )  # fmt: skip
+        run = RunContext(state)
+        # the first step's failure says which columns went where, and why
+        first_step = FirstStepCheck(
+            FirstStep(
+                "Model.eval",
+                source.column_names,
+                self.eval_network,
+                self.loss_fn if losses else None,
+                scalar_loss=False,
+            )
+        )
         was_training = self.network.training
         self.network.eval()
         try:
             cbs.on_eval_begin(run)
             cbs.on_eval_epoch_begin(run)
+            feeder = open_feeder(source.one_pass(), source, self.device, None, sink=False)
+            step = EvalStep(self.eval_network, metrics, self.loss_fn)
+            loop = EvalLoop(step, feeder, state, run, cbs)
+            first_step.watch(loop)
             with torch.no_grad():
-                for batch in source.one_pass():
-                    batch = as_tensors(batch, source)
-                    *data, label = with_index_labels(source.to_device(batch, self.device))
-                    params.cur_step_num += 1
-                    cbs.on_eval_step_begin(run)
-                    try:
-                        output = self.eval_network(*data)
-                        params.net_outputs = output
-                        for metric in metrics.values():
-                            if isinstance(metric, Loss):
-                                metric.update(self.loss_fn(output, label), int(label.shape[0]))
-                            else:
-                                metric.update(output, label)
-                    except Exception as exc:
-                        if params.cur_step_num == 1:  # say which columns went where, and why
-                            losses = any(isinstance(m, Loss) for m in metrics.values())
-                            loss_fn = self.loss_fn if losses else None
-                            names, net = source.column_names, self.eval_network
-                            first = FirstStep("Model.eval", names, net, loss_fn, scalar_loss=False)
-                            first.raise_explained(exc, [*data, label])
-                        raise
-                    cbs.on_eval_step_end(run)
-            params.metrics = {name: metric.eval() for name, metric in metrics.items()}
+                loop.run()
+            state.metrics = {name: metric.eval() for name, metric in metrics.items()}
             cbs.on_eval_epoch_end(run)
             cbs.on_eval_end(run)
         finally:
             source.close()
             self.network.train(was_training)
-        return params.metrics
+        return state.metrics
 
     def predict(self, *predict_data: Any) -> Any:
         """The network's output for ``predict_data`` (eval mode, no gradients)."""

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from .callback import Callback, RunContext
+from .callbacks.base import Callback, RunContext
 
 STEP_HOOKS = ("on_train_step_begin", "on_train_step_end")
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from .callback import _monitored
+from .callbacks.plateau import _monitored
 
 INTERVALS = ("step", "epoch")
 

@@ -1,5 +1,5 @@
-"""``TrainState``: the typed state of a ``Model.train`` run, which callbacks receive as
-``cb_params``.
+"""``TrainState``: the typed state of a ``Model.train`` run or a ``Model.eval`` pass, which
+callbacks receive as ``cb_params``.
 
 The fields are what the training loop maintains (where the run stands, its clocks, the last
 step's outputs) and what it trains (network, optimizer, ...). Callbacks read them as
@@ -8,6 +8,12 @@ attributes, MindSpore's way (``run_context.original_args().cur_step_num``), or b
 mapping of its attributes, as MindSpore's dict-based ``cb_params`` is. A callback may set its
 own attributes on it (``params.my_value = 1``); they are then attributes and keys like the
 fields.
+
+Evaluation uses the same type with ``mode == "eval"`` and the fields MindSpore's evaluation
+sets (``eval_network``, ``valid_dataset``, ``batch_num``, ``cur_step_num``, ``net_outputs``,
+``metrics``, ``dataset_sink_mode``), plus the same clocks and ``samples_seen``; the training
+fields it does not use keep their defaults. ``Model.fit``'s evaluations have a state of
+their own: the training's is never changed by them but for ``metrics``.
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ from torch import nn
 
 @dataclass(eq=False)
 class TrainState(MutableMapping):
-    """Where a training run stands; ``cb_params`` of ``Model.train`` and ``Model.fit``.
+    """Where a training run (or an evaluation pass, ``mode`` "eval") stands; ``cb_params``
+    of ``Model.train``, ``Model.fit`` and ``Model.eval``.
 
     Counters follow MindSpore: ``cur_epoch_num`` is the 1-based epoch in progress (the epochs
     done before the first, at ``on_train_begin``), ``cur_step_num`` the steps done since the
@@ -39,6 +46,12 @@ class TrainState(MutableMapping):
     backward, update; in sink mode also the sink's one read of its losses). In sink mode a
     sink's step callbacks are replayed at its end, when its clocks are complete, and
     ``weights_current`` is False but at its last step: the weights are those after it.
+
+    In evaluation (``mode`` "eval") ``cur_step_num`` counts the pass's steps from 0,
+    ``batch_num`` is the dataset's size (None when unknown), ``net_outputs`` is the eval
+    network's output of the step at hand and ``metrics`` is set once the pass is done (from
+    ``on_eval_epoch_end``); ``step_seconds`` is the time in the eval network and the metrics'
+    updates.
     """
 
     # what is trained (fixed for the run)
@@ -49,12 +62,14 @@ class TrainState(MutableMapping):
     loss_fn: Any = field(default=None, repr=False)
     loss_scale_manager: Any = field(default=None, repr=False)
     train_dataset: Any = field(default=None, repr=False)
+    eval_network: Any = field(default=None, repr=False)  # evaluation's (mode "eval")
+    valid_dataset: Any = field(default=None, repr=False)  # evaluation's (mode "eval")
     device: torch.device | None = None
     amp_level: str = "O0"
     graph_mode: bool = False
     dataset_sink_mode: bool = False
     sink_size: int = -1
-    mode: str = "train"
+    mode: str = "train"  # or "eval"
     epoch_num: int = 0
     batch_num: int | None = None
     # where the run stands

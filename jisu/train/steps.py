@@ -7,7 +7,8 @@ wraps as it was.
 - :class:`CompiledStep`: in GRAPH_MODE, the forward and backward through ``torch.compile``,
   with the eager step as the fallback when compilation fails.
 
-:func:`wrap_train_step` composes them, in that order, in one place.
+:func:`wrap_train_step` composes them, in that order, in one place. :class:`EvalStep` is
+evaluation's step: the eval network, then the metrics' updates.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from .. import distributed
 from ..amp import TrainStep
 from ..amp.train_step import loss_forward
 from ..context import get_context, graph_mode
+from .metrics import Loss, Metric
 
 
 def data_parallel(
@@ -95,3 +97,24 @@ def wrap_train_step(
     if graph_mode():
         step = CompiledStep(step)
     return step
+
+
+class EvalStep:
+    """``Model.eval``'s step: ``network(*batch[:-1])``, then every metric updated with the
+    output and the label (``batch[-1]``; the ``Loss`` metric with ``loss_fn(output, label)``
+    and the batch's size); returns the output. Run under ``torch.no_grad``."""
+
+    def __init__(
+        self, network: Callable[..., Any], metrics: dict[str, Metric], loss_fn: Any
+    ) -> None:
+        self.network, self.metrics, self.loss_fn = network, metrics, loss_fn
+
+    def __call__(self, *tensors: torch.Tensor) -> Any:
+        *data, label = tensors
+        output = self.network(*data)
+        for metric in self.metrics.values():
+            if isinstance(metric, Loss):
+                metric.update(self.loss_fn(output, label), int(label.shape[0]))
+            else:
+                metric.update(output, label)
+        return output

@@ -18,7 +18,7 @@ from torch import nn
 
 import jisu
 from jisu.train import CheckpointConfig, LambdaCallback, Metric, ModelCheckpoint
-from jisu.train.model_checkpoint import EPOCH_DIGITS, STEP_DIGITS
+from jisu.train.callbacks.checkpoint_files import EPOCH_DIGITS, STEP_DIGITS
 from tests.train.test_model import data
 
 STEPS = 2  # steps an epoch of train_data()
@@ -215,7 +215,7 @@ def test_save_last_holds_the_final_weights_with_a_monitor(tmp_path):
 def test_with_a_monitor_the_last_file_is_written_at_epoch_ends_unless_steps_are_given(
     tmp_path, monkeypatch
 ):
-    from jisu.train import model_checkpoint
+    from jisu.train.callbacks import model_checkpoint
 
     written = []
     real = model_checkpoint.save_checkpoint

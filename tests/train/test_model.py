@@ -265,7 +265,7 @@ def test_graph_mode_falls_back_to_eager_when_compilation_fails_in_backward(monke
 def test_monitor_loss_is_the_training_loss_as_in_mindspore_even_with_an_eval_loss_metric():
     import torch
 
-    from jisu.train.callback import _monitored
+    from jisu.train.callbacks.plateau import _monitored
     from jisu.train.state import TrainState
 
     state = TrainState(net_outputs=torch.tensor(0.25), metrics={"loss": 2.0, "acc": 0.5})

@@ -301,7 +301,7 @@ def test_report_writes_through_an_open_bar_and_plainly_otherwise(capsys):
 
 
 def test_no_bar_off_a_terminal_and_the_old_import_works(capsys):
-    from jisu.train.callback import ProgressBar as Old
+    from jisu.train.callbacks.progress_bar import ProgressBar as Old
 
     assert Old is ProgressBar
     model().train(1, data()[0], callbacks=[LossMonitor(5)])

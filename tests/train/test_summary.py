@@ -20,9 +20,9 @@ from torch import nn
 
 import jisu
 import jisu.dataset as ds
-import jisu.train.summary as summary_module
 from jisu.amp import DynamicLossScaleManager
 from jisu.train import Callback, CSVLogger, LearningRateScheduler, SummaryCollector
+from jisu.train.callbacks import csv_logger, summary_collector
 
 N, BATCH, STEPS = 160, 32, 5  # 5 steps an epoch
 DT = 0.25  # fake seconds per step: an epoch takes 1.25 s, so 128 samples/s
@@ -221,7 +221,8 @@ def test_collect_specified_data_chooses_what_is_written(tmp_path):
 
 @needs_tensorboard
 def test_only_rank_0_writes(tmp_path, monkeypatch):
-    monkeypatch.setattr(summary_module, "is_main_process", lambda: False)
+    for module in (summary_collector, csv_logger):
+        monkeypatch.setattr(module, "is_main_process", lambda: False)
     collector = SummaryCollector(tmp_path / "tb", collect_freq=1)
     logger = CSVLogger(tmp_path / "log.csv")
     model().train(1, data()[0], callbacks=[collector, logger])

@@ -15,7 +15,7 @@ passed). What it shows:
   (jisu's ``on_train_compile_begin`` hook); the compilation's time is left out of the rate.
 
 While a bar is open, the other output of the run goes through it: the callbacks'
-:func:`~jisu.train.callback.report` lines, ``warnings`` and ``logging``'s console handlers
+:func:`~jisu.train.callbacks.base.report` lines, ``warnings`` and ``logging``'s console handlers
 (and its last-resort handler) clear the bar, write their line at column 0 and draw the bar
 again (tqdm's ``external_write_mode``), so no line shares the bar's. A plain ``print`` from
 user code is not redirected: use ``report`` or ``tqdm.write`` in a callback.
@@ -30,8 +30,8 @@ from typing import Any, TextIO
 
 from tqdm import tqdm
 
-from ..distributed import is_main_process
-from .callback import Callback, RunContext, loss_value
+from ...distributed import is_main_process
+from .base import Callback, RunContext, loss_value
 
 COMPILING = "compiling the train step…"
 

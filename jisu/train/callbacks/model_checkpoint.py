@@ -1,0 +1,354 @@
+"""``ModelCheckpoint``, the callback that saves checkpoints while training.
+
+MindSpore's names and defaults (``{prefix}-{epoch}_{step}.ckpt`` every
+``save_checkpoint_steps`` steps, the newest ``keep_checkpoint_max`` kept), with Lightning's
+and Keras' choice by a monitored value (``monitor``, ``mode``, ``save_top_k``,
+``save_best_only``, ``save_last``), as its :class:`~.checkpoint_config.CheckpointConfig` says.
+The files' names and :func:`~.checkpoint_files.latest_checkpoint` are in
+:mod:`~jisu.train.callbacks.checkpoint_files`; the file format, saving and loading in
+:mod:`jisu.train.checkpoint`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+import time
+from typing import Any
+
+from ...distributed import is_main_process
+from ...files import host_tag, remove_dead_temporaries
+from ..checkpoint import save_checkpoint
+from .base import Callback, RunContext, loss_value
+from .checkpoint_config import CheckpointConfig, appended
+from .checkpoint_files import (
+    check_prefix,
+    last_name,
+    numbered_name,
+    numbered_pattern,
+    recorded_value,
+)
+
+logger = logging.getLogger("jisu.train")
+
+
+class ModelCheckpoint(Callback):
+    """Saves checkpoints named ``{prefix}-{epoch}_{step}.ckpt`` (MindSpore's names, e.g.
+    ``CKP-3_150.ckpt``: the 1-based epoch and the step in it; ``CheckpointConfig(zero_pad=True)``
+    pads them, ``CKP-0003_000150.ckpt``) into ``directory``, as :class:`CheckpointConfig` says.
+    Only rank 0 writes.
+
+    Without a ``monitor``: every ``save_checkpoint_steps`` steps (or seconds) and at the end
+    of training. In sink mode a checkpoint is written at the end of the sink in which it fell
+    due (the weights and random states then match the last step). With a ``monitor``: at
+    epoch ends whose value qualifies (``save_top_k``, ``save_best_only``); each such file
+    also records the value (``state["monitor"] = {"name", "value"}``).
+
+    Each file holds what an exact resume needs, as the Model's ``state_dict()`` assembles it
+    (``cb_params.model``): network, optimizer, loss scale, epoch/step, the dataset iterator's
+    state and the random generators' states (see :func:`~jisu.train.checkpoint.load_checkpoint`;
+    :func:`latest_checkpoint` finds the newest file to resume from).
+
+    ``keep_checkpoint_max`` (0: keep all) counts every numbered file in ``directory`` for this
+    exact prefix (padded or not), also those of earlier runs (a restart), and removes the
+    oldest by modification time (as MindSpore does), ties broken by (epoch, step).
+    Modification time rather than the numbers in the name: after a restart from an earlier
+    checkpoint, the files the new run writes are the ones to keep even where an abandoned run
+    got further. ``save_top_k`` instead ranks the files by value, counting the earlier runs'
+    files that recorded a value of the same monitor (files without one are left alone). The
+    file just written is never removed. Other prefixes' files (``CKP2-...`` for ``CKP``) and
+    other files are never touched.
+
+    Attributes (Lightning's names): ``best_k_models`` (path -> value of the ranked files
+    kept), ``best_model_path`` and ``best_model_score`` (None before the first),
+    ``last_model_path`` (the ``save_last`` file once written).
+    """
+
+    acts_on_training = False  # reads only: sink mode need not watch it
+
+    def __init__(
+        self,
+        prefix: str = "CKP",
+        directory: str | None = None,
+        config: CheckpointConfig | None = None,
+    ) -> None:
+        check_prefix("ModelCheckpoint", prefix)
+        if config is not None and not isinstance(config, CheckpointConfig):
+            raise TypeError(
+                "ModelCheckpoint: config must be a CheckpointConfig. "
+                f"Received: config of type {type(config).__name__}"
+            )
+        self.prefix = prefix
+        self.directory = os.path.abspath(directory or os.getcwd())
+        self.config = config or CheckpointConfig()
+        self.saved: list[str] = []
+        self.best_k_models: dict[str, float] = {}
+        self.last_model_path: str | None = None
+        self._own_name = numbered_pattern(prefix)
+        self._last_time = time.monotonic()
+        self._last_step = 0  # cur_step_num of the last numbered save
+        self._last_file_step = -1  # cur_step_num of the last write of the -last file
+        self._due = False
+        self._recalled = False  # best_k_models holds the earlier runs' ranked files
+        self._cleaned = False  # the killed runs' temporaries were removed
+        self._told_no_metrics = False
+
+    # ------------------------------------------------------------------ hooks
+    def on_train_step_end(self, run_context: RunContext) -> None:
+        params = run_context.original_args()
+        steps, seconds = self.config.save_checkpoint_steps, self.config.save_checkpoint_seconds
+        if steps and params.cur_step_num % steps == 0:
+            self._due = True
+        if seconds and time.monotonic() - self._last_time >= seconds:
+            self._due = True
+        if not self._due or not params.get("weights_current", True):
+            return
+        if self.config.monitor is None:
+            self._save(params)
+        elif self.config.save_last:
+            self._write_last(params)
+        else:
+            self._due = False
+
+    def on_train_epoch_end(self, run_context: RunContext) -> None:
+        config = self.config
+        if config.monitor is None:
+            return
+        params = run_context.original_args()
+        value = self._monitored(params)  # on every rank, so that an error stops them all
+        if value is not None and is_main_process():
+            self._recall()
+            if self._qualifies(value):
+                self._save(params, value)
+                return
+        if config.save_last and params.cur_step_num != self._last_file_step:
+            self._write_last(params)
+
+    def on_train_end(self, run_context: RunContext) -> None:
+        params = run_context.original_args()
+        if self.config.monitor is None:
+            if params.cur_step_num != self._last_step:
+                self._save(params)
+        elif self.config.save_last and params.cur_step_num != self._last_file_step:
+            self._write_last(params)
+
+    # ------------------------------------------------------------------ the monitored value
+    def _monitored(self, params: Any) -> float | None:
+        """The monitored value at this epoch end; None when the epoch has no metrics."""
+        name = self.config.monitor
+        if name == "loss":
+            outputs = params.get("net_outputs")
+            return None if outputs is None else loss_value(outputs)  # a host sync, per epoch
+        metrics = params.get("metrics")
+        if not metrics:
+            if not self._told_no_metrics:
+                self._told_no_metrics = True
+                logger.warning(
+                    "ModelCheckpoint: monitor %r has no value at the end of epoch %d: this "
+                    "epoch has no metrics (Model.train evaluates nothing: use Model.fit with a "
+                    "valid_dataset and the Model's metrics, or monitor 'loss'); epochs without "
+                    "metrics write no ranked checkpoint",
+                    name,
+                    params.cur_epoch_num,
+                )
+            return None
+        key = name if name in metrics else name[5:] if name.startswith("eval_") else None
+        if key not in metrics:
+            raise ValueError(
+                f"ModelCheckpoint: monitor {name!r} is not among the metrics of epoch "
+                f"{params.cur_epoch_num}: {sorted(metrics)}. Pass one of them (or 'eval_<name>', "
+                "or 'loss' for the training loss) as CheckpointConfig(monitor=...)"
+            )
+        try:
+            return float(metrics[key])
+        except (TypeError, ValueError, RuntimeError) as exc:
+            raise TypeError(
+                f"ModelCheckpoint: metric {key!r} is not one number: {metrics[key]!r}; "
+                "monitor a metric whose eval() returns a scalar"
+            ) from exc
+
+    def _rank(self, value: float) -> float:
+        """Sort key: lower is better; a NaN is the worst."""
+        if math.isnan(value):
+            return math.inf
+        return value if self.config.mode == "min" else -value
+
+    def _qualifies(self, value: float) -> bool:
+        """Whether an epoch end with ``value`` writes a numbered file."""
+        k = self.config.save_top_k
+        if self.config.save_best_only:
+            best = self.best_model_score
+            return not math.isnan(value) and (best is None or self._rank(value) < self._rank(best))
+        if k == -1:
+            return True
+        if k == 0 or math.isnan(value):
+            return False
+        if len(self.best_k_models) < k:
+            return True
+        worst = max(self._rank(v) for v in self.best_k_models.values())
+        return self._rank(value) < worst
+
+    def _recall(self) -> None:
+        """Once: the values that the prefix's files in the folder recorded for this monitor
+        (a restart continues the ranking of the run before), then ``save_top_k`` applied."""
+        if self._recalled:
+            return
+        self._recalled = True
+        if os.path.isdir(self.directory):
+            for path in self._own_files():
+                value = recorded_value(path, self.config.monitor)
+                if value is not None and path not in self.best_k_models:
+                    self.best_k_models[path] = value
+        self._remove_worst(keep=None)
+
+    @property
+    def best_model_path(self) -> str | None:
+        """The kept ranked file with the best value (of equal ones, the first written)."""
+        if not self.best_k_models:
+            return None
+        return min(self.best_k_models, key=lambda path: self._rank(self.best_k_models[path]))
+
+    @property
+    def best_model_score(self) -> float | None:
+        """The value of :attr:`best_model_path` (None before the first)."""
+        best = self.best_model_path
+        return None if best is None else self.best_k_models[best]
+
+    # ------------------------------------------------------------------ writing
+    def _save(self, params: Any, value: float | None = None) -> None:
+        """Write the numbered checkpoint of this step (with ``value`` recorded), the
+        ``-last`` file too when asked, then remove what the config does not keep."""
+        self._due = False
+        self._last_time = time.monotonic()
+        self._last_step = params.cur_step_num
+        if not is_main_process():
+            return
+        self._before_first_save()
+        in_epoch = params.get("step_in_epoch", params.cur_step_num)
+        name = numbered_name(self.prefix, params.cur_epoch_num, in_epoch, self.config.zero_pad)
+        path = os.path.join(self.directory, name)
+        state = params.model.state_dict()
+        state.update(appended(self.config.append_info, params))
+        if value is not None:
+            state["monitor"] = {"name": self.config.monitor, "value": value}
+        save_checkpoint(state, path)
+        if path in self.saved:
+            self.saved.remove(path)
+        self.saved.append(path)
+        self.best_k_models.pop(path, None)  # a rewritten file (a restart) has its new value
+        if value is not None:
+            self.best_k_models[path] = value
+        if self.config.save_last:
+            self._last_file_step = params.cur_step_num
+            self._replace_last(path, state)
+        if self.config.monitor is None or self.config.save_best_only:
+            self._remove_old(keep=path)
+        else:
+            self._remove_worst(keep=path)
+
+    def _write_last(self, params: Any) -> None:
+        """Write ``{prefix}-last.ckpt`` alone (no numbered file at this point)."""
+        self._due = False
+        self._last_time = time.monotonic()
+        self._last_file_step = params.cur_step_num
+        if not is_main_process():
+            return
+        self._before_first_save()
+        path = os.path.join(self.directory, last_name(self.prefix))
+        state = params.model.state_dict()
+        state.update(appended(self.config.append_info, params))
+        save_checkpoint(state, path)
+        self.last_model_path = path
+
+    def _replace_last(self, source: str, state: dict[str, Any]) -> None:
+        """Make ``{prefix}-last.ckpt`` a copy of the numbered file just written: a hard link
+        renamed over it (atomic, and no second write of a model-sized file), or where the
+        file system has no hard links, a second atomic write."""
+        path = os.path.join(self.directory, last_name(self.prefix))
+        link = os.path.join(self.directory, f".tmp-{os.getpid()}-{host_tag()}link.ckpt")
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(link)  # this process's own, from an interrupted call
+            os.link(source, link)
+        except OSError:
+            save_checkpoint(state, path)
+        else:
+            try:
+                os.replace(link, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(link)
+                raise
+        self.last_model_path = path
+
+    def _before_first_save(self) -> None:
+        """The first write of this callback: clear what killed runs left."""
+        if not self._cleaned:
+            self._cleaned = True
+            self._remove_dead_temporaries()
+
+    def _remove_dead_temporaries(self) -> None:
+        """Remove the partial ``.tmp-*.ckpt`` files of saves whose process was killed (a
+        checkpoint is as large as the model: a few crashes would otherwise fill the disk)."""
+        removed = remove_dead_temporaries(self.directory, ".ckpt")
+        if removed:
+            logger.warning(
+                "ModelCheckpoint: removed %d partial checkpoint file(s) of killed runs from "
+                "'%s' (%.1f MiB): %s",
+                len(removed),
+                self.directory,
+                sum(size for _, size in removed) / (1 << 20),
+                ", ".join(os.path.basename(path) for path, _ in removed),
+            )
+
+    # ------------------------------------------------------------------ removing
+    def _own_files(self) -> list[str]:
+        """This prefix's numbered checkpoint files in the folder (regular files, not links),
+        oldest first: by modification time, then (epoch, step)."""
+        found = []
+        with os.scandir(self.directory) as entries:
+            for entry in entries:
+                match = self._own_name.fullmatch(entry.name)
+                if not match or not entry.is_file(follow_symlinks=False):
+                    continue
+                try:
+                    mtime = entry.stat(follow_symlinks=False).st_mtime_ns
+                except FileNotFoundError:  # removed meanwhile
+                    continue
+                found.append((mtime, int(match[1]), int(match[2]), entry.path))
+        return [path for *_, path in sorted(found)]
+
+    def _remove_old(self, keep: str) -> None:
+        """Remove the oldest of this prefix's files beyond ``keep_checkpoint_max``."""
+        limit = self.config.keep_checkpoint_max
+        if not limit:
+            return
+        others = [path for path in self._own_files() if path != keep]
+        for old in others[: max(0, len(others) + 1 - limit)]:
+            self._remove(old)
+
+    def _remove_worst(self, keep: str | None) -> None:
+        """Remove the ranked files with the worst values beyond ``save_top_k`` (of equal
+        values, the first written goes first, as in Lightning)."""
+        k = self.config.save_top_k
+        if not k or k < 0 or self.config.save_best_only:
+            return
+        while len(self.best_k_models) > k:
+            worst = max(self.best_k_models, key=lambda path: self._rank(self.best_k_models[path]))
+            if worst == keep:
+                break
+            self._remove(worst)
+
+    def _remove(self, path: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        if path in self.saved:
+            self.saved.remove(path)
+        self.best_k_models.pop(path, None)
+
+    @property
+    def latest_ckpt_file_name(self) -> str | None:
+        """The last numbered file this callback wrote (None before the first)."""
+        return self.saved[-1] if self.saved else None
