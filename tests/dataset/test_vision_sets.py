@@ -376,7 +376,7 @@ def test_cifar10_all_reads_the_splits_present_each_whole(tmp_path):
     got = read(ds.Cifar10Dataset(str(verify), shuffle=False))
     assert [int(label) for _, label in got] == records[:, 0].tolist()
     (verify / "data_batch_1.bin").write_bytes(bytes(3073))  # a split present must be whole
-    with pytest.raises(ValueError, match="data_batch_2.bin' is missing"):
+    with pytest.raises(ValueError, match=r"data_batch_2\.bin' is missing"):
         ds.Cifar10Dataset(str(verify))
     with pytest.raises(ValueError, match="no CIFAR binary files"):
         ds.Cifar10Dataset(str(tmp_path))

@@ -24,10 +24,19 @@ Captioning   ``captions`` str (N, 1)
 The annotation file is parsed and checked when the data set is built: a malformed one fails
 at once with a :class:`~jisu.dataset.record.validate.MalformedFileError` naming it and the
 entry at fault. Images are read at iteration.
+
+Memory is bounded by what the file holds: the ragged columns (Stuff ``segmentation``,
+``keypoints``, ``captions``) are kept as their values and padded when a row is read, and a
+row whose padded column would exceed :data:`MAX_PADDED_VALUES` values (one polygon of 10,000
+numbers beside 50,000 empty ones would pad to 2 GB) is refused when the data set is built,
+naming the image and the annotation. Image files must resolve inside ``dataset_dir`` (see
+:class:`~jisu.dataset.sources.voc.DataFolder`): a ``file_name`` cannot lead out through a
+symbolic link.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Callable
@@ -41,6 +50,7 @@ from .vision_sets import _check_dir
 from .voc import (
     _UINT32_MAX,
     FLOAT32_MAX,
+    DataFolder,
     _check_bool,
     _check_decrypt,
     _check_str,
@@ -51,6 +61,10 @@ from .voc import (
 
 #: Largest annotation file read (COCO 2017's largest official one is about 0.5 GB).
 MAX_ANNOTATION_FILE_BYTES = 4 << 30
+#: Most values one row's padded column may hold: MindSpore pads an image's polygons (Stuff),
+#: keypoint lists or captions to the longest, so the padded array is (count x longest). 2**24
+#: values (64 MiB of float32 or of UCS-4 characters) is far above any real COCO image.
+MAX_PADDED_VALUES = 1 << 24
 
 COLUMNS = {
     "Detection": ("bbox", "category_id", "iscrowd"),
@@ -150,12 +164,84 @@ def _relative_file(check: _Checker, name: Any, where: str) -> str:
     return name
 
 
-def _padded(rows: list[list[float]]) -> np.ndarray:
-    """Rows of numbers as float32 ``(len(rows), longest)``, padded with -1 (MindSpore's)."""
-    out = np.full((len(rows), max(len(r) for r in rows)), -1, dtype=np.float32)
-    for k, r in enumerate(rows):
-        out[k, : len(r)] = r
-    return out
+class PaddedRows:
+    """Rows of numbers of different lengths, read as float32 ``(len(rows), longest)`` padded
+    with -1 (MindSpore's layout), but stored as the values alone (flat, with each row's
+    length): memory is what the file holds, the padding exists only while a row is read.
+
+    Array-like for the row reader: ``shape``, ``dtype``, ``ndim``, and :meth:`copy`, which
+    returns a new padded array (each read gets its own, as the other columns' copies).
+    """
+
+    __slots__ = ("lengths", "values")
+    dtype = np.dtype(np.float32)
+    ndim = 2
+
+    def __init__(self, rows: list[list[float]]) -> None:
+        self.lengths = np.fromiter((len(r) for r in rows), np.int64, len(rows))
+        total = int(self.lengths.sum())
+        self.values = np.fromiter(itertools.chain.from_iterable(rows), np.float32, total)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return len(self.lengths), int(self.lengths.max()) if len(self.lengths) else 0
+
+    def copy(self) -> np.ndarray:
+        """The padded ``(rows, longest)`` float32 array, new at each call."""
+        rows, longest = self.shape
+        out = np.full((rows, longest), -1, dtype=np.float32)
+        out[np.arange(longest) < self.lengths[:, None]] = self.values
+        return out
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.copy()
+        return out if dtype is None else out.astype(dtype)
+
+
+class PaddedStrings:
+    """An image's captions, read as a ``(N, 1)`` str array (NumPy pads every string to the
+    longest, 4 bytes a character), stored as the strings themselves."""
+
+    __slots__ = ("items",)
+    ndim = 2
+
+    def __init__(self, items: list[str]) -> None:
+        self.items = tuple(items)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return len(self.items), 1
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(f"<U{max(map(len, self.items), default=0) or 1}")
+
+    def copy(self) -> np.ndarray:
+        """The ``(N, 1)`` str array, new at each call."""
+        return np.array(self.items, dtype=np.str_).reshape(-1, 1)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.copy()
+        return out if dtype is None else out.astype(dtype)
+
+
+def _check_padding(
+    check: _Checker, image: str, field: str, lengths: list[int], annotation: list[int]
+) -> None:
+    """Refuse a row whose ``field`` (rows of ``lengths``, from ``annotation`` indices) would
+    pad to more than :data:`MAX_PADDED_VALUES` values."""
+    if not lengths:
+        return
+    longest = max(range(len(lengths)), key=lengths.__getitem__)
+    padded = len(lengths) * lengths[longest]
+    if padded > MAX_PADDED_VALUES:
+        raise check.fail(
+            image,
+            f"its '{field}' would be padded to ({len(lengths)}, {lengths[longest]}) = {padded} "
+            f"values from {sum(lengths)} (every entry is padded to the longest, "
+            f"annotations[{annotation[longest]}]'s); at most {MAX_PADDED_VALUES} per image "
+            "(jisu.dataset.sources.coco.MAX_PADDED_VALUES)",
+        )
 
 
 def _column(values: list[int]) -> np.ndarray:
@@ -222,11 +308,11 @@ def parse_coco(path: str, data: dict, task: str) -> tuple[list[tuple], dict | No
         elif task == "Stuff":
             seg = check.get(ann, "segmentation", where)
             iscrowd = check.int(check.get(ann, "iscrowd", where), f"{where}.iscrowd", True)
-            items.append((_segmentation(check, seg, f"{where}.segmentation"), iscrowd))
+            items.append((_segmentation(check, seg, f"{where}.segmentation"), iscrowd, k))
         elif task == "Keypoint":
             points = check.numbers(check.get(ann, "keypoints", where), f"{where}.keypoints")
             count = check.get(ann, "num_keypoints", where)
-            items.append((points, check.int(count, f"{where}.num_keypoints", True)))
+            items.append((points, check.int(count, f"{where}.num_keypoints", True), k))
         elif task == "Panoptic":
             segments = check.list(check.get(ann, "segments_info", where), f"{where}.segments_info")
             for j, seg in enumerate(segments):
@@ -239,12 +325,13 @@ def parse_coco(path: str, data: dict, task: str) -> tuple[list[tuple], dict | No
                     raise check.fail(at, f"area {area} is not in [0, 2**32) (a uint32 column)")
                 items.append((bbox, category(seg, at), iscrowd, int(area)))
         else:  # Captioning
-            items.append(check.str(check.get(ann, "caption", where), f"{where}.caption"))
+            items.append((check.str(check.get(ann, "caption", where), f"{where}.caption"), k))
 
     rows = []
-    for image_id in order:
+    for k, image_id in enumerate(order):
         items = per_image.get(image_id)
-        arrays = _arrays(task, items) if items else None
+        image = f"images[{k}] ('{files[image_id]}')"
+        arrays = _arrays(check, image, task, items) if items else None
         if arrays is not None:
             rows.append((files[image_id], arrays))
     return rows, indexing
@@ -264,9 +351,14 @@ def _segmentation(check: _Checker, seg: Any, where: str) -> list[list[float]]:
     raise check.fail(where, f"expected polygons (a list) or an RLE (an object), found {seg!r}")
 
 
-def _arrays(task: str, items: list) -> tuple[np.ndarray, ...] | None:
-    """One image's annotation columns; None when it has nothing to show (a Stuff image
-    without polygons, a Panoptic image without segments)."""
+def _arrays(check: _Checker, image: str, task: str, items: list) -> tuple[Any, ...] | None:
+    """One image's annotation columns (arrays, or :class:`PaddedRows`/:class:`PaddedStrings`
+    for the ragged ones); None when it has nothing to show (a Stuff image without polygons,
+    a Panoptic image without segments).
+
+    Raises:
+        MalformedFileError: a ragged column would pad past :data:`MAX_PADDED_VALUES`.
+    """
     if task in ("Detection", "Panoptic"):
         out = (
             np.array([i[0] for i in items], dtype=np.float32).reshape(-1, 4),
@@ -278,10 +370,16 @@ def _arrays(task: str, items: list) -> tuple[np.ndarray, ...] | None:
         polygons = [p for i in items for p in i[0]]
         if not polygons:
             return None
-        return _padded(polygons), _column([i[1] for i in items])
+        sources = [i[2] for i in items for _ in i[0]]
+        _check_padding(check, image, "segmentation", [len(p) for p in polygons], sources)
+        return PaddedRows(polygons), _column([i[1] for i in items])
     if task == "Keypoint":
-        return _padded([i[0] for i in items]), _column([i[1] for i in items])
-    return (np.array(items, dtype=np.str_).reshape(-1, 1),)
+        points = [i[0] for i in items]
+        _check_padding(check, image, "keypoints", [len(p) for p in points], [i[2] for i in items])
+        return PaddedRows(points), _column([i[1] for i in items])
+    captions = [i[0] for i in items]
+    _check_padding(check, image, "caption", [len(c) for c in captions], [i[1] for i in items])
+    return (PaddedStrings(captions),)
 
 
 class CocoDataset(_ImageSource):
@@ -300,12 +398,25 @@ class CocoDataset(_ImageSource):
             until renamed, jisu shows it.
         decrypt: a callable taking an image path and returning its decrypted bytes.
 
+    Symbolic links: an image is read only if its real path lies inside ``dataset_dir``'s
+    real path (``dataset_dir`` may itself be a link, and links inside it may point within it):
+    a ``file_name`` that passes the "relative, no ``..``" check but leads out through a link
+    is refused when read, with a :class:`MalformedFileError` naming the file and the link
+    (skippable in error samples mode "skip"). A download cache whose files are links into
+    one folder (Hugging Face's ``blobs``) is allowed when the annotation file is such a link
+    too (see :class:`~jisu.dataset.sources.voc.DataFolder`).
+
+    Limits: an image's padded ``segmentation``, ``keypoints`` or ``captions`` holds at most
+    :data:`MAX_PADDED_VALUES` values (see the module).
+
     Raises:
         TypeError / ValueError: a wrong argument, a missing folder or annotation file, or no
             image with annotations.
         MalformedFileError: a malformed annotation file, naming it and the entry at fault
             (a missing field, an unknown ``image_id`` or ``category_id``, a ``file_name``
-            outside ``dataset_dir``, a value that does not fit its column).
+            outside ``dataset_dir``, a value that does not fit its column, a row that would
+            pad past :data:`MAX_PADDED_VALUES`); at read, an image leading out of
+            ``dataset_dir`` through a link.
     """
 
     def __init__(
@@ -356,6 +467,7 @@ class CocoDataset(_ImageSource):
             [os.path.splitext(name)[0] for name in names] if extra_metadata else None,
             decode,
             decrypt,
+            DataFolder(op, root, annotation_file),
         )
         columns = ["image", *COLUMNS[task]]
         if extra_metadata:

@@ -6,6 +6,14 @@ numeric columns and, for string columns, the UTF-8 bytes and offsets of Arrow's 
 memory stays linear in the file size however long one field is). Rows are then random access.
 Errors name the file and the line (1-based, as an editor shows it); to find that line the
 file is scanned again with the ``csv`` module, only when there is an error.
+
+Hostile files are bounded before pyarrow sees them: a file whose first record has more than
+:data:`MAX_COLUMNS` fields is refused (each column costs a parsed array and per-row work: a
+single line of 256 KiB of commas would otherwise take seconds and over a gigabyte), and a
+quoted field left open at the end of the file (which pyarrow, like the ``csv`` module in its
+default mode, silently reads as one field holding the rest of the file) is an error naming
+the line where the quote opened. Values and name lists quoted in error messages are clipped
+(:data:`MAX_QUOTED_CHARS`), so an error stays a few lines long whatever the file holds.
 """
 
 from __future__ import annotations
@@ -28,6 +36,15 @@ from .options import ReadOptions, Shuffle, check_cache
 OP = "CSVDataset"
 _INT32 = np.iinfo(np.int32)
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+#: Most columns a CSV file (its first record) or ``column_names`` may have. A row is a tuple of
+#: one array per column, so 16,384 columns already cost about a second and 100 MB to build;
+#: raise it (``jisu.dataset.sources.csv.MAX_COLUMNS = ...``) for wider files.
+MAX_COLUMNS = 16_384
+#: Longest quoted value (or list of names) in an error message, in characters.
+MAX_QUOTED_CHARS = 200
+_QUOTE_SCAN_CHUNK = 4 << 20  # bytes scanned at a time for unclosed quotes (bounded temporaries)
+_BOM = b"\xef\xbb\xbf"
 
 
 def find_dataset_files(op: str, dataset_files: Any) -> list[str]:
@@ -109,6 +126,135 @@ def _column_kinds(column_defaults: Any) -> list[tuple[str, Any]]:
     return kinds
 
 
+# ----------------------------------------------------------------- bounds on hostile files
+def _clip(value: Any, limit: int | None = None) -> str:
+    """``repr(value)`` (a field, a list of names) cut to ``limit`` characters
+    (:data:`MAX_QUOTED_CHARS`), so an error message stays short whatever the file holds."""
+    limit = MAX_QUOTED_CHARS if limit is None else limit
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    more = f" ({len(value)} in all)" if isinstance(value, (list, tuple)) else ""
+    return f"{text[:limit]}...{more}"
+
+
+def _clip_text(text: str) -> str:
+    """``text`` (a parser's message, which may quote a whole row) cut to a few lines."""
+    limit = 2 * MAX_QUOTED_CHARS
+    return text if len(text) <= limit else f"{text[:limit]}..."
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    """The line (1-based) holding byte ``offset``; ``\n``, ``\r\n`` and ``\r`` end lines."""
+    breaks = data.count(b"\n", 0, offset) + data.count(b"\r", 0, offset)
+    return breaks - data.count(b"\r\n", 0, offset) + 1
+
+
+def unclosed_quote(data: bytes, delim: str) -> int | None:
+    """Offset of the quote that opens a field never closed before the end of ``data``, or None.
+
+    pyarrow's parser (as ours is configured) reads a quote as opening a quoted field only at
+    the start of a field (after a delimiter, a line end, the start of the file or its byte
+    order mark); inside one, ``""`` is a quote and a lone ``"`` closes it; other quotes are
+    plain characters. A file ending inside a quoted field is read, without an error, as one
+    last field holding the rest of the file. The scan works on runs of adjacent quotes:
+    a run of even length changes nothing; one of odd length toggles the state when it starts
+    a field and otherwise leaves it outside quotes. So the state at the end is found with a few
+    vectorised passes over :data:`_QUOTE_SCAN_CHUNK`-byte chunks, never a Python loop per quote.
+    """
+    if data.find(b'"') < 0:
+        return None
+    arr = np.frombuffer(data, dtype=np.uint8)
+    n = len(arr)
+    bom = 3 if data.startswith(_BOM) else -1
+    separator = ord(delim)
+    inside, opened = False, -1
+    start = 0
+    while start < n:
+        end = min(n, start + _QUOTE_SCAN_CHUNK)
+        while end < n and arr[end - 1] == 0x22:  # never split a run of quotes
+            end += 1
+        chunk = arr[start:end] == 0x22
+        if chunk.any():
+            steps = np.diff(chunk.view(np.int8), prepend=np.int8(0), append=np.int8(0))
+            begins = np.flatnonzero(steps == 1)
+            lengths = np.flatnonzero(steps == -1) - begins
+            begins = begins[(lengths & 1) == 1] + start  # even runs change nothing
+            if len(begins):
+                before = arr[np.maximum(begins - 1, 0)]
+                at_field_start = (
+                    (begins == 0)
+                    | (begins == bom)
+                    | (before == separator)
+                    | (before == 0x0A)
+                    | (before == 0x0D)
+                )
+                resets = np.flatnonzero(~at_field_start)  # these leave the state "outside"
+                toggles = at_field_start[resets[-1] + 1 :] if len(resets) else at_field_start
+                flips = int(np.count_nonzero(toggles))
+                if len(resets):
+                    inside = False
+                inside ^= bool(flips & 1)
+                if inside and flips:  # the last toggle opened the field
+                    opened = int(begins[np.flatnonzero(at_field_start)[-1]])
+        start = end
+    return opened if inside else None
+
+
+def _first_record_width(data: bytes, delim: str, limit: int) -> int:
+    """The number of fields of the first non-blank record of ``data``, counted up to
+    ``limit + 1`` at most (so the count costs at most ``limit`` steps, whatever the file)."""
+    n = len(data)
+    sep = delim.encode("ascii")
+    pos = 3 if data.startswith(_BOM) else 0
+    while pos < n and data[pos] in b"\r\n":  # blank lines are skipped
+        pos += 1
+    fields = 1
+    line_end = -1  # the first line break at or after pos, found again after a quoted part
+    while fields <= limit:
+        if data.startswith(b'"', pos):  # a quoted part: skip to its closing quote
+            pos += 1
+            while True:
+                close = data.find(b'"', pos)
+                if close < 0:
+                    return fields  # never closed: unclosed_quote names it
+                pos = close + 1
+                if not data.startswith(b'"', pos):
+                    break
+                pos += 1
+            line_end = -1
+        if line_end < pos:
+            ends = [k for k in (data.find(b"\n", pos), data.find(b"\r", pos)) if k >= 0]
+            line_end = min(ends) if ends else n
+        next_sep = data.find(sep, pos, line_end)
+        if next_sep < 0:
+            return fields
+        fields += 1
+        pos = next_sep + 1
+    return fields
+
+
+def _check_bounds(path: str, data: bytes, delim: str) -> None:
+    """Refuse, before pyarrow parses ``data``, a quoted field that is never closed and a first
+    record wider than :data:`MAX_COLUMNS`."""
+    opened = unclosed_quote(data, delim)
+    if opened is not None:
+        raise _located(
+            path,
+            _line_of(data, opened),
+            "a quoted field opens here and is not closed before the end of the file (it "
+            'would swallow every line after it); close the quote or escape it as ""',
+        )
+    width = _first_record_width(data, delim, MAX_COLUMNS)
+    if width > MAX_COLUMNS:
+        raise _located(
+            path,
+            None,
+            f"the first record has more than {MAX_COLUMNS} fields (CSVDataset's limit, "
+            "jisu.dataset.sources.csv.MAX_COLUMNS; is field_delim right?)",
+        )
+
+
 # ----------------------------------------------------------------- errors with lines
 def _records(data: bytes, delim: str):
     """``(first line, fields)`` of every non-blank record, by the ``csv`` module."""
@@ -151,8 +297,8 @@ def _count_error(path: str, data: bytes, delim: str, ncols: int, detail: str) ->
                     message += " (a quoted field is not closed before the end of the file?)"
                 return _located(path, start, message)
     except csv.Error as exc:  # e.g. a NUL byte the csv module refuses
-        return _located(path, None, f"malformed CSV ({exc}); {detail}")
-    return _located(path, None, f"malformed CSV: {detail}")
+        return _located(path, None, f"malformed CSV ({exc}); {_clip_text(detail)}")
+    return _located(path, None, f"malformed CSV: {_clip_text(detail)}")
 
 
 def _row_line(data: bytes, delim: str, row: int) -> int | None:
@@ -174,6 +320,7 @@ def _parse_file(path: str, data: bytes, delim: str, columns: int | None) -> list
 
     if not data.strip(b"\r\n\xef\xbb\xbf"):
         return []  # no record (pyarrow refuses an empty file)
+    _check_bounds(path, data, delim)
     parse = pacsv.ParseOptions(
         delimiter=delim,
         quote_char='"',
@@ -294,7 +441,7 @@ def _numeric_column(
         if problem is not None:
             value = arr[row].as_py()
             line = _row_line(data, delim, first + row)
-            raise _located(path, line, f"column '{name}': {value!r} {problem}")
+            raise _located(path, line, f"column {_clip(name)}: {_clip(value)} {problem}")
         dtype = np.int32 if kind == "int" else np.float32
         parts.append(np.where(empty, dtype(default), values).astype(dtype, copy=False))
     dtype = np.int32 if kind == "int" else np.float32
@@ -346,14 +493,17 @@ def parse_csv_files(
                 header, header_file, ncols = names, path, len(names)
                 empty = [i for i, n in enumerate(names) if not n.strip()]
                 if empty:
-                    raise _located(path, 1, f"the header has an empty column name: {names}")
+                    raise _located(path, 1, f"the header has an empty column name: {_clip(names)}")
                 if len(set(names)) != len(names):
-                    raise _located(path, 1, f"the header has duplicate column names: {names}")
+                    raise _located(
+                        path, 1, f"the header has duplicate column names: {_clip(names)}"
+                    )
             elif names != header:
                 raise _located(
                     path,
                     _row_line(data, delim, 0),
-                    f"the header {names} differs from the header {header} of '{header_file}'",
+                    f"the header {_clip(names)} differs from the header {_clip(header)} of "
+                    f"'{header_file}'",
                 )
             arrays = [a.slice(1) for a in arrays]
             first = 1
@@ -362,12 +512,12 @@ def parse_csv_files(
     if len(kinds) > len(names):
         raise ValueError(
             f"{OP}: column_defaults has {len(kinds)} entries for {len(names)} columns "
-            f"{names}. Received: column_defaults={column_defaults!r}"
+            f"{_clip(names)}. Received: column_defaults={_clip(column_defaults)}"
         )
     kinds += [("str", "")] * (len(names) - len(kinds))
     rows = [len(a[0]) if a else 0 for _, _, _, a in per_file]
     if sum(rows) == 0:
-        raise ValueError(f"{OP}: the files hold no rows: {files}")
+        raise ValueError(f"{OP}: the files hold no rows: {_clip(files)}")
     columns = []
     for c, (kind, default) in enumerate(kinds):
         arrays = [a[c] for _, _, _, a in per_file if a]
@@ -402,12 +552,19 @@ class CSVDataset(Source):
     blank lines are skipped; ``\\n``, ``\\r\\n`` and ``\\r`` end lines; a UTF-8 byte order mark
     is dropped. Every row is a tuple of 0-d arrays (``int32``, ``float32`` or ``numpy.str_``).
 
+    Limits: at most :data:`MAX_COLUMNS` (16,384) columns; a quoted field must be closed
+    before the end of its file (an open quote would otherwise swallow every line after it,
+    silently: pyarrow and the ``csv`` module's default mode both read it as one field).
+
     Raises:
         ValueError, TypeError: bad arguments, naming the argument.
         ValueError: when the files are parsed (here, before any row is read): a file that is
-            not valid CSV, a line with the wrong number of fields, a field that does not parse
-            as its column's type, invalid UTF-8, headers that differ, no rows at all; the error
-            names the file and the line.
+            not valid CSV, a line with the wrong number of fields, a quoted field never closed
+            (naming the line where it opens), more than :data:`MAX_COLUMNS` fields, a field
+            that does not parse as its column's type, invalid UTF-8, headers that differ, no
+            rows at all; the error (a :class:`MalformedFileError` for a file's content) names
+            the file and the line, and quotes at most :data:`MAX_QUOTED_CHARS` characters of
+            a value.
     """
 
     default_workers = None  # config's default
@@ -435,10 +592,11 @@ class CSVDataset(Source):
                 f"{OP}: field_delim must be a str of one character. "
                 f"Received: field_delim={field_delim!r}"
             )
-        if len(field_delim) != 1 or field_delim in '"\r\n':
+        if len(field_delim) != 1 or field_delim in '"\r\n' or not field_delim.isascii():
             raise ValueError(
-                f"{OP}: field_delim must be a single character other than '\"', '\\r' and "
-                f"'\\n'. Received: field_delim={field_delim!r}"
+                f"{OP}: field_delim must be a single ASCII character other than '\"', '\\r' "
+                f"and '\\n' (pyarrow's parser reads one-byte delimiters). "
+                f"Received: field_delim={field_delim!r}"
             )
         if column_names is not None:
             if not isinstance(column_names, (list, tuple)) or not all(
@@ -446,12 +604,17 @@ class CSVDataset(Source):
             ):
                 raise TypeError(
                     f"{OP}: column_names must be a list of str. "
-                    f"Received: column_names={column_names!r}"
+                    f"Received: column_names={_clip(column_names)}"
                 )
             if not column_names:
                 raise ValueError(
                     f"{OP}: column_names must not be empty (None reads the names from the "
                     "header line). Received: column_names=[]"
+                )
+            if len(column_names) > MAX_COLUMNS:
+                raise ValueError(
+                    f"{OP}: column_names has {len(column_names)} names; at most {MAX_COLUMNS} "
+                    "columns are read (jisu.dataset.sources.csv.MAX_COLUMNS)"
                 )
         _column_kinds(column_defaults)  # argument errors before any file is read
         self.dataset_files = find_dataset_files(OP, dataset_files)

@@ -129,6 +129,14 @@ class ManifestDataset(Source):
     ``image`` is the file's bytes (uint8, 1-D) or the decoded image; ``label`` is int32, a
     scalar for a row with one label and 1-D (the labels in annotation order) for several.
     Files that do not start like a JPEG, PNG, GIF or BMP file are skipped (MindSpore's test).
+
+    Where files may be: anywhere. Unlike :class:`CocoDataset` and :class:`VOCDataset`, whose
+    file names are relative to ``dataset_dir`` and must resolve inside it, a manifest names
+    its images by path (absolute ones, as ModelArts writes them, or relative to the working
+    directory), so there is no folder to keep to and a symbolic link grants nothing a path
+    could not: a manifest is as trusted as a list of paths you would open yourself. Only
+    regular files are opened (a FIFO is refused, not waited on), and only files that start
+    like an image are served (``/etc/passwd`` is skipped).
     """
 
     default_workers = None  # config's default

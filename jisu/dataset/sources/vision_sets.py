@@ -1,8 +1,9 @@
 """MNIST, Fashion-MNIST, CIFAR-10 and CIFAR-100 in their published binary layouts.
 
-The files are memory-mapped after their headers and sizes are checked, so rows are slices of
-the files (random access: shuffled, sharded and sampled like NumPy data; a batch gathers its
-rows with one fancy-index per file). Columns, dtypes, shapes and file order follow MindSpore
+The files are read into memory after their headers and sizes are checked (not mapped: a file
+truncated under a map kills the process with SIGBUS), so rows are slices of arrays (random
+access: shuffled, sharded and sampled like NumPy data; a batch gathers its rows with one
+fancy-index per file). Columns, dtypes, shapes and file order follow MindSpore
 2.10: ``image`` HWC uint8 and ``uint32`` scalar labels; with ``usage="all"`` (or None) the files
 are read in name order (MNIST: t10k before train; CIFAR-10: data_batch_1..5 before
 test_batch; CIFAR-100: test before train), as MindSpore does.
@@ -10,6 +11,7 @@ test_batch; CIFAR-100: test before train), as MindSpore does.
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 import struct
@@ -48,6 +50,23 @@ def _regular_size(op: str, path: str) -> int:
     if not stat.S_ISREG(info.st_mode):
         raise MalformedFileError(f"{op}: '{path}' is not a regular file")
     return info.st_size
+
+
+def _read_bytes(op: str, path: str, offset: int, shape: tuple[int, ...]) -> np.ndarray:
+    """The uint8 array of ``shape`` at byte ``offset`` of ``path``, read into memory; a file
+    that shrank since its size was checked is a :class:`MalformedFileError` naming it."""
+    out = np.empty(shape, np.uint8)
+    if out.nbytes == 0:  # a zero dim: nothing to read (and no buffer to cast)
+        return out
+    with open(path, "rb") as f:
+        f.seek(offset)
+        got = f.readinto(memoryview(out).cast("B"))
+    if got != out.nbytes:
+        raise MalformedFileError(
+            f"{op}: '{path}' shrank while being read ({got} of {out.nbytes} bytes from byte "
+            f"{offset})"
+        )
+    return out
 
 
 class _VisionSet(ArraySource):
@@ -115,8 +134,18 @@ def _find(op: str, folder: str, split: str, kind: str) -> str:
     return os.path.join(folder, names[0])
 
 
+#: Largest row of an empty idx file (shape ``(0, h, w)``): its rows hold no bytes, so only
+#: the shape can be absurd; NumPy refuses shapes whose product passes ``2**63``.
+_MAX_IDX_ITEM_BYTES = 1 << 40
+
+
 def _idx(op: str, path: str, magic: int, dims: int) -> np.ndarray:
-    """An idx file (``magic``: 0x801 labels, 0x803 images) memory-mapped after its header."""
+    """An idx file (``magic``: 0x801 labels, 0x803 images) read after its header.
+
+    The declared shape must account for the file's size exactly (computed in Python ints, so
+    no dimension can overflow the check); otherwise a :class:`MalformedFileError` names the
+    file.
+    """
     size = _regular_size(op, path)
     header = 4 + 4 * dims
     if size < header:
@@ -128,14 +157,24 @@ def _idx(op: str, path: str, magic: int, dims: int) -> np.ndarray:
             f"{op}: '{path}' is not an idx file of {dims} dimension(s) of uint8 (magic "
             f"{found:#010x}, expected {magic:#010x})"
         )
-    if header + int(np.prod(shape, dtype=np.int64)) != size:
+    # the product in Python ints: NumPy's int64 product wraps around for dimensions such as
+    # 2**32-1 x 2**32-1 x 2**32-1, and a header that "holds" 0 x 2**32-1 x 2**32-1 bytes
+    # would still be an array NumPy refuses to describe ("array is too big")
+    declared = math.prod(shape)
+    if header + declared != size:
         raise MalformedFileError(
-            f"{op}: '{path}' declares shape {tuple(shape)} ({int(np.prod(shape))} bytes) but "
+            f"{op}: '{path}' declares shape {tuple(shape)} ({declared} bytes) but "
             f"holds {size - header} bytes after its header"
         )
     if shape[0] == 0:
+        if math.prod(shape[1:]) > _MAX_IDX_ITEM_BYTES:
+            raise MalformedFileError(
+                f"{op}: '{path}' declares shape {tuple(shape)}: no rows, but rows of "
+                f"{math.prod(shape[1:])} bytes (at most {_MAX_IDX_ITEM_BYTES}); not an idx "
+                "file jisu can describe"
+            )
         return np.zeros(shape, np.uint8)
-    return np.memmap(path, dtype=np.uint8, mode="r", offset=header, shape=tuple(shape))
+    return _read_bytes(op, path, header, tuple(shape))
 
 
 class MnistDataset(_VisionSet):
@@ -188,7 +227,11 @@ class FashionMnistDataset(MnistDataset):
 
 # ---------------------------------------------------------------------------- CIFAR
 def _cifar_records(op: str, path: str, labels: int) -> np.ndarray:
-    """A CIFAR binary file: records of ``labels`` label bytes and a 3x32x32 CHW image."""
+    """A CIFAR binary file: records of ``labels`` label bytes and a 3x32x32 CHW image.
+
+    Only the binary version is read, as raw bytes: the Python version's pickles are never
+    unpickled (unpickling runs code), so a pickle named like a binary file is refused by its
+    size or read as bytes."""
     if not os.path.exists(path):
         raise ValueError(f"{op}: '{path}' is missing (the CIFAR binary version is expected)")
     width = labels + 3072
@@ -200,7 +243,7 @@ def _cifar_records(op: str, path: str, labels: int) -> np.ndarray:
         )
     if size == 0:
         return np.zeros((0, width), np.uint8)
-    return np.memmap(path, dtype=np.uint8, mode="r", shape=(size // width, width))
+    return _read_bytes(op, path, 0, (size // width, width))
 
 
 def _cifar_part(records: np.ndarray, labels: int) -> list[np.ndarray]:

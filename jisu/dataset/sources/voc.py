@@ -74,16 +74,20 @@ def _check_decrypt(op: str, decrypt: Any) -> Callable[[str], bytes] | None:
     return decrypt
 
 
-def _read_capped(op: str, path: str, limit: int, what: str) -> bytes:
+def _read_capped(
+    op: str, path: str, limit: int, what: str, folder: DataFolder | None = None
+) -> bytes:
     """The bytes of the regular file ``path`` (a ``what``: "annotation file" …), refused
-    (naming it) beyond ``limit`` bytes.
+    (naming it) beyond ``limit`` bytes, and, with ``folder``, when it resolves outside it.
 
     Raises:
         ValueError: ``path`` does not exist.
-        MalformedFileError: ``path`` is not a regular file (a FIFO, a folder) or is too large.
+        MalformedFileError: ``path`` is not a regular file (a FIFO, a folder), is too large,
+            or leads out of ``folder``.
     """
+    real = path if folder is None else folder.resolve(path, what)
     try:
-        fd = open_regular(path)
+        fd = open_regular(real)
     except FileNotFoundError:
         raise ValueError(f"{op}: the {what} '{path}' does not exist") from None
     with open(fd, "rb") as f:
@@ -92,10 +96,90 @@ def _read_capped(op: str, path: str, limit: int, what: str) -> bytes:
             raise MalformedFileError(
                 path, f"is {size} bytes; {op} refuses {what}s over {limit} bytes"
             )
-        data = f.read(limit + 1)
-    if len(data) > limit:  # grew while being read
+        # read what the file holds, not ``limit`` bytes: ``read(n)`` allocates n bytes at
+        # once (4 GiB of address space for every COCO file, fatal under a memory limit)
+        parts = [f.read(size + 1)]
+        total = len(parts[0])
+        while total > size and total <= limit:  # grew while being read: the rest, in steps
+            part = f.read(min(1 << 20, limit + 1 - total))
+            if not part:
+                break
+            parts.append(part)
+            total += len(part)
+    if total > limit:
         raise MalformedFileError(path, f"is larger than {limit} bytes")
-    return data
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether the real path ``path`` is ``folder`` (a real path) or below it."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+class DataFolder:
+    """The folder an annotation-driven source (VOC, COCO) may read files from, so that a file
+    name taken from an annotation file cannot lead elsewhere through a symbolic link.
+
+    The rule: a file is read only if its real path (every link resolved) lies inside the real
+    path of ``root`` (so ``root`` itself may be a link, and links inside it may point within
+    it), or, when the file that lists the names (``listed_in``) is itself a link, directly in
+    the folder that file links into: a download cache such as Hugging Face's keeps every file
+    of a snapshot as a link into one ``blobs`` folder (the rule of
+    :func:`~jisu.dataset.record.validate.open_regular` for record manifests). Checked when a
+    file is opened; the resolved path is what is opened.
+
+    Args:
+        op: the source's name, for messages.
+        root: ``dataset_dir``.
+        listed_in: the annotation file or image-set list naming the files, or None.
+    """
+
+    def __init__(self, op: str, root: str, listed_in: str | None = None) -> None:
+        self.op = op
+        self.root = root
+        self.real_root = os.path.realpath(root)
+        self.cache_folder: str | None = None
+        if listed_in is not None and os.path.islink(listed_in):
+            self.cache_folder = os.path.dirname(os.path.realpath(listed_in))
+
+    def resolve(self, path: str, what: str = "file") -> str:
+        """The real path of ``path`` (a ``what``: "image", "annotation file" ...).
+
+        Raises:
+            MalformedFileError: ``path`` resolves outside the folder, naming it, where it
+                leads and the link that leads there.
+        """
+        real = os.path.realpath(path)
+        if _inside(real, self.real_root) or (
+            self.cache_folder is not None and os.path.dirname(real) == self.cache_folder
+        ):
+            return real
+        link = self._link_out(path)
+        via = f"the symbolic link '{link}' -> '{_readlink(link)}'"
+        raise MalformedFileError(
+            path,
+            f"the {what} resolves to '{real}' through {via}, outside dataset_dir "
+            f"'{self.root}' (real path '{self.real_root}'); {self.op} reads only files inside "
+            "dataset_dir, as their names come from a data-set file. Copy the file into the "
+            "folder, or pass the folder the link leads to as dataset_dir",
+        )
+
+    def _link_out(self, path: str) -> str:
+        """The first link on the way from ``root`` to ``path`` that leads out of the folder."""
+        relative = os.path.relpath(path, self.root)
+        prefix = self.root
+        for part in relative.split(os.sep):
+            prefix = os.path.join(prefix, part)
+            if os.path.islink(prefix) and not _inside(os.path.realpath(prefix), self.real_root):
+                return prefix
+        return path
+
+
+def _readlink(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"
 
 
 class _ImageRows:
@@ -111,16 +195,19 @@ class _ImageRows:
         meta: per row, the ``_meta-filename`` value, or None (no such column).
         decode: decode the image files (HWC uint8 RGB) instead of returning their bytes.
         decrypt: a callable returning a file's decrypted bytes from its path, or None.
+        folder: where the files must resolve (:class:`DataFolder`), checked at each read
+            (before ``decrypt`` too); None: anywhere.
     """
 
     def __init__(
         self,
         images: list[str],
         masks: list[str] | None,
-        annotations: list[tuple[np.ndarray, ...]] | None,
+        annotations: list[tuple[Any, ...]] | None,
         meta: list[str] | None,
         decode: bool,
         decrypt: Callable[[str], Any] | None,
+        folder: DataFolder | None = None,
     ) -> None:
         self.images = np.array(images)  # one buffer, not a list of str objects
         self.masks = None if masks is None else np.array(masks)
@@ -128,6 +215,7 @@ class _ImageRows:
         self.meta = None if meta is None else np.array(meta)
         self.decode = decode
         self.decrypt = decrypt
+        self.folder = folder
 
     def __len__(self) -> int:
         return len(self.images)
@@ -135,6 +223,7 @@ class _ImageRows:
     def _load(self, path: str) -> np.ndarray:
         from ..vision.decode import FileBytes
 
+        real = path if self.folder is None else self.folder.resolve(path, "image")
         if self.decrypt is not None:
             data = self.decrypt(path)
             if not isinstance(data, (bytes, bytearray, memoryview)):
@@ -144,7 +233,7 @@ class _ImageRows:
             raw = np.frombuffer(bytes(data), dtype=np.uint8)
         else:
             try:
-                fd = open_regular(path)  # a FIFO named like an image is refused, not waited on
+                fd = open_regular(real)  # a FIFO named like an image is refused, not waited on
             except FileNotFoundError:
                 raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path) from None
             with open(fd, "rb") as f:
@@ -202,10 +291,11 @@ def _plain_id(image_id: str, listed_in: str) -> str:
     return image_id
 
 
-def read_image_ids(path: str) -> list[str]:
+def read_image_ids(path: str, folder: DataFolder | None = None) -> list[str]:
     """The image ids of a VOC image-set list: one a line, surrounding whitespace (and a
-    Windows line end) stripped, blank lines skipped."""
-    data = _read_capped("VOCDataset", path, MAX_ANNOTATION_BYTES, "image-set list")
+    Windows line end) stripped, blank lines skipped; with ``folder``, the list must resolve
+    inside it."""
+    data = _read_capped("VOCDataset", path, MAX_ANNOTATION_BYTES, "image-set list", folder)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -222,6 +312,12 @@ class _VocObject:
         self.in_box = False
 
 
+def _quoted(text: str, limit: int = 80) -> str:
+    """``repr(text)``, cut to ``limit`` characters: an element's text may be megabytes."""
+    shown = repr(text)
+    return shown if len(shown) <= limit else f"{shown[:limit]}... ({len(text)} characters)"
+
+
 def _number(path: str, tag: str, texts: list[str] | None) -> float:
     if texts is None:
         raise MalformedFileError(path, f"an object's <bndbox> has no <{tag}>")
@@ -229,7 +325,7 @@ def _number(path: str, tag: str, texts: list[str] | None) -> float:
     value = float(text) if _DECIMAL.fullmatch(text) else float("nan")
     if not abs(value) <= FLOAT32_MAX:  # also refuses nan
         raise MalformedFileError(
-            path, f"an object's <bndbox> <{tag}> is {text!r}, not a finite decimal number"
+            path, f"an object's <bndbox> <{tag}> is {_quoted(text)}, not a finite decimal number"
         )
     return value
 
@@ -240,7 +336,7 @@ def _flag(path: str, tag: str, texts: list[str] | None) -> int:
         return 0
     if len(text) > 12 or not _INTEGER.fullmatch(text) or int(text) > _UINT32_MAX:
         raise MalformedFileError(
-            path, f"an object's <{tag}> is {text!r}, not an integer in [0, {_UINT32_MAX}]"
+            path, f"an object's <{tag}> is {_quoted(text)}, not an integer in [0, {_UINT32_MAX}]"
         )
     return int(text)
 
@@ -257,8 +353,12 @@ def parse_voc_objects(path: str, data: bytes) -> list[tuple[str, list[float], in
             coordinate that is missing or not a number, a box that is not
             ``0 < xmin < xmax`` and ``0 < ymin < ymax`` (MindSpore's check), or a
             ``<difficult>``/``<truncated>`` that is not a non-negative integer.
+
+    Each object is checked and reduced to its tuple when its element ends, so memory stays a
+    small multiple of the file's size (a file of empty ``<object/>`` elements fails at the
+    first, not after building millions of them).
     """
-    objects: list[_VocObject] = []
+    out: list[tuple[str, list[float], int, int]] = []
     depth = 0
     current: _VocObject | None = None
     capture: list[str] | None = None  # the text list of the element being captured
@@ -273,7 +373,6 @@ def parse_voc_objects(path: str, data: bytes) -> list[tuple[str, list[float], in
         capture = None
         if depth == 2 and tag == "object":
             current = _VocObject()
-            objects.append(current)
         elif depth == 3 and current is not None:
             if tag in _OBJECT_FIELDS and tag not in current.fields:
                 capture = current.fields[tag] = []
@@ -295,6 +394,8 @@ def parse_voc_objects(path: str, data: bytes) -> list[tuple[str, list[float], in
         if depth == 3 and current is not None:
             current.in_box = False
         elif depth == 2:
+            if current is not None:
+                out.append(_voc_object(path, current))
             current = None
         depth -= 1
         capture, capture_depth = None, -1
@@ -315,24 +416,26 @@ def parse_voc_objects(path: str, data: bytes) -> list[tuple[str, list[float], in
         parser.Parse(data, True)
     except expat.ExpatError as exc:
         raise MalformedFileError(path, f"is not well-formed XML ({exc})") from None
-    if not objects:
+    if not out:
         raise MalformedFileError(path, "has no <object> (MindSpore refuses such files too)")
-    out = []
-    for obj in objects:
-        if obj.box is None:
-            raise MalformedFileError(path, "an <object> has no <bndbox>")
-        xmin, ymin, xmax, ymax = (_number(path, t, obj.box.get(t)) for t in _BOX_TAGS)
-        if not (xmin > 0 and ymin > 0 and xmax > xmin and ymax > ymin):
-            raise MalformedFileError(
-                path,
-                f"an object's box (xmin, ymin, xmax, ymax) = ({xmin:g}, {ymin:g}, {xmax:g}, "
-                f"{ymax:g}) is not 0 < xmin < xmax and 0 < ymin < ymax",
-            )
-        name = "".join(obj.fields.get("name", ()))
-        difficult = _flag(path, "difficult", obj.fields.get("difficult"))
-        truncated = _flag(path, "truncated", obj.fields.get("truncated"))
-        out.append((name, [xmin, ymin, xmax, ymax], difficult, truncated))
     return out
+
+
+def _voc_object(path: str, obj: _VocObject) -> tuple[str, list[float], int, int]:
+    """One ``<object>``, checked: ``(name, [xmin, ymin, xmax, ymax], difficult, truncated)``."""
+    if obj.box is None:
+        raise MalformedFileError(path, "an <object> has no <bndbox>")
+    xmin, ymin, xmax, ymax = (_number(path, t, obj.box.get(t)) for t in _BOX_TAGS)
+    if not (xmin > 0 and ymin > 0 and xmax > xmin and ymax > ymin):
+        raise MalformedFileError(
+            path,
+            f"an object's box (xmin, ymin, xmax, ymax) = ({xmin:g}, {ymin:g}, {xmax:g}, "
+            f"{ymax:g}) is not 0 < xmin < xmax and 0 < ymin < ymax",
+        )
+    name = "".join(obj.fields.get("name", ()))
+    difficult = _flag(path, "difficult", obj.fields.get("difficult"))
+    truncated = _flag(path, "truncated", obj.fields.get("truncated"))
+    return name, [xmin, ymin, xmax, ymax], difficult, truncated
 
 
 def _check_class_indexing(op: str, class_indexing: Any) -> dict[str, int] | None:
@@ -386,10 +489,19 @@ class VOCDataset(_ImageSource):
     ``0 < xmin < xmax, 0 < ymin < ymax`` and a file needs at least one ``<object>``
     (MindSpore's rules).
 
+    Symbolic links: every file read (the list, annotations, images, targets) must resolve
+    inside ``dataset_dir``'s real path (``dataset_dir`` itself may be a link, and so may files
+    and folders inside it that point within it); a file that leads out through a link is
+    refused with a :class:`MalformedFileError` naming it and the link: annotations and the
+    list when the data set is built, images and targets when read (skippable in error
+    samples mode "skip"). A download cache whose files are links into one folder (Hugging
+    Face's ``blobs``) is allowed when the list is such a link too (see :class:`DataFolder`).
+
     Raises:
         TypeError / ValueError: a wrong argument, a missing folder, list or annotation file,
             a list without images, or no image with an object of the classes asked for.
-        MalformedFileError: a malformed list or annotation file (named).
+        MalformedFileError: a malformed list or annotation file (named), or one that leads
+            out of ``dataset_dir``.
     """
 
     def __init__(
@@ -438,21 +550,22 @@ class VOCDataset(_ImageSource):
         for folder in ("JPEGImages", second):
             if not os.path.isdir(os.path.join(root, folder)):
                 raise ValueError(f"{op}: '{os.path.join(root, folder)}' is not a folder")
-        ids = read_image_ids(list_file)
+        folder = DataFolder(op, root, list_file)
+        ids = read_image_ids(list_file, folder)
         if not ids:
             raise ValueError(f"{op}: the image-set list '{list_file}' lists no image")
         images = [os.path.join(root, "JPEGImages", i + ".jpg") for i in ids]
         if task == "Segmentation":
             masks = [os.path.join(root, "SegmentationClass", i + ".png") for i in ids]
             reader = _ImageRows(
-                images, masks, None, ids if extra_metadata else None, decode, decrypt
+                images, masks, None, ids if extra_metadata else None, decode, decrypt, folder
             )
             self._class_indexing: dict[str, int] | None = None
             self._second = masks
             columns = ["image", "target"]
         else:
             reader, self._class_indexing, self._second = self._detection_rows(
-                root, ids, images, indexing, extra_metadata, decode, decrypt, list_file
+                root, ids, images, indexing, extra_metadata, decode, decrypt, list_file, folder
             )
             columns = ["image", "bbox", "label", "difficult", "truncate"]
         if extra_metadata:
@@ -472,13 +585,14 @@ class VOCDataset(_ImageSource):
         decode: bool,
         decrypt: Any,
         list_file: str,
+        folder: DataFolder,
     ) -> tuple[_ImageRows, dict[str, int], list[str]]:
         op = self.op_name
         parsed: dict[str, list] = {}  # a list may repeat an id: parse its file once
         for image_id in ids:
             if image_id not in parsed:
                 path = os.path.join(root, "Annotations", image_id + ".xml")
-                data = _read_capped(op, path, MAX_ANNOTATION_BYTES, "annotation file")
+                data = _read_capped(op, path, MAX_ANNOTATION_BYTES, "annotation file", folder)
                 parsed[image_id] = parse_voc_objects(path, data)
         if indexing is None:  # MindSpore: the names found, sorted, numbered from 0
             names = sorted({o[0] for objects in parsed.values() for o in objects if o[0]})
@@ -508,7 +622,13 @@ class VOCDataset(_ImageSource):
                 f"{sorted(indexing)}"
             )
         reader = _ImageRows(
-            kept_images, None, annotations, meta if extra_metadata else None, decode, decrypt
+            kept_images,
+            None,
+            annotations,
+            meta if extra_metadata else None,
+            decode,
+            decrypt,
+            folder,
         )
         return reader, indexing, xml_paths
 
