@@ -142,17 +142,24 @@ def _doctor(args: argparse.Namespace) -> int:
     from .dataset.datasets import Dataset
     from .profiler.report import write_report
 
+    _check_report_path(args.report)  # before the measurement, not after it
     pipeline = profiler = None
     if args.pipeline is not None:
-        dataset = doctor.load_callable(args.pipeline)()
+        dataset = doctor.pipeline_from(args.pipeline)
     else:
-        model, dataset = doctor.load_callable(args.train)()
+        model, dataset = doctor.training_from(args.train)
     if isinstance(dataset, Dataset):
         pipeline = doctor.diagnose_pipeline(
             dataset, args.batches, args.seconds, min_seconds=args.min_seconds
         )
+        if pipeline["items"] == 0:  # a verdict on no data would be made up
+            raise ValueError("the pipeline gave no rows (its epoch is empty): nothing to measure")
     if args.train is not None:
         profiler = doctor.diagnose_training(model, dataset, args.steps, args.sink)
+        if profiler.summary().steps == 0:
+            raise ValueError(
+                "the training ran no step (its dataset gave no batch): nothing to measure"
+            )
         if pipeline is not None:
             doctor.relate(pipeline, profiler, dataset.get_batch_size())
     # the figures first, then one verdict for the whole run (the same as the report's)
@@ -166,14 +173,25 @@ def _doctor(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_report_path(path: str) -> None:
+    """Refuse a ``--report`` that cannot be written (a folder, a file in a missing folder)
+    before the run is measured, rather than losing the measurement."""
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"--report '{path}' is a folder: give the report's file name")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"--report '{path}': its folder '{folder}' does not exist")
+
+
 # ---------------------------------------------------------------------------------- convert
 
 
 def _convert(args: argparse.Namespace) -> int:
     from .dataset.record.convert import convert
 
-    if args.file_names and not os.path.isdir(args.src):
-        raise UsageError(f"--file-names applies to image folders only; '{args.src}' is not one")
+    for flag, given in (("--file-names", args.file_names), ("--follow-links", args.follow_links)):
+        if given and not os.path.isdir(args.src):
+            raise UsageError(f"{flag} applies to image folders only; '{args.src}' is not one")
     try:
         summary = convert(
             args.src,
@@ -184,6 +202,7 @@ def _convert(args: argparse.Namespace) -> int:
             quality=args.quality,
             overwrite=args.overwrite,
             file_names=args.file_names,
+            follow_links=args.follow_links,
         )
     except FileExistsError as exc:  # the writer names the file that exists (a shard, the
         # manifest); the flag replaces its keyword argument
@@ -409,6 +428,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="image folders: add a third column file_name (the path relative to SRC); off by "
         "default, as Model feeds every column but the last to the network",
+    )
+    convert.add_argument(
+        "--follow-links",
+        action="store_true",
+        help="image folders: also pack files that symbolic links lead out of SRC (by default "
+        "such a file stops the conversion, naming it: a record file may be shared)",
     )
     _debug_flag(convert)
     convert.set_defaults(run=_convert)

@@ -127,13 +127,64 @@ def _source(path: str, shuffle: bool, workers: int) -> ds.Dataset:
     return ds.RecordDataset(path, shuffle=shuffle, num_parallel_workers=workers)
 
 
+#: the most classes ``jisu train`` builds a network for: a record label must be a class id
+#: from 0 to ``MAX_CLASSES - 1`` (the head is then at most 64 x 100,000 weights, 26 MB)
+MAX_CLASSES = 100_000
+
+
 def num_classes(path: str) -> int:
-    """The folder's classes, or the largest record label + 1."""
+    """The folder's classes, or the largest record label + 1, once every label is checked to
+    be a plausible class id.
+
+    The class count sizes the network's last layer, so one stray label (5,000,000) would
+    build a head of gigabytes. A record label must be an integer (an integer-valued float
+    passes) from 0 to ``MAX_CLASSES - 1``, one per row. Labels may be sparse: a subset of a
+    large label set (a few classes of ImageNet-21k) keeps its ids, so the count is not
+    compared with the number of rows; the cap bounds the head whatever the rows.
+
+    Raises:
+        ValueError: a label field that is not a scalar number, a label that is not a class
+            id (naming its row, counted from 0 in the files' order), no rows, or a folder of
+            more than ``MAX_CLASSES`` classes.
+    """
     if _is_image_folder(path):
-        return len(ds.ImageFolderDataset(path).get_class_indexing())
-    labels = ds.RecordDataset(path, columns_list=["label"]).batch(4096)
-    batches = labels.create_tuple_iterator(num_epochs=1, output_numpy=True)
-    return max(int(batch[0].max()) for batch in batches) + 1
+        count = len(ds.ImageFolderDataset(path).get_class_indexing())
+        if count > MAX_CLASSES:
+            raise ValueError(
+                f"--data '{path}' has {count} class folders, more than the "
+                f"{MAX_CLASSES} classes jisu train builds a network for (MAX_CLASSES)"
+            )
+        return count
+    data = ds.RecordDataset(path, columns_list=["label"], shuffle=False)
+    field = next(f for f in data.reader.fields if f.name == "label")
+    if field.dtype is None or field.dtype.kind not in "iuf" or field.shape:
+        kind = field.type + (f" of shape {field.shape}" if field.shape else "")
+        raise ValueError(
+            f"--data '{path}': its label field is {kind}; it must hold one "
+            "integer class id per row (int32 or int64)"
+        )
+    largest, row = -1, 0
+    batches = data.batch(4096).create_tuple_iterator(num_epochs=1, output_numpy=True)
+    try:
+        for (labels,) in batches:
+            labels = labels.reshape(-1)
+            good = (labels >= 0) & (labels < MAX_CLASSES)
+            if labels.dtype.kind == "f":
+                good &= labels == np.floor(labels)  # NaN fails both
+            if not good.all():
+                bad = int(np.argmin(good))
+                raise ValueError(
+                    f"--data '{path}': row {row + bad} has label "
+                    f"{labels[bad].item()!r}, which is not a class id: labels must be integers "
+                    f"from 0 to {MAX_CLASSES - 1} (MAX_CLASSES = {MAX_CLASSES})"
+                )
+            largest = max(largest, int(labels.max()))
+            row += len(labels)
+    finally:
+        batches.close()
+    if row == 0:
+        raise ValueError(f"--data '{path}' has no rows")
+    return largest + 1
 
 
 def pipeline(path: str, train: bool, batch_size: int, workers: int, resize: bool) -> ds.Dataset:
@@ -452,9 +503,9 @@ def _run(cfg: JobConfig) -> dict[str, Any]:
         else:
             train_path = test_path = cfg.data
             resize = True
+        classes = num_classes(train_path)  # checks the labels first: they size the network
         train = pipeline(train_path, True, cfg.batch_size, workers, resize)
         test = pipeline(test_path, False, cfg.batch_size, workers, resize)
-        classes = num_classes(train_path)
         steps = train.get_dataset_size()
         if steps == 0:
             raise ValueError(f"jisu train: fewer samples than one batch of {cfg.batch_size}")

@@ -5,12 +5,12 @@ Mirrors ``mindspore.dataset.config``. Settings are read when an iterator is crea
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 from typing import TYPE_CHECKING
 
 from .engine.cpus import available_cpus
+from .engine.tuning import read_autotune_file
 
 if TYPE_CHECKING:
     from .engine.ray_executor import RayExecutor
@@ -115,17 +115,23 @@ def get_autotune_filepath() -> str | None:
 
 
 def load_autotune_config(filepath: str | None) -> None:
-    """Start pipelines created afterwards with the settings AutoTune saved (None: stop)."""
+    """Start pipelines created afterwards with the settings AutoTune saved (None: stop).
+
+    The file is checked in full first (see :mod:`.engine.tuning`): its size (at most
+    ``MAX_AUTOTUNE_FILE_BYTES``), JSON, keys, types and ranges (``workers`` from 1 to
+    ``MAX_TUNED_WORKERS``, ``inflight`` from 1 to ``MAX_TUNED_INFLIGHT``); a faulty file
+    changes nothing. When an iterator starts, every stage the file names must be one of its
+    pipeline's stages, and the workers are clamped to the CPUs the process may use.
+
+    Raises:
+        ValueError: the file is not a valid AutoTune file (naming it, the key and what it
+            allows).
+    """
     global _tuned
     if filepath is None:
         _tuned = None
         return
-    with open(filepath) as f:
-        settings = json.load(f)
-    stages = settings.get("stages") if isinstance(settings, dict) else None
-    if settings.get("version") != 1 or not isinstance(stages, dict):
-        raise ValueError(f"load_autotune_config: {filepath} is not a jisu AutoTune file")
-    _tuned = stages
+    _tuned = read_autotune_file(filepath)
 
 
 def get_autotune_config() -> dict | None:

@@ -6,8 +6,9 @@ gets one more worker (and one more in-flight slot), as long as all stages togeth
 within the CPUs the process may use and the work in flight within a memory budget. A change
 that made the stage's output slower is undone, and that stage is left alone after. Every
 change is logged with its reason. At the end of the first epoch tuning stops and, with a
-file path, the settings are written as JSON, which ``config.load_autotune_config`` applies to
-later runs of the same pipeline.
+file path, the settings are written as JSON, which ``config.load_autotune_config`` checks in
+full and applies to later runs of the same pipeline (:mod:`jisu.dataset.engine.tuning`: the
+file's shape and its limits).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..dataset.engine.tuning import MAX_TUNED_INFLIGHT, MAX_TUNED_WORKERS
 from ..files import atomic_write
 
 logger = logging.getLogger("jisu.dataset.autotune")
@@ -53,7 +55,9 @@ class AutoTuner:
         filepath: str | None = None,
         interval: float = 0.2,
     ) -> None:
-        self.cpus, self.budget_bytes, self.filepath = cpus, budget_bytes, filepath
+        # a saved file must read back: it holds at most MAX_TUNED_WORKERS workers a stage
+        self.cpus = min(cpus, MAX_TUNED_WORKERS)
+        self.budget_bytes, self.filepath = budget_bytes, filepath
         self.interval = interval
         self._stages: dict[str, _Stage] = {}
         self._lock = threading.Lock()
@@ -161,7 +165,10 @@ class AutoTuner:
                 "version": 1,
                 "cpus": self.cpus,
                 "stages": {
-                    sid: {"workers": stage.pool.workers, "inflight": stage.inflight}
+                    sid: {
+                        "workers": stage.pool.workers,
+                        "inflight": min(stage.inflight, MAX_TUNED_INFLIGHT),
+                    }
                     for sid, stage in self._stages.items()
                 },
             }

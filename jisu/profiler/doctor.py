@@ -20,7 +20,7 @@ import statistics
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import cloudpickle
@@ -66,6 +66,64 @@ def load_callable(spec: str) -> Any:
     if not callable(target):
         raise AttributeError(f"doctor: {module_name} has no function {function!r}")
     return target
+
+
+def _described(value: Any) -> str:
+    """What a user's function returned, for an error message: its repr (at most 80
+    characters) and its type."""
+    text = repr(value)
+    text = text if len(text) <= 80 else text[:77] + "..."
+    return f"{text} (of type {type(value).__name__})"
+
+
+def pipeline_from(spec: str) -> Any:
+    """Call the ``--pipeline`` function ``spec`` names; returns the jisu dataset it returns.
+
+    Raises:
+        TypeError: it returned anything but a jisu dataset (a number, ``None``, a torch
+            ``DataLoader``): naming what it returned, instead of measuring nothing.
+    """
+    from ..dataset.datasets import Dataset
+
+    dataset = load_callable(spec)()
+    if not isinstance(dataset, Dataset):
+        raise TypeError(
+            f"doctor: --pipeline {spec} must return a jisu dataset (a jisu.dataset.Dataset, "
+            f"such as ds.NumpySlicesDataset(...).batch(32)); it returned {_described(dataset)}"
+        )
+    return dataset
+
+
+def training_from(spec: str) -> tuple[Any, Any]:
+    """Call the ``--train`` function ``spec`` names; returns its ``(model, dataset)``.
+
+    The dataset may be a jisu dataset or a re-iterable of batches (a list, a torch
+    ``DataLoader``): each of the profiled epochs iterates it anew, so a one-shot iterator (a
+    generator) would train its first epoch only. The model is checked where it is trained
+    (:func:`diagnose_training`).
+
+    Raises:
+        TypeError: it returned something else than a pair, or the pair's dataset is none of
+            the above, naming what it returned.
+    """
+    from ..dataset.datasets import Dataset
+
+    result = load_callable(spec)()
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise TypeError(
+            f"doctor: --train {spec} must return (model, dataset); it returned {_described(result)}"
+        )
+    model, dataset = result
+    reiterable = isinstance(dataset, Iterable) and not isinstance(
+        dataset, (Iterator, str, bytes, dict)
+    )
+    if not isinstance(dataset, Dataset) and not reiterable:
+        raise TypeError(
+            f"doctor: --train {spec} must return (model, dataset) with a jisu dataset or a "
+            "re-iterable of batches (a list, a DataLoader; not a generator, which runs out "
+            f"after one epoch); its dataset is {_described(dataset)}"
+        )
+    return model, dataset
 
 
 # ---------------------------------------------------------------------------- units
@@ -189,7 +247,18 @@ def diagnose_training(
 
     Then, with ``precision_steps`` > 0, times copies of the model at O0 and at its own AMP
     level (O2 when it runs at O0; :func:`measure_precision`), so that the advice on precision
-    follows from this machine's numbers (a failure there is a warning, not an error)."""
+    follows from this machine's numbers (a failure there is a warning, not an error).
+
+    Raises:
+        TypeError: ``model`` is not a :class:`jisu.Model`.
+    """
+    from ..train.model import Model
+
+    if not isinstance(model, Model):
+        raise TypeError(
+            "doctor: --train must return (model, dataset) with a jisu.Model (Model(network, "
+            f"loss_fn, optimizer)); its model is {_described(model)}"
+        )
     profiler = TrainingProfiler(verbose=False)
     model.train(3, _first(dataset, steps), callbacks=[profiler], dataset_sink_mode=sink)
     if precision_steps > 0:

@@ -21,6 +21,7 @@ from .rows import to_output
 from .stage import EPOCH_END
 from .stage_runs import run_epochs
 from .stats import OpTimes
+from .tuning import check_stages
 
 if TYPE_CHECKING:
     from ..datasets import Dataset
@@ -113,6 +114,8 @@ class DatasetIterator:
         self._seed = config.get_seed()
         self._settings = RunSettings.from_config()  # the configuration it runs with
         self._plan = build_plan(dataset)  # the stages each run starts
+        if self._settings.tuned:  # saved AutoTune settings: for this pipeline's stages only
+            check_stages(self._settings.tuned, [stage.name for stage in self._plan.stages])
         self._epoch = 0
         self._position = 0
         self._skipped_done = 0  # samples skipped in finished epochs

@@ -10,6 +10,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
 from .context import ExecContext, Stopped
+from .cpus import available_cpus
+from .tuning import tuned_stage
 from .watchdog import StuckTaskWatch
 
 if TYPE_CHECKING:
@@ -55,10 +57,10 @@ def ordered_map(
     stage_id = f"{name}#{ctx.node_id(task.node)}"  # the same in every run of this pipeline
     tuned = ctx.tuned.get(stage_id)
     max_workers = ctx.plan.max_workers(task.node)  # an op's explicit num_parallel_workers
-    if tuned is not None:  # a saved AutoTune result
-        workers, inflight = int(tuned["workers"]), int(tuned["inflight"])
-        if max_workers is not None:
-            workers = min(workers, max_workers)
+    if tuned is not None:  # a saved AutoTune result (checked when it was loaded)
+        workers, inflight = tuned_stage(
+            stage_id, tuned, workers, inflight, max_workers, available_cpus()
+        )
     pool = ctx.pool(key, name, workers, task)
     # a remote pool (Ray) may run more workers than planned, and wants bigger tasks
     inflight += getattr(pool, "extra_inflight", 0)

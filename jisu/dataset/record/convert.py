@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import errno
 import itertools
+import math
 import os
 import time
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -20,7 +22,7 @@ from tqdm import tqdm
 
 from ..storage import is_url
 from .schema import NUMERIC
-from .validate import open_regular
+from .validate import MalformedFileError, open_regular
 from .writer import FileWriter
 
 if TYPE_CHECKING:
@@ -28,6 +30,18 @@ if TYPE_CHECKING:
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
 _CHUNK_ROWS = 512
+
+#: the most bytes the compressed arrays of one ``.npz`` may inflate to, together (they are
+#: held in memory while converted; stored arrays and ``.npy`` files are not counted: they
+#: are as large on disk as in memory, and a ``.npy`` is read memory-mapped)
+NPZ_MAX_INFLATED_BYTES = 4 << 30
+#: the most a compressed array may inflate over its compressed size (deflate reaches ~1,030x
+#: on zeros; real arrays rarely pass 100x) once it inflates to more than
+#: :data:`NPZ_RATIO_FREE_BYTES`
+NPZ_MAX_RATIO = 200
+#: arrays (and archives) inflating to at most this many bytes are never refused for their
+#: compression ratio (a mask of zeros, sorted labels)
+NPZ_RATIO_FREE_BYTES = 256 << 20
 
 
 def dealt_rows(rows: int, block_rows: int, shards: int) -> list[int]:
@@ -297,34 +311,155 @@ def array_chunks(arrays: dict[str, np.ndarray]) -> Iterator[tuple[int, dict]]:
         yield end - start, {k: v[start:end] for k, v in arrays.items()}
 
 
-def list_image_folder(
-    root: str, extensions: Sequence[str] | None = None, class_indexing: dict[str, int] | None = None
-) -> tuple[list[str], list[int], dict[str, int]]:
-    """Image files of a class-per-subfolder tree, sorted, with their class labels.
+def _npy_header(
+    f: Any, path: str, available: int, member: str | None = None
+) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """Read the ``.npy`` header at the start of the open file ``f`` (``available`` bytes):
+    ``(shape, fortran_order, dtype)``, checked against what the file holds before any data
+    is read (``f`` is left at the data). Errors name ``path`` and the ``.npz`` ``member``."""
+    from numpy.lib import format as npy
 
-    Labels follow ``class_indexing`` or, by default, the sorted folder names (MindSpore's rule).
-    """
-    if not os.path.isdir(root):
-        raise FileNotFoundError(f"image folder '{root}' does not exist")
-    extensions = tuple(e.lower() for e in (extensions or IMAGE_EXTENSIONS))
-    classes = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
-    if not class_indexing:  # None or {} (MindSpore's default too): sorted folder names
-        class_indexing = {name: i for i, name in enumerate(classes)}
-    paths, labels = [], []
-    for name in classes:
-        if name not in class_indexing:
-            continue
-        folder = os.path.join(root, name)
-        for dirpath, _, files in sorted(os.walk(folder)):
-            for file in sorted(files):
-                if file.lower().endswith(extensions):
-                    paths.append(os.path.join(dirpath, file))
-                    labels.append(class_indexing[name])
-    if not paths:
-        raise ValueError(
-            f"image folder '{root}' has no images with extensions {extensions} in class subfolders"
+    where = "" if member is None else f"member {member!r}: "
+
+    try:
+        version = npy.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = npy.read_array_header_1_0(f)
+        elif version in ((2, 0), (3, 0)):  # 3.0 differs only in the header's text encoding
+            shape, fortran, dtype = npy.read_array_header_2_0(f)
+        else:
+            raise ValueError(f"a .npy format version {version[0]}.{version[1]} this reader lacks")
+    except ValueError as exc:
+        raise MalformedFileError(path, f"{where}not a readable .npy array ({exc})") from None
+    if dtype.hasobject:
+        raise MalformedFileError(
+            path,
+            f"{where}holds Python objects (dtype {dtype}), which only pickle can read: convert "
+            "refuses to unpickle; save numbers, strings or bytes",
         )
-    return paths, labels, class_indexing
+    nbytes = math.prod(shape) * dtype.itemsize  # Python ints: no overflow
+    held = available - f.tell()
+    if nbytes > held:
+        raise MalformedFileError(
+            path, f"{where}its header declares {shape} {dtype} ({nbytes} bytes); it holds {held}"
+        )
+    if not shape or shape[0] == 0:
+        raise ValueError(f"convert: '{path}': {where}an array of shape {shape} has no rows")
+    return shape, fortran, dtype
+
+
+def _check_npz(f: Any, path: str) -> None:
+    """Check every member of the ``.npz`` archive open as ``f`` (named ``path``) before
+    anything is inflated: a ``.npy`` array, not encrypted, its ``.npy`` header consistent
+    with its zip sizes, and the compressed ones within :data:`NPZ_MAX_INFLATED_BYTES` and
+    :data:`NPZ_MAX_RATIO` (2.9 MB can inflate to a 3 GB array). Errors name the file and the
+    member."""
+    import zipfile
+
+    try:
+        archive = zipfile.ZipFile(f)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
+        raise MalformedFileError(path, f"not a readable .npz (zip) archive ({exc})") from None
+    inflated = packed = 0
+    largest: tuple[int, str] = (0, "")
+    for info in archive.infolist():
+        where = f"member {info.filename!r}"
+        if not info.filename.endswith(".npy"):
+            raise MalformedFileError(path, f"{where} is not a .npy array (np.savez writes those)")
+        if info.flag_bits & 0x1:
+            raise MalformedFileError(path, f"{where} is encrypted")
+        size, compressed = info.file_size, info.compress_size
+        if info.compress_type == zipfile.ZIP_STORED:
+            if size != compressed:
+                raise MalformedFileError(
+                    path, f"{where} is stored, yet declares {size} bytes in {compressed}"
+                )
+        else:
+            ratio = size / max(compressed, 1)
+            if size > NPZ_MAX_INFLATED_BYTES:
+                raise ValueError(
+                    f"convert: '{path}': {where} would inflate to {size} bytes, over the "
+                    f"{NPZ_MAX_INFLATED_BYTES}-byte cap on compressed arrays "
+                    "(NPZ_MAX_INFLATED_BYTES); save it uncompressed (np.savez, np.save)"
+                )
+            if size > NPZ_RATIO_FREE_BYTES and ratio > NPZ_MAX_RATIO:
+                raise ValueError(
+                    f"convert: '{path}': {where} would inflate {compressed} bytes to {size} "
+                    f"({ratio:.0f}x, over the {NPZ_MAX_RATIO}x allowed above "
+                    f"{NPZ_RATIO_FREE_BYTES} bytes: a decompression bomb?); if the array "
+                    "is genuine, save it uncompressed (np.savez, np.save)"
+                )
+            inflated, packed = inflated + size, packed + compressed
+            largest = max(largest, (size, info.filename))
+        try:
+            with archive.open(info) as member:
+                _npy_header(member, path, size, info.filename)
+        except (zipfile.BadZipFile, NotImplementedError, RuntimeError, EOFError) as exc:
+            # a damaged local header, an unknown compression method, a bad stream
+            raise MalformedFileError(path, f"{where} cannot be read ({exc})") from None
+        except zlib.error as exc:
+            raise MalformedFileError(path, f"{where}: damaged compressed data ({exc})") from None
+    if inflated > NPZ_MAX_INFLATED_BYTES or (
+        inflated > NPZ_RATIO_FREE_BYTES and inflated > NPZ_MAX_RATIO * packed
+    ):
+        raise ValueError(
+            f"convert: '{path}': its compressed arrays would inflate {packed} bytes to "
+            f"{inflated} (the largest: member {largest[1]!r}, {largest[0]} bytes); at most "
+            f"{NPZ_MAX_INFLATED_BYTES} bytes and {NPZ_MAX_RATIO}x are allowed above "
+            f"{NPZ_RATIO_FREE_BYTES} bytes: save them uncompressed (np.savez, np.save)"
+        )
+
+
+def load_arrays(path: str) -> dict[str, np.ndarray]:
+    """The arrays of a ``.npz`` or ``.npy`` file, checked before their data is read.
+
+    Never unpickled (``allow_pickle=False``). A ``.npz``'s members are checked first
+    (:func:`_check_npz`: the caps on what compressed arrays may inflate to), then read into
+    memory; a ``.npy`` is memory-mapped (its pages are read as they are converted), its
+    header checked against the file's size. The file is opened once (a FIFO is refused).
+
+    Raises:
+        MalformedFileError: a member that is not a ``.npy`` array, a header that declares
+            more than the file holds, an array of Python objects.
+        ValueError: an archive over :data:`NPZ_MAX_INFLATED_BYTES` or :data:`NPZ_MAX_RATIO`,
+            an array with no rows; both name the file and the member.
+    """
+    with open(open_regular(path), "rb") as f:
+        if path.endswith(".npz"):
+            _check_npz(f, path)
+            f.seek(0)
+            with np.load(f, allow_pickle=False) as archive:
+                return {name: archive[name] for name in archive.files}
+        shape, fortran, dtype = _npy_header(f, path, os.fstat(f.fileno()).st_size)
+        if math.prod(shape) * dtype.itemsize == 0:  # NumPy cannot map an array of no bytes
+            return {"data": np.zeros(shape, dtype)}
+        order = "F" if fortran else "C"
+        return {"data": np.memmap(f, dtype, "r", offset=f.tell(), shape=shape, order=order)}
+
+
+def check_inside(root: str, paths: Sequence[str]) -> None:
+    """Refuse to pack files that symbolic links lead out of the image folder ``root``.
+
+    ``ImageFolderDataset`` follows links (a subset of a data set is often a folder of links),
+    but a record file is made to be shared: a ``cat/secret.jpg -> /etc/shadow`` would travel
+    inside it. ``convert(..., follow_links=True)`` (``jisu convert --follow-links``) packs
+    such files anyway.
+
+    Raises:
+        ValueError: naming the first such file, where it resolves, and how many there are.
+    """
+    from ..sources.image_folder import files_outside  # (image_folder imports this module)
+
+    outside = files_outside(root, paths)
+    if not outside:
+        return
+    path, real = outside[0]
+    more = f" (and {len(outside) - 1} more file(s))" if len(outside) > 1 else ""
+    raise ValueError(
+        f"convert: '{path}' resolves to '{real}', outside the image folder '{root}', through "
+        f"a symbolic link{more}; convert packs only files inside its source folder: pass "
+        "--follow-links (follow_links=True) to pack the files links lead to"
+    )
 
 
 class ImageFiles:
@@ -420,6 +555,7 @@ def convert(
     progress: bool | None = None,
     file_names: bool = False,
     storage_options: dict | None = None,
+    follow_links: bool = False,
 ) -> dict:
     """Convert an image folder, MindRecord files, a ``.npz``/``.npy`` file or a jisu record
     data set into a jisu record data set at ``dst``; returns the summary of the write.
@@ -445,10 +581,20 @@ def convert(
             ``file_names`` drop it before training (``.project(["image", "label"])``).
         storage_options: the filesystem options of a URL ``dst`` or ``src`` (``s3://...``,
             any fsspec URL; a record data set as ``src``); by default the environment's.
+        follow_links: image folders only: also pack files whose real path lies outside
+            ``src`` (through a symbolic link); by default such a file stops the conversion
+            (:func:`check_inside`), as a record file may be shared.
+
+    Arrays (``.npz``/``.npy``) are never unpickled, and a ``.npz``'s compressed arrays are
+    checked before they are inflated (:func:`load_arrays`: at most
+    :data:`NPZ_MAX_INFLATED_BYTES` in all, at most :data:`NPZ_MAX_RATIO` times their
+    compressed size above :data:`NPZ_RATIO_FREE_BYTES`).
 
     Raises:
         FileNotFoundError: ``src`` is none of the above.
         FileExistsError: ``dst`` exists and ``overwrite`` is False.
+        ValueError: a file that a link leads out of an image folder (without
+            ``follow_links``); arrays over the caps above, or malformed.
     """
     from .. import GeneratorDataset, RecordDataset
     from ..engine.cpus import available_cpus
@@ -464,7 +610,11 @@ def convert(
             "Leave file_names at False"
         )
     if os.path.isdir(src):
-        paths, labels, classes = list_image_folder(src)
+        from ..sources.image_folder import list_local_image_folder
+
+        paths, labels, classes = list_local_image_folder(src)
+        if not follow_links:
+            check_inside(src, paths)  # before any byte is read
         description = f"image folder {os.path.abspath(src)}; classes {classes}"
         if max_size is None and quality is None:  # bytes as stored: read and write by columns
             chunks = folder_chunks(src, paths, labels, workers or available_cpus(), file_names)
@@ -488,8 +638,9 @@ def convert(
         data = data.map(reencoder(max_size, quality or 90), "image", num_parallel_workers=workers)
         schema = image_schema
     elif src.endswith((".npz", ".npy")):
-        loaded = np.load(src)
-        arrays = dict(loaded) if isinstance(loaded, np.lib.npyio.NpzFile) else {"data": loaded}
+        arrays = load_arrays(src)
+        if not arrays:
+            raise ValueError(f"convert: '{src}' holds no arrays")
         if len({len(a) for a in arrays.values()}) != 1:
             raise ValueError(f"convert: the arrays in '{src}' differ in length")
         schema = {k: field_of(k, v[0]) for k, v in arrays.items()}
