@@ -17,8 +17,12 @@ from __future__ import annotations
 import logging
 import math
 import numbers
+import os
+import socket
 import threading
 from typing import TYPE_CHECKING, Any
+
+from .errors import PipelineError
 
 if TYPE_CHECKING:
     from .context import ExecContext
@@ -30,6 +34,48 @@ logger = logging.getLogger("jisu.dataset")
 INSTALL_HINT = 'pip install "jisu[ray]"'
 # resources that Ray's actor options name on their own; any other key is a custom resource
 _OPTION_NAMES = {"CPU": "num_cpus", "GPU": "num_gpus", "memory": "memory"}
+CONNECT_TIMEOUT_S = 5.0  # the default wait for the cluster's address to accept a connection
+
+
+class RayConnectionError(ConnectionError, PipelineError):
+    """Nothing answers at the Ray cluster's address (names it). A ``ConnectionError`` and,
+    like every failure while iterating, a ``RuntimeError``."""
+
+
+def _endpoint(address: str) -> tuple[str, int] | None:
+    """The ``(host, port)`` that a Ray address names (``"host:6379"``, ``"ray://host:10001"``),
+    or None for one that names none (``"auto"``, ``"local"``, a bare host)."""
+    text = address.strip()
+    if "://" in text:
+        scheme, text = text.split("://", 1)
+        if scheme.lower() != "ray":
+            return None
+    host, sep, port = text.split("/", 1)[0].rpartition(":")
+    if not sep or not host or not port.isdigit():
+        return None
+    return host.strip("[]"), int(port)
+
+
+def probe_address(address: str | None, timeout: float) -> None:
+    """Check that something accepts TCP connections at a Ray address, within ``timeout``
+    seconds: ``ray.init`` waits a minute or more before it gives up on an address where
+    nothing listens. Addresses naming no port (``"auto"``, None) are left to Ray.
+
+    Raises:
+        RayConnectionError: naming the address.
+    """
+    endpoint = None if address is None else _endpoint(address)
+    if endpoint is None:
+        return
+    try:
+        with socket.create_connection(endpoint, timeout=timeout):
+            pass
+    except OSError as exc:
+        raise RayConnectionError(
+            f"RayExecutor: nothing answers at the Ray address {address!r} (a TCP connection "
+            f"to {endpoint[0]}:{endpoint[1]} failed within {timeout:g} s: {exc}); start the "
+            "cluster (`ray start --head`) or correct the address"
+        ) from exc
 
 
 def import_ray() -> Any:
@@ -114,10 +160,17 @@ class RayExecutor:
             place yet get no tasks until Ray places them.
         resources_per_worker: Ray resources each actor holds, such as ``{"CPU": 2}`` or
             ``{"CPU": 1, "memory": 2e9, "my_resource": 1}``; ``CPU`` defaults to 1.
+        connect_timeout: seconds to wait, before ``ray.init``, for the address (or
+            ``RAY_ADDRESS``) to accept a TCP connection when it names a port (default 5):
+            where nothing listens the first stage fails at once with a
+            :class:`RayConnectionError` naming the address, where ``ray.init`` alone would
+            wait a minute or more.
 
     Raises:
         ImportError: Ray is not installed (the message says ``pip install "jisu[ray]"``).
         ValueError, TypeError: a bad argument, named.
+        RayConnectionError: (when the first stage starts; a ``RuntimeError``) nothing
+            answers at the address.
 
     Example:
         >>> import jisu.dataset as ds
@@ -131,7 +184,18 @@ class RayExecutor:
         address: str | None = None,
         num_workers: int | None = None,
         resources_per_worker: dict[str, float] | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
     ) -> None:
+        if (
+            isinstance(connect_timeout, bool)
+            or not isinstance(connect_timeout, numbers.Real)
+            or not math.isfinite(connect_timeout)
+            or connect_timeout <= 0
+        ):
+            raise ValueError(
+                "RayExecutor: connect_timeout must be a finite number of seconds > 0. "
+                f"Received: connect_timeout={connect_timeout!r}"
+            )
         if address is not None and (not isinstance(address, str) or not address.strip()):
             raise TypeError(
                 "RayExecutor: address must be a Ray cluster address (str) or None. "
@@ -147,6 +211,7 @@ class RayExecutor:
         self.address = address
         self.num_workers = num_workers
         self.resources_per_worker = _check_resources(resources_per_worker)
+        self.connect_timeout = float(connect_timeout)
         self._ray = import_ray()
         self._lock = threading.Lock()
 
@@ -162,6 +227,7 @@ class RayExecutor:
         with self._lock:
             if not ray.is_initialized():
                 logger.info("jisu: connecting to Ray (address=%r)", self.address)
+                probe_address(self.address or os.environ.get("RAY_ADDRESS"), self.connect_timeout)
                 ray.init(address=self.address, ignore_reinit_error=True)
         return ray
 

@@ -11,6 +11,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .context import ExecContext
 
+_local = threading.local()
+
+
+def current_stop() -> threading.Event | None:
+    """The stop flag of the run whose pool thread calls this (None on any other thread).
+
+    A task that blocks on I/O it can abandon (a request to object storage, see
+    :mod:`jisu.dataset.storage`) polls it, so that closing the iterator ends the wait at once
+    instead of leaving the thread behind until the request gives up."""
+    return getattr(_local, "stop", None)
+
 
 class ThreadPool:
     """A set of daemon threads running one stage's task; a :class:`.worker_pool.WorkerPool`.
@@ -50,6 +61,7 @@ class ThreadPool:
 
     def _run(self) -> None:
         me = threading.current_thread()
+        _local.stop = self._ctx.stop  # see current_stop
         while True:
             entry = self._tasks.get()
             if entry is None:

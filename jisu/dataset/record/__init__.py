@@ -1,4 +1,4 @@
-"""The record format: sharded, memory-mapped Arrow IPC files (and MindRecord reading)."""
+"""The record format: sharded Arrow IPC files, read by ``pread`` (and MindRecord reading)."""
 
 from . import convert
 from .mindrecord import MindRecordReader

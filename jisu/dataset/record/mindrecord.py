@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import json
 import math
-import mmap
 import os
 import reprlib
 import sqlite3
@@ -72,6 +71,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
+from .pread import PreadFile
 from .schema import Field, select_fields
 from .validate import MalformedFileError, open_regular, shard_path
 
@@ -84,6 +84,7 @@ RAW, BLOB = "RAW_DATA", "BLOB_DATA"
 _INT_RANGE = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 _SHIFTS = np.array([6, 4, 2, 0], dtype=np.uint8)  # of the 4 width codes in a byte, MSB first
 _FEW = 64  # compressed arrays up to this length decode faster one value at a time
+_WINDOW = 64 << 10  # bytes read at once when walking a page's row lengths
 
 
 def _shown() -> reprlib.Repr:
@@ -420,8 +421,8 @@ def _check_header(path: str, header: dict, json_end: int, size: int) -> _Layout:
 
 
 class _Shard:
-    """One open shard: its checked layout, its mapped bytes and where every row's records lie
-    (found and checked against their pages when opened).
+    """One open shard: its checked layout, the file (read by ``pread``) and where every row's
+    records lie (found and checked against their pages when opened).
 
     Args:
         path: the shard.
@@ -436,8 +437,9 @@ class _Shard:
             self.identity = (stat.st_dev, stat.st_ino)
             header, json_end = _read_header(f, path, stat.st_size)
             self.layout = _check_header(path, header, json_end, stat.st_size)
-            self.map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        if len(self.map) != stat.st_size:
+            # read by pread, never mapped: a shard truncated under the reader is an error
+            self.file = PreadFile(path, os.dup(f.fileno()))
+        if self.file.size != stat.st_size:
             raise MalformedFileError(path, "changed size while being opened")
         self._find_rows()
 
@@ -472,12 +474,15 @@ class _Shard:
         """Records (an 8-byte little-endian length, then that many bytes) that fill the file
         bytes [begin, end) exactly, appended to ``at``/``lengths``; how many there are."""
         pos, count = begin, 0
+        window, window_at = b"", 0  # bytes [window_at, window_at + len(window)) of the file
         while pos < end:
             if end - pos < 8:
                 raise MalformedFileError(
                     self.path, f"{where}: row {row + count} has its length cut by the page's end"
                 )
-            (length,) = struct.unpack_from("<Q", self.map, pos)
+            if pos + 8 > window_at + len(window):
+                window, window_at = self.file.read(pos, min(_WINDOW, end - pos)), pos
+            (length,) = struct.unpack_from("<Q", window, pos - window_at)
             if length > end - pos - 8:
                 raise MalformedFileError(
                     self.path,
@@ -524,8 +529,9 @@ class _Shard:
     def _raw(self, local: int) -> dict:
         """Row ``local``'s msgpack map of scalar fields: exactly the schema's non-blob fields."""
         at = int(self.raw_at[local])
+        record = self.file.read(at, int(self.raw_len[local]))
         try:
-            raw = msgpack.unpackb(self.map[at : at + int(self.raw_len[local])], raw=False)
+            raw = msgpack.unpackb(record, raw=False)
         except (ValueError, TypeError, msgpack.UnpackException) as exc:
             raise _Corrupt(f"its raw record is not msgpack ({exc})") from None
         if not isinstance(raw, dict):
@@ -539,9 +545,9 @@ class _Shard:
         return raw
 
     def _blobs(self, local: int) -> dict[str, memoryview]:
-        """Row ``local``'s blob fields, each a view of its bytes in the mapped file."""
+        """Row ``local``'s blob fields, each a view of the row's bytes (one read)."""
         at = int(self.blob_at[local])
-        payload = memoryview(self.map)[at : at + int(self.blob_len[local])]
+        payload = memoryview(self.file.read(at, int(self.blob_len[local])))
         names = self.layout.blob_fields
         if len(names) == 1:
             return {names[0]: payload}
@@ -638,7 +644,8 @@ class MindRecordReader:
     Every shard (and its ``.db`` index) is checked when opened and each row when read (see the
     module docstring); a malformed file raises
     :class:`~jisu.dataset.record.validate.MalformedFileError` naming it. Reads are thread-safe
-    (the shards are memory-mapped read-only); the reader pickles by path and reopens.
+    (by ``pread``, never through a map: a shard truncated while it is read is an error naming
+    it, not a SIGBUS); the reader pickles by path and reopens.
 
     Args:
         files: one shard (then all shards its header names, which must lie beside it, are read)

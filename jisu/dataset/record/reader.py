@@ -1,10 +1,14 @@
-"""Reading jisu record data sets: manifest checks, memory-mapped shards, zero-copy rows.
+"""Reading jisu record data sets: manifest checks, shards read by ``pread``, rows as arrays.
 
 A manifest and its shards are treated as hostile: the manifest is validated in full when the
 data set is opened (types, counts, names, and the layout of rows in shards) and every shard
 is checked against it (plain name beside the manifest, regular file, size, CRC-32, Arrow
 schema, its place in the data set, record batch sizes) before any row is read, so that a
 malformed data set fails at once with one :class:`MalformedFileError` naming the file.
+
+Shards are read by ``pread``, never through a memory map (see :mod:`.arrow_file` and
+:mod:`.pread`): a shard truncated or shortened while it is read is a :class:`MalformedFileError`
+naming it, never a SIGBUS that kills the process.
 """
 
 from __future__ import annotations
@@ -12,11 +16,10 @@ from __future__ import annotations
 import bisect
 import itertools
 import json
-import mmap
 import os
 import threading
 import time
-import zlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,8 +27,9 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.ipc
 
+from .arrow_file import CopyStore, FileColumns, Part, open_shard
+from .pread import PreadFile
 from .schema import Field, arrow_schema, parse_schema, select_fields
 from .validate import MalformedFileError, open_regular, shard_path
 from .writer import FORMAT, FORMAT_VERSION, MANIFEST_SUFFIX, generation_base, read_manifest_json
@@ -36,6 +40,8 @@ _OPEN_ATTEMPTS = 3  # a data set replaced while it is being opened is reopened
 # A file modified this recently may change again within the same mtime tick (the kernel's
 # clock is coarse), so its CRC is not cached ("racy" files, as git treats them).
 _RACY_NS = 2_000_000_000
+_VIEW_BATCHES = 4096  # record batches whose copied offsets and scalars a reader keeps ...
+_VIEW_BYTES = 64 << 20  # ... and at most this many bytes of them
 
 # (path, device, inode, size, mtime_ns) -> crc, per process
 _verified: dict[tuple[str, int, int, int, int], int] = {}
@@ -201,9 +207,9 @@ def load_manifest(path: str) -> Manifest:
     return parse_manifest(raw, path)
 
 
-def _map_shard(entry: ShardEntry, manifest: str) -> tuple[mmap.mmap, tuple]:
-    """Memory-map a shard after checking, on the opened file, that it is a regular file of
-    the recorded size; returns the map and the file's identity (for the CRC cache)."""
+def _open_shard(entry: ShardEntry, manifest: str) -> tuple[PreadFile, tuple]:
+    """Open a shard after checking, on the opened file, that it is a regular file of the
+    recorded size; returns the file and its identity (for the CRC cache)."""
     fd = open_regular(entry.path, manifest)
     try:
         info = os.fstat(fd)
@@ -215,20 +221,21 @@ def _map_shard(entry: ShardEntry, manifest: str) -> tuple[mmap.mmap, tuple]:
             )
         if info.st_size == 0:
             raise MalformedFileError(entry.path, "shard is empty, not an Arrow file")
-        mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-    finally:
+    except BaseException:
         os.close(fd)
-    return mapped, (entry.path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+        raise
+    file = PreadFile(entry.path, fd)  # owns the descriptor from here on
+    return file, (entry.path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
-def _check_crc(entry: ShardEntry, mapped: mmap.mmap, key: tuple, manifest: str) -> None:
+def _check_crc(entry: ShardEntry, file: PreadFile, key: tuple, manifest: str) -> None:
     """The shard's CRC-32 against the manifest (computed once per file and process, unless
     the file was modified in the last seconds)."""
     with _verified_lock:
         crc = _verified.get(key)
     if crc is None:
         start = time.time_ns()
-        crc = zlib.crc32(mapped)  # releases the GIL
+        crc = file.crc32()  # by pread, in chunks; zlib releases the GIL
         if key[-1] < start - _RACY_NS:
             with _verified_lock:
                 _verified[key] = crc
@@ -240,14 +247,78 @@ def _check_crc(entry: ShardEntry, mapped: mmap.mmap, key: tuple, manifest: str) 
         )
 
 
+class _BatchLRU:
+    """The last ``(shard, batch)`` column views, thread-safe: at most ``capacity`` of them and
+    ``max_bytes`` in all (the newest one is kept whatever its size), so that record batches a
+    hostile or unusual footer makes large cannot pile up in memory."""
+
+    def __init__(self, capacity: int, max_bytes: int) -> None:
+        self.capacity = capacity
+        self.max_bytes = max_bytes
+        self.nbytes = 0
+        self._items: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> Any:
+        with self._lock:
+            entry = self._items.get(key)
+            if entry is None:
+                return None
+            self._items.move_to_end(key)
+            return entry[0]
+
+    def put(self, key: tuple, value: Any, nbytes: int = 0) -> None:
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self.nbytes -= old[1]
+            self._items[key] = (value, nbytes)
+            self.nbytes += nbytes
+            while len(self._items) > 1 and (
+                len(self._items) > self.capacity or self.nbytes > self.max_bytes
+            ):
+                self.nbytes -= self._items.popitem(last=False)[1][1]
+
+    def drop_shard(self, shard: int) -> None:
+        with self._lock:
+            for key in [k for k in self._items if k[0] == shard]:
+                self.nbytes -= self._items.pop(key)[1]
+
+
+class _ViewCache(dict):
+    """``(shard, batch)`` -> the batch's :class:`FileColumns`: at most ``capacity`` of them
+    and ``max_bytes`` of copied buffers, the oldest dropped first. Reads take no lock (one
+    dict lookup per row); :meth:`put` is thread-safe."""
+
+    def __init__(self, capacity: int, max_bytes: int) -> None:
+        super().__init__()
+        self.capacity, self.max_bytes, self.nbytes = capacity, max_bytes, 0
+        self._lock = threading.Lock()
+
+    def put(self, key: tuple, views: Any) -> None:
+        with self._lock:
+            old = self.pop(key, None)
+            if old is not None:
+                self.nbytes -= old.nbytes
+            self[key] = views
+            self.nbytes += views.nbytes
+            while len(self) > 1 and (len(self) > self.capacity or self.nbytes > self.max_bytes):
+                self.nbytes -= self.pop(next(iter(self))).nbytes
+
+
 class _Columns:
-    """NumPy views of one record batch's columns (zero-copy where Arrow allows)."""
+    """NumPy views of the columns of one record batch held in memory (zero-copy where Arrow
+    allows): a batch fetched from object storage."""
 
     def __init__(self, batch: pa.RecordBatch, fields: list[Field]) -> None:
         self.getters = []
         for field in fields:
             column = batch.column(field.name)
             self.getters.append(self._getter(field, column))
+
+    def row(self, j: int) -> tuple:
+        """Row ``j`` of the batch, one array per column."""
+        return tuple([get(j) for get in self.getters])
 
     @staticmethod
     def _getter(field: Field, column: pa.Array) -> Any:
@@ -280,9 +351,11 @@ class RecordReader:
     recorded CRC-32 (computed once per file and process, in parallel), the manifest's schema,
     its place in this data set and the record batches the layout implies. A data set replaced
     while it is being opened is reopened, so the reader sees the old or the new one.
-    Rows are read from memory-mapped shards; numeric arrays and bytes are views of the file.
-    The reader is thread-safe and pickles by path (worker processes reopen the files, checking
-    their sizes and structure again).
+    Rows are read from the shards by ``pread`` (see :mod:`.arrow_file`): each row's arrays are
+    private memory (fresh arrays, or read-only views of a batch's copy), never views of the
+    file, and a shard truncated while it is read is a :class:`MalformedFileError` naming it.
+    The reader is thread-safe and pickles by path (worker processes reopen the files,
+    checking their sizes and structure again).
 
     Raises:
         FileNotFoundError: the manifest or a shard is missing.
@@ -297,7 +370,7 @@ class RecordReader:
         for attempt in range(_OPEN_ATTEMPTS):
             meta = load_manifest(manifest)
             try:
-                maps = [_map_shard(entry, manifest) for entry in meta.shards]  # cheap checks
+                opened = [_open_shard(entry, manifest) for entry in meta.shards]  # cheap checks
                 break
             except FileNotFoundError:
                 if attempt + 1 == _OPEN_ATTEMPTS or not self._replaced(meta):
@@ -310,11 +383,13 @@ class RecordReader:
         self.shard_rows = [s.rows for s in meta.shards]
         self.block_rows = meta.block_rows
         if verify:
-            with ThreadPoolExecutor(min(8, len(maps))) as pool:
+            with ThreadPoolExecutor(min(8, len(opened))) as pool:
                 list(
-                    pool.map(lambda em: _check_crc(em[0], *em[1], manifest), zip(meta.shards, maps))
+                    pool.map(
+                        lambda eo: _check_crc(eo[0], *eo[1], manifest), zip(meta.shards, opened)
+                    )
                 )
-        self._open([m for m, _ in maps])
+        self._open([file for file, _ in opened])
 
     def _replaced(self, meta: Manifest) -> bool:
         """Whether the manifest now describes another data set than ``meta`` (a writer
@@ -325,50 +400,39 @@ class RecordReader:
             return False
         return (now.id, now.shards) != (meta.id, meta.shards)
 
-    def _open(self, maps: list[mmap.mmap] | None = None) -> None:
-        if maps is None:
-            maps = [_map_shard(entry, self.manifest_path)[0] for entry in self.meta.shards]
-        layout = block_layout(self.meta.rows, self.block_rows, len(maps))
+    def _open(self, files: list[PreadFile] | None = None) -> None:
+        if files is None:
+            files = [_open_shard(entry, self.manifest_path)[0] for entry in self.meta.shards]
+        layout = block_layout(self.meta.rows, self.block_rows, len(files))
         expected = arrow_schema(self.all_fields, None)
-        self._readers = []
+        self._files = files
+        self._parts = []
         self._batch_starts = []
-        for k, (entry, mapped) in enumerate(zip(self.meta.shards, maps)):
-            reader = self._arrow_reader(entry, mapped)
-            self._check_shard_schema(k, entry, reader.schema, expected)
-            sizes = self._batch_sizes(entry, reader)
+        for k, (entry, file) in enumerate(zip(self.meta.shards, files)):
+            sizes, parts = self._open_shard_batches(k, entry, file, entry.path, expected)
             if sizes != layout[k]:
                 raise MalformedFileError(
                     entry.path,
                     f"shard's record batches hold {sizes[:8]}{'...' if len(sizes) > 8 else ''} "
                     f"rows; the layout in '{self.manifest_path}' (blocks of {self.block_rows} "
-                    f"rows dealt to {len(maps)} shards) gives {layout[k][:8]}",
+                    f"rows dealt to {len(files)} shards) gives {layout[k][:8]}",
                 )
-            self._readers.append(reader)
+            self._parts.append(parts)
             self._batch_starts.append([0, *itertools.accumulate(sizes)])
-        self._views: dict[tuple[int, int], _Columns] = {}
+        self._views = _ViewCache(_VIEW_BATCHES, _VIEW_BYTES)
+        self._copies = CopyStore()
 
-    @staticmethod
-    def _arrow_reader(entry: ShardEntry, mapped: mmap.mmap) -> Any:
-        try:
-            return pa.ipc.open_file(pa.py_buffer(mapped))
-        except (pa.ArrowException, OSError, ValueError) as exc:
-            raise MalformedFileError(
-                entry.path, f"shard is not a readable Arrow file: {exc}"
-            ) from exc
-
-    @staticmethod
-    def _batch_sizes(entry: ShardEntry, reader: Any) -> list[int]:
-        try:
-            sizes = []
-            for i in range(reader.num_record_batches):
-                batch = reader.get_batch(i)
-                batch.validate()  # buffer sizes fit the lengths (cheap: no data is scanned)
-                sizes.append(batch.num_rows)
-            return sizes
-        except (pa.ArrowException, OSError, ValueError) as exc:
-            raise MalformedFileError(
-                entry.path, f"shard has an unreadable record batch: {exc}"
-            ) from exc
+    def _open_shard_batches(
+        self, k: int, entry: ShardEntry, file: PreadFile, name: str, expected: pa.Schema
+    ) -> tuple[list[int], list[list[Part]]]:
+        """The record batch sizes of shard ``k`` (read from ``file``, named ``name`` in
+        errors) and where the selected columns lie in each, once its schema is checked."""
+        return open_shard(
+            file,
+            name,
+            self.fields,
+            lambda schema: self._check_shard_schema(k, entry, schema, expected),
+        )
 
     def _check_shard_schema(
         self, k: int, entry: ShardEntry, schema: pa.Schema, expected: pa.Schema
@@ -404,12 +468,8 @@ class RecordReader:
             )
 
     def __getstate__(self) -> dict:
-        state = {
-            k: v
-            for k, v in self.__dict__.items()
-            if k not in ("_readers", "_views", "_batch_starts")
-        }
-        return state
+        skip = ("_files", "_parts", "_views", "_copies", "_batch_starts")
+        return {k: v for k, v in self.__dict__.items() if k not in skip}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
@@ -430,11 +490,13 @@ class RecordReader:
         blocks = (local // self.block_rows) * len(self.shard_paths) + shard
         return blocks * self.block_rows + local % self.block_rows
 
-    def _columns(self, shard: int, batch: int) -> _Columns:
+    def _columns(self, shard: int, batch: int) -> Any:
         views = self._views.get((shard, batch))
         if views is None:
-            views = _Columns(self._readers[shard].get_batch(batch), self.fields)
-            self._views[(shard, batch)] = views
+            file, parts = self._files[shard], self._parts[shard][batch]
+            copies = (self._copies, (shard, batch))
+            views = FileColumns(file, file.path, self.fields, parts, batch, copies)
+            self._views.put((shard, batch), views)
         return views
 
     def __getitem__(self, index: int) -> tuple:
@@ -444,5 +506,4 @@ class RecordReader:
         starts = self._batch_starts[shard]
         batch = bisect.bisect_right(starts, local) - 1
         views = self._views.get((shard, batch)) or self._columns(shard, batch)
-        j = local - starts[batch]
-        return tuple(get(j) for get in views.getters)
+        return views.row(local - starts[batch])

@@ -12,8 +12,9 @@ Checksums: with ``verify=True`` every shard is read in full when the data set is
 cache, that read is the download into the cache, so it is done once per node. With
 ``verify=False`` nothing is read in full at open.
 
-Cache (``cache_dir``): a shard whose verified copy is in the cache is memory-mapped and read
-like a local shard. A shard not in the cache is read by ranges, and its first read starts
+Cache (``cache_dir``): a shard whose verified copy is in the cache is read like a local shard
+(by ``pread``, never mapped: a cache file truncated under the reader is an error, not a
+SIGBUS). A shard not in the cache is read by ranges, and its first read starts
 one background download into the cache (``jisu-cache-fill`` thread); the copy is published
 only once its CRC-32 matched, then later reads of the shard switch to it. A shard whose
 download does not match its checksum makes its next read fail with the error naming the URL.
@@ -33,12 +34,10 @@ import contextlib
 import itertools
 import json
 import logging
-import mmap
 import os
 import shutil
 import tempfile
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -46,8 +45,29 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.ipc
 
-from ..storage import RemoteFile, ShardCache, crc_mismatch, filesystem, read_whole, remote_size
-from .reader import RecordReader, ShardEntry, _Columns, block_layout, parse_manifest
+from ..storage import (
+    RemoteFile,
+    ShardCache,
+    crc_mismatch,
+    exists,
+    filesystem,
+    open_remote,
+    read_whole,
+    remote_size,
+)
+from .arrow_file import CopyStore, FileColumns, Part
+from .pread import PreadFile
+from .reader import (
+    _VIEW_BATCHES,
+    _VIEW_BYTES,
+    RecordReader,
+    ShardEntry,
+    _BatchLRU,
+    _Columns,
+    _ViewCache,
+    block_layout,
+    parse_manifest,
+)
 from .schema import arrow_schema, select_fields
 from .validate import MalformedFileError
 from .writer import MANIFEST_SUFFIX, MAX_MANIFEST_BYTES, generation_base
@@ -80,8 +100,7 @@ def find_remote_manifest(url: str, fs: Any) -> str | None:
         if stripped != url:
             candidates.append(stripped + MANIFEST_SUFFIX)
     for candidate in candidates:
-        fs.invalidate_cache(fs._strip_protocol(candidate))
-        if fs.exists(fs._strip_protocol(candidate)):
+        if exists(fs, fs._strip_protocol(candidate), candidate):  # bounded, named
             return candidate
     return None
 
@@ -108,51 +127,14 @@ def read_remote_manifest(fs: Any, url: str) -> Any:
         raise MalformedFileError(url, f"is not valid JSON: {exc}") from None
 
 
-class _BatchLRU:
-    """The last ``(shard, batch)`` column views, thread-safe: at most ``capacity`` of them and
-    ``max_bytes`` in all (the newest one is kept whatever its size), so that record batches a
-    hostile or unusual footer makes large cannot pile up in memory."""
-
-    def __init__(self, capacity: int, max_bytes: int = _BATCH_CACHE_BYTES) -> None:
-        self.capacity = capacity
-        self.max_bytes = max_bytes
-        self.nbytes = 0
-        self._items: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple) -> Any:
-        with self._lock:
-            entry = self._items.get(key)
-            if entry is None:
-                return None
-            self._items.move_to_end(key)
-            return entry[0]
-
-    def put(self, key: tuple, value: Any, nbytes: int = 0) -> None:
-        with self._lock:
-            old = self._items.pop(key, None)
-            if old is not None:
-                self.nbytes -= old[1]
-            self._items[key] = (value, nbytes)
-            self.nbytes += nbytes
-            while len(self._items) > 1 and (
-                len(self._items) > self.capacity or self.nbytes > self.max_bytes
-            ):
-                self.nbytes -= self._items.popitem(last=False)[1][1]
-
-    def drop_shard(self, shard: int) -> None:
-        with self._lock:
-            for key in [k for k in self._items if k[0] == shard]:
-                self.nbytes -= self._items.pop(key)[1]
-
-
 class _Shard:
-    """One shard: a memory-mapped Arrow reader (local copy in the cache), or Arrow readers
-    over ranged reads (a pool, one per concurrent thread; they share the fetched footer)."""
+    """One shard: its verified copy in the cache (read by ``pread``), or Arrow readers over
+    ranged reads (a pool, one per concurrent thread; they share the fetched footer)."""
 
     def __init__(self, entry: ShardEntry, file: RemoteFile, layout: list[int]) -> None:
         self.entry, self.file, self.layout = entry, file, layout
-        self.local: Any = None  # Arrow reader over the mapped cache file, once there
+        #: the cache file and where the columns lie in each batch, once the copy is there
+        self.local: tuple[PreadFile, list[list[Part]]] | None = None
         self.error: BaseException | None = None  # a failed background fill (bad checksum)
         self.filling = False
         self._pool: list[Any] = []
@@ -248,7 +230,8 @@ class RemoteRecordReader(RecordReader):
 
         def sized(entry: ShardEntry) -> RemoteFile:
             path = fs._strip_protocol(entry.path)
-            size = remote_size(fs, path, entry.path)
+            file = open_remote(fs, path, entry.path)  # reads pinned to this version (S3)
+            size = file.size
             if size != entry.bytes:
                 raise MalformedFileError(
                     entry.path,
@@ -257,7 +240,7 @@ class RemoteRecordReader(RecordReader):
                 )
             if size == 0:
                 raise MalformedFileError(entry.path, "shard is empty, not an Arrow file")
-            return RemoteFile(fs, path, entry.path, size)
+            return file
 
         files = _parallel(sized, meta.shards)
         if self.verify and not self._checked:
@@ -266,9 +249,10 @@ class RemoteRecordReader(RecordReader):
         layout = block_layout(meta.rows, self.block_rows, len(files))
         self._shards = [_Shard(e, f, layout[k]) for k, (e, f) in enumerate(zip(meta.shards, files))]
         self._batch_starts = [[0, *itertools.accumulate(sizes)] for sizes in layout]
-        self._views: dict = {}  # never filled: __getitem__ always asks _columns
-        self._recent = _BatchLRU(_BATCH_CACHE)
-        self._local_views: dict[tuple[int, int], _Columns] = {}
+        self._recent = _BatchLRU(_BATCH_CACHE, _BATCH_CACHE_BYTES)
+        self._local_views = _ViewCache(_VIEW_BATCHES, _VIEW_BYTES)
+        self._copies = CopyStore()
+        self._views = _ViewCache(0, 0)  # never filled: _columns serves every batch
         expected = arrow_schema(self.all_fields, None)
 
         def prepare(k: int) -> None:  # the cached copy, or the footer by ranges
@@ -304,23 +288,23 @@ class RemoteRecordReader(RecordReader):
         if crc != entry.crc32:
             raise crc_mismatch(entry.path, self.manifest_path, crc, entry.crc32)
 
-    def _map_cached(self, k: int, shard: _Shard, path: str, expected: pa.Schema) -> Any:
-        """An Arrow reader over the memory-mapped, verified cache copy of shard ``k``, checked
-        as a local shard is (errors name the shard's URL)."""
-        with open(path, "rb") as f:
-            if os.fstat(f.fileno()).st_size != shard.entry.bytes:
-                raise MalformedFileError(path, "cache file changed size while being opened")
-            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        reader = self._arrow_reader(shard.entry, mapped)
-        self._check_shard_schema(k, shard.entry, reader.schema, expected)
-        sizes = self._batch_sizes(shard.entry, reader)
+    def _map_cached(
+        self, k: int, shard: _Shard, path: str, expected: pa.Schema
+    ) -> tuple[PreadFile, list[list[Part]]]:
+        """The verified cache copy of shard ``k``, checked as a local shard is (errors name the
+        shard's URL), and where the columns lie in each of its batches."""
+        file = PreadFile.open(path)
+        if file.size != shard.entry.bytes:
+            file.close()
+            raise MalformedFileError(path, "cache file changed size while being opened")
+        sizes, parts = self._open_shard_batches(k, shard.entry, file, shard.entry.path, expected)
         if sizes != shard.layout:
             raise MalformedFileError(
                 shard.entry.path,
                 f"shard's record batches hold {sizes[:8]} rows; the layout in "
                 f"'{self.manifest_path}' gives {shard.layout[:8]}",
             )
-        return reader
+        return file, parts
 
     def _fill(self, k: int) -> None:
         """Download shard ``k`` into the cache, then switch its reads to the copy."""
@@ -337,14 +321,17 @@ class RemoteRecordReader(RecordReader):
         except Exception as exc:  # a network error: keep reading by ranges
             log.debug("filling the shard cache with '%s' failed: %r", shard.entry.path, exc)
 
-    def _columns(self, shard: int, batch: int) -> _Columns:
+    def _columns(self, shard: int, batch: int) -> Any:
         key = (shard, batch)
         source = self._shards[shard]
         if source.local is not None:
             views = self._local_views.get(key)
             if views is None:
-                views = _Columns(source.local.get_batch(batch), self.fields)
-                self._local_views[key] = views
+                file, parts = source.local
+                copies = (self._copies, key)
+                name = source.entry.path
+                views = FileColumns(file, name, self.fields, parts[batch], batch, copies)
+                self._local_views.put(key, views)
             return views
         source.check()
         views = self._recent.get(key)
@@ -352,7 +339,7 @@ class RemoteRecordReader(RecordReader):
             record_batch = source.get_batch(batch)
             views = _Columns(record_batch, self.fields)
             self._recent.put(key, views, record_batch.nbytes)
-        if self.cache is not None and not source.filling:
+        if self.cache is not None and not self.cache.full and not source.filling:
             with source._lock:
                 start, source.filling = not source.filling, True
             if start:
@@ -362,7 +349,8 @@ class RemoteRecordReader(RecordReader):
         return views
 
     def __getstate__(self) -> dict:
-        skip = ("_shards", "_views", "_recent", "_local_views", "_batch_starts", "_readers")
+        skip = ("_shards", "_views", "_recent", "_local_views", "_batch_starts", "_files")
+        skip += ("_parts", "_copies")
         return {k: v for k, v in self.__dict__.items() if k not in skip}
 
 

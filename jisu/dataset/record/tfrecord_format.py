@@ -15,6 +15,13 @@ it announces fits in the file, so a damaged or hostile file fails with a
 a huge allocation, a crash or a hang. The data CRC of a record is checked when it is read
 (hardware CRC-32C: about 1 % of the time to decode an Example).
 
+A local file is read by ``pread`` (:mod:`jisu.dataset.record.pread`), never mapped, so a file
+truncated while it is read is an error naming it, not a SIGBUS. A compressed file is inflated
+once, in chunks, into an anonymous temporary file in ``TMPDIR`` (private to the process, so it
+is mapped), its records indexed as they come out: a stream that is not TFRecord fails after its
+first bytes, and one that inflates to more than :func:`inflate_limit` bytes (a decompression
+bomb) fails there, naming the file. A full ``TMPDIR`` is an ``OSError`` naming the folder.
+
 The ``tf.train.Example`` message is built at run time from its schema (``example.proto`` and
 ``feature.proto``, which have been stable since TensorFlow 1.0) with protobuf's descriptor
 API: no generated code, no TensorFlow.
@@ -22,11 +29,13 @@ API: no generated code, no TensorFlow.
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 import struct
 import tempfile
 import zlib
+from array import array
 from functools import lru_cache
 from typing import Any, BinaryIO
 
@@ -36,6 +45,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 
 from ..storage import is_url
+from .pread import PreadFile
 from .validate import MalformedFileError, open_regular
 
 HEADER = 12  # uint64 length + uint32 CRC of the length
@@ -46,6 +56,13 @@ _CRC = struct.Struct("<I")
 #: compression types MindSpore accepts, and zlib's window bits for each
 COMPRESSION = {"": None, "GZIP": 16 + zlib.MAX_WBITS, "ZLIB": zlib.MAX_WBITS}
 _CHUNK = 1 << 20
+_WINDOW = 64 << 10  # bytes read at once when indexing a local file's record headers
+#: A GZIP/ZLIB file may inflate to at most ``max(INFLATE_ALLOWANCE, MAX_INFLATE_RATIO x its
+#: compressed size)`` bytes (real TFRecord files compress 1-20x; a stream of zeros 1000x).
+#: Raise them (module attributes, read when a file is opened) for a genuine file beyond.
+MAX_INFLATE_RATIO = 100
+INFLATE_ALLOWANCE = 64 << 20
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # a write refused for want of room
 
 
 def masked_crc(data: Any) -> int:
@@ -130,45 +147,133 @@ def parse_example(data: Any, path: str, record: int) -> dict[str, Any]:
     return {entry.key: entry.value for entry in example.features.feature}
 
 
+def _header_length(header: Any, pos: int, path: str, record: int) -> int:
+    """The data length a record header announces, once its CRC matches."""
+    length, crc = _LENGTH.unpack_from(header)
+    if masked_crc(header[:8]) != crc:
+        raise MalformedFileError(
+            path,
+            f"record {record} at byte {pos} has a damaged length (CRC mismatch); "
+            "the file is damaged or not a TFRecord file (compressed? see compression_type)",
+        )
+    return length
+
+
+def _cut_header(path: str, record: int, pos: int, have: int) -> MalformedFileError:
+    return MalformedFileError(
+        path,
+        f"is truncated: record {record} at byte {pos} has only {have} of its {HEADER} header bytes",
+    )
+
+
+def _cut_data(path: str, record: int, pos: int, length: int, after: int) -> MalformedFileError:
+    return MalformedFileError(
+        path,
+        f"is truncated: record {record} at byte {pos} needs {length} data bytes but the file "
+        f"ends {after} bytes after its header",
+    )
+
+
+class StreamIndex:
+    """The record index of a TFRecord stream, built as its bytes come (:meth:`feed`), so a
+    stream that is not TFRecord fails at its first record, before the rest is inflated.
+    Offsets and lengths are kept as int64 arrays (16 bytes a record, at most the stream's
+    size)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.offsets = array("q")
+        self.lengths = array("Q")  # a hostile length may not fit int64 (the stream ends first)
+        self.size = 0  # bytes fed
+        self._header = bytearray()
+        self._start = 0  # where the record being read starts
+        self._skip = 0  # data and footer bytes of the current record still to come
+
+    def feed(self, chunk: Any) -> None:
+        """Index the next bytes of the stream.
+
+        Raises:
+            MalformedFileError: a damaged record length (naming the file and record).
+        """
+        view = memoryview(chunk).cast("B")
+        base, n, i = self.size, len(view), 0
+        self.size += n
+        while i < n:
+            if self._skip:
+                take = min(self._skip, n - i)
+                self._skip -= take
+                i += take
+                continue
+            if not self._header:
+                self._start = base + i
+            take = min(HEADER - len(self._header), n - i)
+            self._header += view[i : i + take]
+            i += take
+            if len(self._header) == HEADER:
+                record = len(self.offsets)
+                length = _header_length(self._header, self._start, self.path, record)
+                self.offsets.append(self._start + HEADER)
+                self.lengths.append(length)
+                self._skip = length + FOOTER
+                self._header.clear()
+
+    def finish(self) -> tuple[np.ndarray, np.ndarray]:
+        """The offsets of the data and the lengths of every record.
+
+        Raises:
+            MalformedFileError: the stream ends inside a record.
+        """
+        if self._header:
+            raise _cut_header(self.path, len(self.offsets), self._start, len(self._header))
+        if self._skip:
+            record = len(self.offsets) - 1
+            length = self.lengths[-1]
+            after = length + FOOTER - self._skip
+            raise _cut_data(self.path, record, self._start, length, after)
+        lengths = np.frombuffer(self.lengths, np.uint64).astype(np.int64)  # each fits the file
+        return np.frombuffer(self.offsets, np.int64), lengths
+
+
 def index_records(buf: Any, path: str) -> tuple[np.ndarray, np.ndarray]:
-    """Offsets of the data and lengths of every record in ``buf`` (a file's bytes, mapped).
+    """Offsets of the data and lengths of every record in ``buf`` (a file's bytes in memory).
 
     Each length is trusted only after its CRC matches and the whole record fits in ``buf``.
 
     Raises:
         MalformedFileError: naming ``path`` and the record (a damaged length, a truncation).
     """
-    size = len(buf)
-    offsets: list[int] = []
-    lengths: list[int] = []
-    unpack = _LENGTH.unpack_from
+    index = StreamIndex(path)
+    if len(buf):
+        index.feed(buf)
+    return index.finish()
+
+
+def index_file(file: PreadFile) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`index_records` of a local file, reading only its record headers (by ``pread``,
+    in windows of a few KiB, so a file of small records takes few reads).
+
+    Raises:
+        MalformedFileError: a damaged length, a truncation (also one while it is read).
+    """
+    path, size = file.path, file.size
+    offsets, lengths = array("q"), array("q")
+    window, at = b"", 0  # bytes [at, at + len(window)) of the file
     pos = 0
     while pos < size:
         record = len(offsets)
         if size - pos < HEADER:
-            raise MalformedFileError(
-                path,
-                f"is truncated: record {record} at byte {pos} has only {size - pos} of "
-                f"its {HEADER} header bytes",
-            )
-        length, crc = unpack(buf, pos)
-        if masked_crc(buf[pos : pos + 8]) != crc:
-            raise MalformedFileError(
-                path,
-                f"record {record} at byte {pos} has a damaged length (CRC mismatch); "
-                "the file is damaged or not a TFRecord file (compressed? see compression_type)",
-            )
+            raise _cut_header(path, record, pos, size - pos)
+        if pos + HEADER > at + len(window):
+            window, at = file.read(pos, min(_WINDOW, size - pos)), pos
+        rel = pos - at
+        length = _header_length(memoryview(window)[rel : rel + HEADER], pos, path, record)
         end = pos + HEADER + length + FOOTER
         if end > size:
-            raise MalformedFileError(
-                path,
-                f"is truncated: record {record} at byte {pos} needs {length} data bytes "
-                f"but the file ends {size - pos - HEADER} bytes after its header",
-            )
+            raise _cut_data(path, record, pos, length, size - pos - HEADER)
         offsets.append(pos + HEADER)
         lengths.append(length)
         pos = end
-    return np.array(offsets, dtype=np.int64), np.array(lengths, dtype=np.int64)
+    return np.frombuffer(offsets, np.int64), np.frombuffer(lengths, np.int64)
 
 
 def record_data(buf: Any, offset: int, length: int, path: str, record: int) -> memoryview:
@@ -180,9 +285,62 @@ def record_data(buf: Any, offset: int, length: int, path: str, record: int) -> m
     return view
 
 
-def decompress_to(path: str, source: BinaryIO, target: BinaryIO, compression: str) -> None:
-    """Decompress the GZIP or ZLIB file ``source`` into ``target`` in chunks (bounded memory);
-    concatenated gzip members are read as one stream, as ``gzip`` does."""
+def inflate_limit(compressed: int) -> int:
+    """The most bytes a GZIP/ZLIB file of ``compressed`` bytes may inflate to:
+    ``max(INFLATE_ALLOWANCE, MAX_INFLATE_RATIO * compressed)``."""
+    return max(INFLATE_ALLOWANCE, MAX_INFLATE_RATIO * compressed)
+
+
+def no_room(exc: OSError, path: str, written: int) -> OSError:
+    """The error of a temporary file that could not grow (a full ``TMPDIR``)."""
+    folder = tempfile.gettempdir()
+    return OSError(
+        exc.errno,
+        f"TFRecordDataset: no room left in the temporary folder '{folder}' for the contents "
+        f"of '{path}' ({written} bytes written: {exc.strerror}); free space there or point "
+        "TMPDIR at a folder with room for the files (a compressed file is inflated there "
+        "once)",
+    )
+
+
+class _Sink:
+    """Where an inflated (or downloaded) stream goes: the temporary file, the record index,
+    and the size bound."""
+
+    def __init__(self, path: str, target: BinaryIO, limit: int | None, compressed: int) -> None:
+        self.path, self.target, self.limit, self.compressed = path, target, limit, compressed
+        self.index = StreamIndex(path)
+
+    def write(self, data: bytes) -> None:
+        if self.limit is not None and self.index.size + len(data) > self.limit:
+            raise MalformedFileError(
+                self.path,
+                f"inflates to more than {self.limit} bytes from {self.compressed} compressed "
+                f"bytes (over {MAX_INFLATE_RATIO}x: a decompression bomb?); jisu refuses more. "
+                "For a genuine file, raise jisu.dataset.record.tfrecord_format."
+                "MAX_INFLATE_RATIO or INFLATE_ALLOWANCE",
+            )
+        self.index.feed(data)  # first: a stream that is not TFRecord stops here
+        try:
+            self.target.write(data)
+        except OSError as exc:
+            if exc.errno in _FULL:
+                raise no_room(exc, self.path, self.index.size - len(data)) from exc
+            raise
+
+    def flush(self) -> None:
+        try:
+            self.target.flush()
+        except OSError as exc:
+            if exc.errno in _FULL:
+                raise no_room(exc, self.path, self.index.size) from exc
+            raise
+
+
+def decompress_to(path: str, source: BinaryIO, target: Any, compression: str) -> None:
+    """Decompress the GZIP or ZLIB file ``source`` into ``target`` (a file, or a
+    :class:`_Sink`, which bounds the size) in chunks (bounded memory); concatenated gzip
+    members are read as one stream, as ``gzip`` does."""
     wbits = COMPRESSION[compression]
     decomp = zlib.decompressobj(wbits)
     started = False
@@ -218,49 +376,77 @@ def decompress_to(path: str, source: BinaryIO, target: BinaryIO, compression: st
         raise MalformedFileError(path, f"is truncated (the {compression} stream is incomplete)")
 
 
-class MappedFile:
-    """One TFRecord file's bytes, memory-mapped (a compressed file is first decompressed into
-    an anonymous temporary file, so memory stays bounded), and its record index.
+def _inflated(path: str, source: BinaryIO, compression: str, compressed: int) -> tuple:
+    """The contents of ``source`` (inflated if compressed) in a mapped anonymous temporary
+    file (private to the process: nobody can truncate it under the map), and their index."""
+    try:
+        tmp = tempfile.TemporaryFile(prefix="jisu-tfrecord-")  # noqa: SIM115 (with below)
+    except OSError as exc:
+        if exc.errno in (*_FULL, errno.EROFS, errno.EACCES):
+            raise no_room(exc, path, 0) from exc
+        raise
+    with tmp:
+        limit = None if COMPRESSION[compression] is None else inflate_limit(compressed)
+        sink = _Sink(path, tmp, limit, compressed)
+        if limit is None:
+            while chunk := source.read(_CHUNK):
+                sink.write(chunk)
+        else:
+            decompress_to(path, source, sink, compression)
+        sink.flush()
+        offsets, lengths = sink.index.finish()
+        return _map(tmp), offsets, lengths
 
-    A URL (``s3://...``, any fsspec URL; ``storage_options`` are its filesystem's options) is
-    streamed into an anonymous temporary file, then mapped: a TFRecord file has no index, so
-    finding its records needs all of its bytes anyway."""
+
+class TFRecordFile:
+    """One TFRecord file's record index, and its records by number.
+
+    A local file is read by ``pread`` (never mapped: a file truncated under the reader is an
+    error naming it). A compressed file is inflated once into an anonymous temporary file
+    (bounded, see :func:`inflate_limit`), which is mapped. A URL (``s3://...``, any fsspec URL;
+    ``storage_options`` are its filesystem's options) is streamed into such a file too: a
+    TFRecord file has no index, so finding its records needs all of its bytes anyway.
+    """
 
     def __init__(
         self, path: str, compression: str = "", storage_options: dict | None = None
     ) -> None:
         self.path = path
+        self.file: PreadFile | None = None
+        self.buf: Any = None
         if is_url(path):
-            self.buf = _fetch(path, compression, storage_options)
-            self.offsets, self.lengths = index_records(self.buf, path)
+            self.buf, self.offsets, self.lengths = _fetch(path, compression, storage_options)
             return
         fd = open_regular(path)
+        if COMPRESSION[compression] is None:
+            self.file = PreadFile(path, fd)
+            self.offsets, self.lengths = index_file(self.file)
+            return
         with os.fdopen(fd, "rb") as f:
-            if COMPRESSION[compression] is None:
-                self.buf = _map(f)
-            else:
-                with tempfile.TemporaryFile(prefix="jisu-tfrecord-") as tmp:
-                    decompress_to(path, f, tmp, compression)
-                    tmp.flush()
-                    self.buf = _map(tmp)
-        self.offsets, self.lengths = index_records(self.buf, path)
+            size = os.fstat(f.fileno()).st_size
+            self.buf, self.offsets, self.lengths = _inflated(path, f, compression, size)
 
     def __len__(self) -> int:
         return len(self.offsets)
 
-    def data(self, record: int) -> memoryview:
-        return record_data(
-            self.buf, int(self.offsets[record]), int(self.lengths[record]), self.path, record
-        )
+    def data(self, record: int) -> Any:
+        """The data of record ``record``, its CRC checked."""
+        offset, length = int(self.offsets[record]), int(self.lengths[record])
+        if self.file is None:
+            return record_data(self.buf, offset, length, self.path, record)
+        raw = self.file.read(offset, length + FOOTER)
+        return record_data(raw, 0, length, self.path, record)
 
     def features(self, record: int) -> Any:
         return parse_example(self.data(record), self.path, record)
 
 
-def _fetch(url: str, compression: str, storage_options: dict | None) -> Any:
-    """The (decompressed) bytes of a remote file, in a mapped anonymous temporary file."""
-    import shutil
+MappedFile = TFRecordFile  # its former name (the files were mapped), kept for imports
 
+
+def _fetch(url: str, compression: str, storage_options: dict | None) -> tuple:
+    """The (inflated) bytes of a remote file in a mapped anonymous temporary file, and their
+    index."""
     from ..storage import filesystem
 
     fs, path = filesystem(url, storage_options)
@@ -268,13 +454,9 @@ def _fetch(url: str, compression: str, storage_options: dict | None) -> Any:
         source = fs.open(path, "rb", block_size=_CHUNK)
     except FileNotFoundError:
         raise FileNotFoundError(f"'{url}' does not exist") from None
-    with source, tempfile.TemporaryFile(prefix="jisu-tfrecord-") as tmp:
-        if COMPRESSION[compression] is None:
-            shutil.copyfileobj(source, tmp, _CHUNK)
-        else:
-            decompress_to(url, source, tmp, compression)
-        tmp.flush()
-        return _map(tmp)
+    with source:
+        size = getattr(source, "size", None)
+        return _inflated(url, source, compression, size if isinstance(size, int) else 0)
 
 
 def _map(f: BinaryIO) -> Any:

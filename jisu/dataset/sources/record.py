@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.context import ExecContext
+from ..engine.errors import raise_in_context
 from ..engine.rows import to_array
 from ..record.mindrecord import MindRecordReader, is_mindrecord
 from ..record.reader import RecordReader, find_manifest
@@ -101,7 +102,10 @@ class RecordDataset(Source):
         storage_options: for a URL (``s3://bucket/train.rec``, ``gs://``, ``hf://``, any
             fsspec URL): the filesystem's options, e.g. ``{"endpoint_url": ...}``; by default
             credentials and endpoint come from the environment (``AWS_ENDPOINT_URL``,
-            ``AWS_PROFILE``...). Needs ``pip install "jisu[s3]"``.
+            ``AWS_PROFILE``...). Needs ``pip install "jisu[s3]"``. For S3 every request is
+            bounded (5 s to connect, 20 s of silence, 3 attempts; ``config_kwargs`` changes
+            them) and every read is pinned to the shard as opened; see
+            :mod:`jisu.dataset.storage`.
         cache_dir: for a URL: a local folder caching whole verified shards, so that epochs
             after the first read local files (default: ``$JISU_CACHE_DIR``, else no cache).
             See :mod:`jisu.dataset.record.remote`.
@@ -113,10 +117,13 @@ class RecordDataset(Source):
         MalformedFileError: (a ``ValueError``) a malformed manifest, or a shard that is
             not a plain name beside it, not a regular file, truncated or altered, named,
             before any row is read.
+        StorageError: (an ``OSError``) object storage could not be reached or did not
+            answer in time, naming the URL and the timeouts. While iterating, these errors
+            (and a shard replaced since it was opened) are ``RuntimeError`` too.
     """
 
     default_workers = None  # config's default
-    serial_reads = False  # reading mapped files is thread-safe
+    serial_reads = False  # reads (pread) are thread-safe
     file_shuffle = True
     builds_indexed_source = True
 
@@ -165,7 +172,10 @@ class RecordDataset(Source):
         return self.order.indices(n, rng, files)
 
     def _read(self, ctx: ExecContext, index: int) -> tuple:
-        return self.source[index]  # the reader returns checked rows of arrays already
+        try:
+            return self.source[index]  # the reader returns checked rows of arrays already
+        except Exception as exc:  # a RuntimeError too, naming the sample (the contract)
+            raise_in_context(exc, f"{self.op_name}: reading {self._sample_name(index)} failed")
 
 
 MindDataset = RecordDataset

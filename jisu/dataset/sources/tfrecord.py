@@ -1,10 +1,12 @@
 """TFRecordDataset: rows of ``tf.train.Example`` records from TFRecord files, without TensorFlow.
 
-Each file is memory-mapped and indexed once (one pass over the record headers), so the
-source is random access: a row read decodes one record. GZIP/ZLIB files are decompressed
-once, in chunks, into an anonymous temporary file that is then mapped the same way: memory
-stays bounded and the source stays random access (MindSpore also decompresses each file to
-count its rows).
+Each file is indexed once (one pass over the record headers), so the source is random access:
+a row read decodes one record, read by ``pread`` (a file truncated while it is read is an error
+naming it, never a SIGBUS). GZIP/ZLIB files are decompressed once, in chunks, into an anonymous
+temporary file in ``TMPDIR``, indexed as they inflate and bounded in size (see
+:func:`~jisu.dataset.record.tfrecord_format.inflate_limit`): memory stays bounded and the
+source stays random access (MindSpore also decompresses each file to count its rows). A
+feature never reads as far more bytes than its record holds (see :data:`MAX_VALUE_EXPANSION`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import glob
 import itertools
 import json
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -20,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from ..engine.context import ExecContext
-from ..record.tfrecord_format import COMPRESSION, MappedFile
+from ..engine.errors import raise_in_context
+from ..record.tfrecord_format import COMPRESSION, TFRecordFile
 from ..record.validate import MalformedFileError
 from ..storage import is_url
 from ..validation import check_columns, check_int, resolve_shards
@@ -42,6 +46,12 @@ _SCHEMA_TYPES = {
     ]
 }
 _PAD = 0x20  # MindSpore pads the values of a bytes list read as uint8 with spaces
+#: A feature may read as at most ``VALUE_ALLOWANCE + MAX_VALUE_EXPANSION x its record's size``
+#: bytes, so that padding a bytes list to its longest value, NumPy's fixed-width text (4 bytes
+#: per character of the longest string) or a schema's shape cannot turn a record of a few KB
+#: into gigabytes. Module attributes, read at each row: raise them for a genuine file beyond.
+MAX_VALUE_EXPANSION = 64
+VALUE_ALLOWANCE = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -66,7 +76,7 @@ class TFRecordReader:
     ) -> None:
         self.paths, self.compression, self.columns = paths, compression, columns
         self.storage_options = storage_options
-        self.files = [MappedFile(p, compression, storage_options) for p in paths]
+        self.files = [TFRecordFile(p, compression, storage_options) for p in paths]
         self.starts = np.cumsum([0] + [len(f) for f in self.files]).astype(np.int64)
 
     def __getstate__(self) -> dict:
@@ -75,7 +85,7 @@ class TFRecordReader:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         options = self.__dict__.get("storage_options")
-        self.files = [MappedFile(p, self.compression, options) for p in self.paths]
+        self.files = [TFRecordFile(p, self.compression, options) for p in self.paths]
 
     def __len__(self) -> int:
         return int(self.starts[-1])
@@ -90,9 +100,10 @@ class TFRecordReader:
 
     def __getitem__(self, index: int) -> tuple:
         k, record = self.locate(index)
-        mapped = self.files[k]
-        feature = mapped.features(record)
-        return tuple(_column(feature, c, mapped.path, record) for c in self.columns)
+        file = self.files[k]
+        feature = file.features(record)
+        size = int(file.lengths[record])
+        return tuple(_column(feature, c, file.path, record, size) for c in self.columns)
 
     def gather(self, indices: np.ndarray) -> list[np.ndarray] | None:
         """Rows ``indices`` as stacked columns, each built with one NumPy call (the records
@@ -113,8 +124,22 @@ class TFRecordReader:
         return columns
 
 
-def _column(feature: Any, column: Column, path: str, record: int) -> np.ndarray:
-    """One column of a decoded Example, as the schema says."""
+def _check_size(nbytes: int, what: str, column: Column, path: str, record: int, size: int) -> None:
+    """Refuse a feature that would read as more bytes than a record of ``size`` bytes may
+    (see :data:`MAX_VALUE_EXPANSION`), before anything is allocated."""
+    limit = VALUE_ALLOWANCE + MAX_VALUE_EXPANSION * size
+    if nbytes > limit:
+        raise MalformedFileError(
+            path,
+            f"record {record}: feature {column.name!r} would read as {nbytes} bytes ({what}), "
+            f"more than jisu allows for a record of {size} bytes ({limit}: VALUE_ALLOWANCE + "
+            "MAX_VALUE_EXPANSION x the record's size, in jisu.dataset.sources.tfrecord)",
+        )
+
+
+def _column(feature: Any, column: Column, path: str, record: int, size: int = 0) -> np.ndarray:
+    """One column of a decoded Example (record ``record``, ``size`` bytes), as the schema
+    says."""
     name = column.name
     if name not in feature:
         raise MalformedFileError(
@@ -129,13 +154,17 @@ def _column(feature: Any, column: Column, path: str, record: int) -> np.ndarray:
         values = list(value.bytes_list.value)
         if dtype is not None and dtype.kind in "US":
             try:
-                array = np.array([v.decode("utf-8") for v in values], dtype=np.str_)
+                texts = [v.decode("utf-8") for v in values]
             except UnicodeDecodeError:
                 raise MalformedFileError(
                     path, f"record {record}: feature {name!r} is not UTF-8 text (read it as uint8)"
                 ) from None
+            longest = max(map(len, texts), default=0)
+            what = f"{len(texts)} strings of up to {longest} characters, 4 bytes each"
+            _check_size(4 * longest * len(texts), what, column, path, record, size)
+            array = np.array(texts, dtype=np.str_)
         elif dtype is None or dtype == np.uint8:
-            array = _bytes_array(values, column, path, record)
+            array = _bytes_array(values, column, path, record, size)
         else:
             raise MalformedFileError(
                 path,
@@ -174,6 +203,8 @@ def _stack_column(features: list[Any], column: Column) -> np.ndarray | None:
     if not values or any(v is None for v in values):
         return None
     kind = values[0].WhichOneof("kind")
+    if any(v.WhichOneof("kind") != kind for v in values):  # the rows say how each one reads
+        return None
     if kind == "bytes_list":
         if (dtype is not None and dtype != np.uint8) or (shape and len(shape) >= 2):
             return None
@@ -191,7 +222,7 @@ def _stack_column(features: list[Any], column: Column) -> np.ndarray | None:
         lists = [getattr(v, kind).value for v in values]
         width = len(lists[0])
         if any(len(vals) != width for vals in lists):
-            return None  # ragged, or another kind (its list here is empty)
+            return None  # ragged
         flat = itertools.chain.from_iterable(lists)
         array = np.fromiter(flat, _KIND_DTYPE[kind], count=width * len(lists))
         array = array.reshape(len(lists), width)
@@ -208,16 +239,18 @@ def _stack_column(features: list[Any], column: Column) -> np.ndarray | None:
     return array
 
 
-def _bytes_array(values: list[bytes], column: Column, path: str, record: int) -> np.ndarray:
+def _bytes_array(
+    values: list[bytes], column: Column, path: str, record: int, size: int = 0
+) -> np.ndarray:
     """A bytes list as uint8, MindSpore's way: one value as its bytes; several each padded
     with spaces to the longest (or, for a schema shape ``[-1, d1, ...]``, to d1 * ...) and
-    concatenated."""
+    concatenated; refused when that would be far larger than the record (``size`` bytes)."""
     if len(values) == 1 and not (column.shape and len(column.shape) >= 2):
         return np.frombuffer(values[0], dtype=np.uint8)
     width = max((len(v) for v in values), default=0)
     shape = column.shape
     if shape is not None and len(shape) >= 2 and shape[0] == -1:
-        width_asked = int(np.prod(shape[1:]))
+        width_asked = math.prod(shape[1:])
         if width_asked < width:
             raise MalformedFileError(
                 path,
@@ -225,6 +258,8 @@ def _bytes_array(values: list[bytes], column: Column, path: str, record: int) ->
                 f"longer than the {width_asked} bytes the schema's shape {list(shape)} gives",
             )
         width = width_asked
+    what = f"{len(values)} values padded to {width} bytes each"
+    _check_size(len(values) * width, what, column, path, record, size)
     out = np.full((len(values), width), _PAD, dtype=np.uint8)
     for i, v in enumerate(values):
         out[i, : len(v)] = np.frombuffer(v, dtype=np.uint8)
@@ -407,7 +442,7 @@ def load_schema_file(path: str) -> tuple[list[Column], int | None]:
     return columns, num_rows
 
 
-def _infer_columns(first: MappedFile | None, wanted: list[str] | None) -> list[Column]:
+def _infer_columns(first: TFRecordFile | None, wanted: list[str] | None) -> list[Column]:
     """Without a schema: the features of the first record, sorted by name (MindSpore's way),
     as int64 / float32 / uint8 1-D arrays; ``wanted`` picks and orders them."""
     if first is None:
@@ -436,7 +471,12 @@ class _TFRecordKernels(_SourceKernels):
     """Random access, and a batch's records decoded into stacked columns at once."""
 
     def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:
-        return self.source.gather(self.epoch_order(ctx, epoch)[indices])
+        rows = self.epoch_order(ctx, epoch)[indices]
+        try:
+            return self.source.gather(rows)
+        except Exception as exc:  # a RuntimeError too (the contract), naming the records
+            first = self._sample_name(int(rows[0])) if len(rows) else "no record"
+            raise_in_context(exc, f"{OP}: reading {len(rows)} records from {first} failed")
 
 
 class TFRecordDataset(Source):
@@ -477,14 +517,19 @@ class TFRecordDataset(Source):
     Raises:
         FileNotFoundError: a file (or the schema file) that does not exist.
         MalformedFileError: (a ``ValueError``) a file that is not a valid TFRecord file
-            (a damaged length, a truncation, a bad gzip stream) when opening it; a damaged
-            record (data CRC) or one that lacks a column or does not fit the schema when
-            reading it: the message names the file and the record.
+            (a damaged length, a truncation, a bad gzip stream, one that inflates past
+            :func:`~jisu.dataset.record.tfrecord_format.inflate_limit`) when opening it; a
+            damaged record (data CRC), one that lacks a column, does not fit the schema or
+            would read as far more bytes than it holds (:data:`MAX_VALUE_EXPANSION`), or a
+            file truncated meanwhile, when reading it: the message names the file and the
+            record.
+        OSError: no room in ``TMPDIR`` for a compressed or remote file's contents (the
+            message names the folder).
     """
 
     random_access_kernels = _TFRecordKernels
     default_workers = None  # config's default
-    serial_reads = False  # reads of mapped files are thread-safe
+    serial_reads = False  # reads (pread, or of a private map) are thread-safe
     file_shuffle = True
     builds_indexed_source = True
 
@@ -596,7 +641,10 @@ class TFRecordDataset(Source):
         return n if limit is None else min(n, limit)
 
     def _read(self, ctx: ExecContext, index: int) -> tuple:
-        return self.source[index]  # the reader returns checked rows of arrays already
+        try:
+            return self.source[index]  # the reader returns checked rows of arrays already
+        except Exception as exc:  # a RuntimeError too, naming the sample (the contract)
+            raise_in_context(exc, f"{OP}: reading {self._sample_name(index)} failed")
 
     def _sample_name(self, index: int) -> str:
         k, record = self.reader.locate(index)

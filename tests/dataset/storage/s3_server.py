@@ -4,6 +4,7 @@ how many response bytes GET requests fetched (an independent measure of ranged r
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import http.server
 import os
@@ -13,6 +14,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 
 import pytest
 
@@ -132,9 +134,10 @@ class S3Server:
         return name
 
 
-@pytest.fixture(scope="session")
-def s3_server():
-    """moto's standalone S3 server on a free port, for the whole session."""
+@contextlib.contextmanager
+def moto_process() -> Iterator[tuple[subprocess.Popen, str]]:
+    """moto's standalone S3 server in a subprocess on a free port: the process (a test may
+    kill it) and its endpoint; stopped at the end."""
     port = _free_port()
     env = {**os.environ, **CREDENTIALS}
     process = subprocess.Popen(
@@ -153,11 +156,7 @@ def s3_server():
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("moto server did not start") from None
                 time.sleep(0.05)
-        proxy = CountingProxy(f"127.0.0.1:{port}")
-        try:
-            yield S3Server(f"http://127.0.0.1:{port}", proxy)
-        finally:
-            proxy.close()
+        yield process, f"http://127.0.0.1:{port}"
     finally:
         process.terminate()
         try:
@@ -165,6 +164,17 @@ def s3_server():
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """moto's standalone S3 server on a free port, for the whole session."""
+    with moto_process() as (_, endpoint):
+        proxy = CountingProxy(endpoint.removeprefix("http://"))
+        try:
+            yield S3Server(endpoint, proxy)
+        finally:
+            proxy.close()
 
 
 @pytest.fixture
