@@ -16,7 +16,7 @@ from . import config, record, transforms, vision
 from .datasets import Dataset
 from .engine.errors import EpochsExhaustedError, PipelineError, TaskTimeoutError
 from .engine.iterator import DatasetIterator
-from .engine.ray_executor import RayExecutor
+from .engine.ray_executor import RayConnectionError, RayExecutor
 from .ops.batch import BatchInfo
 from .ops.zip import zip_datasets as zip
 from .record.validate import MalformedFileError
@@ -50,6 +50,7 @@ from .sources.vision_sets import (
     MnistDataset,
 )
 from .sources.voc import VOCDataset
+from .storage import StorageError
 
 __all__ = [
     "BatchInfo",
@@ -74,12 +75,14 @@ __all__ = [
     "PaddedDataset",
     "PipelineError",
     "RandomSampler",
+    "RayConnectionError",
     "RayExecutor",
     "RecordDataset",
     "Sampler",
     "Schema",
     "SequentialSampler",
     "Shuffle",
+    "StorageError",
     "SubsetRandomSampler",
     "SubsetSampler",
     "TFRecordDataset",
