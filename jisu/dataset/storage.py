@@ -18,26 +18,11 @@ version (``VersionId``) in a versioned bucket, which then keeps serving the byte
 checked, and to its ETag (``If-Match``): an object replaced since, even by as many bytes, is a
 :class:`MalformedFileError` naming the URL, never different bytes.
 
-Requests (timeouts, retries, cancellation). Every request jisu makes to read a data set is
-bounded, and its failure is one error naming the URL: :class:`StorageError` (an ``OSError``)
-when the storage cannot be reached or does not answer, ``FileNotFoundError`` /
-``PermissionError`` naming the URL otherwise. For S3, jisu sets these botocore options unless
-``storage_options["config_kwargs"]`` sets them (or, for retries, ``AWS_MAX_ATTEMPTS`` /
-``AWS_RETRY_MODE`` do):
-
-* ``connect_timeout``: :data:`CONNECT_TIMEOUT_S` (5 s) to open a connection;
-* ``read_timeout``: :data:`READ_TIMEOUT_S` (20 s) of silence while waiting for an answer;
-* ``retries``: ``{"total_max_attempts": ATTEMPTS, "mode": "standard"}``, :data:`ATTEMPTS` (3)
-  tries of a request in all, with botocore's jittered exponential backoff (a second or two);
-  s3fs's own retry loop, which would multiply them, is set to a single try.
-
-So a dead endpoint fails a read within seconds and one that accepts connections and never
-answers within ``ATTEMPTS * read_timeout`` plus the backoff (about a minute by default), e.g.
-``storage_options={"config_kwargs": {"connect_timeout": 2, "read_timeout": 5, "retries":
-{"total_max_attempts": 2}}}`` for a few seconds. Other filesystems (``gs://``, ``hf://``...)
-keep their own timeouts and retries. A request made on a pipeline's worker thread is abandoned
-(cancelled) as soon as the iterator closes, and all are cancelled when the interpreter exits,
-so no thread is left waiting on the network.
+Requests (timeouts, retries, cancellation): every request jisu makes to read a data set is
+bounded, and its failure is one error naming the URL (:class:`StorageError`, an ``OSError``,
+when the storage cannot be reached or does not answer); see :mod:`jisu.dataset.storage_requests`
+for the policy (:data:`CONNECT_TIMEOUT_S`, :data:`READ_TIMEOUT_S`, :data:`ATTEMPTS`) and how
+``storage_options`` changes it.
 
 :class:`ShardCache` keeps whole shards in a local folder, keyed by their URL, size and CRC-32:
 
@@ -57,9 +42,6 @@ so no thread is left waiting on the network.
 
 from __future__ import annotations
 
-import asyncio
-import atexit
-import concurrent.futures
 import contextlib
 import errno
 import fcntl
@@ -75,10 +57,18 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..files import host_tag, pid_alive
+from .record.format import file_identity, memo_crc
 from .record.validate import MalformedFileError
+from .storage_requests import ATTEMPTS as ATTEMPTS  # re-exported (as X): defined here before
+from .storage_requests import CONNECT_TIMEOUT_S as CONNECT_TIMEOUT_S
+from .storage_requests import INSTALL_HINT as INSTALL_HINT
+from .storage_requests import READ_TIMEOUT_S as READ_TIMEOUT_S
+from .storage_requests import StorageError, call, precondition_failed, remote_info, s3_range
+from .storage_requests import exists as exists
+from .storage_requests import filesystem as filesystem
+from .storage_requests import remote_size as remote_size
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
-INSTALL_HINT = 'pip install "jisu[s3]"'
 CHUNK_BYTES = 8 << 20  # one ranged GET when a shard is fetched whole
 MAX_READ_BYTES = 1 << 30  # the largest single ranged read (one record batch) taken
 CACHE_SUFFIX = ".arrow"
@@ -91,300 +81,11 @@ def is_url(path: Any) -> bool:
     return isinstance(path, str) and _URL.match(path) is not None
 
 
-CONNECT_TIMEOUT_S = 5.0  # S3: seconds to open a connection (per attempt)
-READ_TIMEOUT_S = 20.0  # S3: seconds of silence while waiting for an answer (per attempt)
-ATTEMPTS = 3  # S3: tries of one request in all (botocore's standard retry mode)
-_S3_PROTOCOLS = ("s3", "s3a")
-_POLL_S = 0.05  # how often a thread waiting on a request looks at its run's stop flag
-
-
-class StorageError(OSError):
-    """Object storage could not be reached, did not answer in time, or failed a request
-    after the retries allowed (see the module docstring). The message names the URL and the
-    timeouts in force; the transport's exception is the ``__cause__``.
-
-    Attributes:
-        url: the object (or data set) asked for.
-    """
-
-    url: str | None = None
-
-    def __init__(self, url: str, reason: str | None = None) -> None:
-        if reason is None:  # one message: how exceptions are rebuilt (a pipeline's context)
-            super().__init__(url)
-            return
-        super().__init__(f"'{url}': {reason}")
-        self.url = url
-
-
-def _is_s3(url: str) -> bool:
-    return url.split("://", 1)[0].lower() in _S3_PROTOCOLS
-
-
-def _s3_options(options: dict) -> dict:
-    """``storage_options`` with jisu's timeouts and retry policy filled in where the user
-    set none (botocore's ``Config`` options, which s3fs takes as ``config_kwargs``)."""
-    config = options.get("config_kwargs")
-    if config is not None and not isinstance(config, dict):
-        return options  # s3fs says what is wrong with it
-    config = dict(config or {})
-    config.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
-    config.setdefault("read_timeout", READ_TIMEOUT_S)
-    retries = config.get("retries")
-    if retries is None or isinstance(retries, dict):
-        retries = dict(retries or {})
-        if not {"max_attempts", "total_max_attempts"} & retries.keys() and not os.environ.get(
-            "AWS_MAX_ATTEMPTS"
-        ):
-            retries["total_max_attempts"] = ATTEMPTS
-        if "mode" not in retries and not os.environ.get("AWS_RETRY_MODE"):
-            retries["mode"] = "standard"
-        if retries:
-            config["retries"] = retries
-    return {**options, "config_kwargs": config}
-
-
-def _policy(fs: Any) -> str:
-    """The timeouts and retries in force for ``fs``, as an error message shows them."""
-    config = getattr(fs, "config_kwargs", None)
-    if not isinstance(config, dict) or not config:
-        return ""
-    retries = config.get("retries") if isinstance(config.get("retries"), dict) else {}
-    attempts = retries.get("total_max_attempts") or os.environ.get("AWS_MAX_ATTEMPTS")
-    if attempts is None and retries.get("max_attempts") is not None:
-        attempts = retries["max_attempts"] + 1  # botocore's max_attempts counts retries
-    return (
-        f" (connect_timeout={config.get('connect_timeout')} s, read_timeout="
-        f"{config.get('read_timeout')} s, {attempts or 'default'} attempt(s), as "
-        "storage_options['config_kwargs'] may set them)"
-    )
-
-
-_inflight: set[concurrent.futures.Future] = set()
-_inflight_lock = threading.Lock()
-_exiting = False
-
-
-@atexit.register
-def _cancel_requests() -> None:
-    """At interpreter exit: cancel every request in flight and refuse new ones, so that no
-    thread is still waiting on the network (inside Arrow's reads) while Python finalizes."""
-    global _exiting
-    _exiting = True
-    with _inflight_lock:
-        futures = list(_inflight)
-    for future in futures:
-        future.cancel()
-
-
-def _wait(fs: Any, coro: Any) -> Any:
-    """Run the coroutine ``coro`` on ``fs``'s event loop and return its result. The wait (and
-    the request) is abandoned when the pipeline run of this thread stops (then
-    :class:`~jisu.dataset.engine.context.Stopped` is raised) or the interpreter exits."""
-    from .engine.context import Stopped
-    from .engine.thread_pool import current_stop
-
-    if _exiting:
-        coro.close()
-        raise Stopped("the interpreter is exiting")
-    stop = current_stop()
-    future = asyncio.run_coroutine_threadsafe(coro, fs.loop)
-    with _inflight_lock:
-        _inflight.add(future)
-    try:
-        # wait() rather than result(timeout): a request may itself raise TimeoutError
-        while not concurrent.futures.wait([future], None if stop is None else _POLL_S).done:
-            if stop.is_set():
-                future.cancel()
-                raise Stopped("the pipeline stopped")
-        try:
-            return future.result()
-        except concurrent.futures.CancelledError:  # by _cancel_requests
-            raise Stopped("the interpreter is exiting") from None
-    finally:
-        with _inflight_lock:
-            _inflight.discard(future)
-
-
-def _transport_failure(exc: BaseException) -> bool:
-    """Whether ``exc`` says the storage could not be reached or did not answer (not that it
-    answered with an error, which s3fs turns into a plain ``OSError``)."""
-    return (
-        not isinstance(exc, OSError)
-        or isinstance(exc, (TimeoutError, ConnectionError))
-        or type(exc).__module__.split(".")[0] in ("botocore", "aiobotocore", "aiohttp")
-    )
-
-
-def _call(fs: Any, url: str, what: str, method: Any, *args: Any, **kwargs: Any) -> Any:
-    """``fs.method(*args, **kwargs)`` as one bounded request (an async filesystem's coroutine
-    ``fs._method`` through :func:`_wait`), its failure named by ``url``. ``method`` may also
-    be a coroutine function (for an async filesystem only), called with the arguments.
-
-    Raises:
-        FileNotFoundError: as the filesystem raised it (the caller names the URL).
-        PermissionError: naming ``url``.
-        StorageError: any other failure (unreachable, no answer, a server error).
-    """
-    from .engine.context import Stopped
-
-    try:
-        if getattr(fs, "async_impl", False) and not getattr(fs, "asynchronous", False):
-            run = method if callable(method) else getattr(fs, "_" + method)
-            return _wait(fs, run(*args, **kwargs))
-        return getattr(fs, method)(*args, **kwargs)
-    except (FileNotFoundError, MalformedFileError, Stopped):
-        raise
-    except PermissionError as exc:
-        raise PermissionError(f"'{url}': {what} was refused: {exc}") from exc
-    except Exception as exc:
-        policy = _policy(fs) if _transport_failure(exc) else ""
-        raise StorageError(url, f"{what} failed{policy}: {type(exc).__name__}: {exc}") from exc
-
-
-def exists(fs: Any, path: str, url: str) -> bool:
-    """Whether the object (or folder) at ``path`` exists, asked afresh (one bounded request).
-
-    Raises:
-        StorageError, PermissionError: naming ``url``.
-    """
-    fs.invalidate_cache(path)
-    return bool(_call(fs, url, "asking whether it exists", "exists", path))
-
-
-def filesystem(url: str, storage_options: dict | None = None) -> tuple[Any, str]:
-    """The fsspec filesystem serving ``url`` and the path within it.
-
-    Args:
-        url: ``scheme://...``.
-        storage_options: keyword arguments of the filesystem (endpoint, credentials...).
-
-    Raises:
-        ImportError: fsspec, or the scheme's filesystem package (s3fs, gcsfs...), is missing;
-            the message says how to install it.
-        TypeError: ``storage_options`` is not a dict.
-    """
-    if storage_options is not None and not isinstance(storage_options, dict):
-        raise TypeError(
-            f"storage_options must be a dict of filesystem options. Received: {storage_options!r}"
-        )
-    try:
-        import fsspec.core
-    except ImportError:
-        raise ImportError(
-            f"reading or writing '{url}' needs fsspec (and s3fs for s3://): {INSTALL_HINT}"
-        ) from None
-    options = storage_options or {}
-    if _is_s3(url):
-        options = _s3_options(options)
-    try:
-        fs, path = fsspec.core.url_to_fs(url, **options)
-    except ImportError as exc:
-        raise ImportError(
-            f"the filesystem of '{url}' is not installed ({exc}); for s3:// {INSTALL_HINT}"
-        ) from None
-    if _is_s3(url) and hasattr(fs, "retries"):
-        # s3fs retries some errors itself around botocore's retries (twice over in reads:
-        # 5 x 5 x 3 tries of a silent server); botocore's standard mode alone retries
-        fs.retries = 1
-    return fs, path
-
-
-def remote_info(fs: Any, path: str, url: str) -> tuple[int, dict[str, str]]:
-    """Size of the object at ``path`` and what pins reads to this very object (S3: its
-    ``VersionId`` in a versioned bucket, and its ``ETag``; empty for other filesystems),
-    asked afresh (one bounded request).
-
-    Raises:
-        FileNotFoundError: naming ``url``.
-        MalformedFileError: it is a folder (prefix), not an object.
-        StorageError, PermissionError: naming ``url`` (see :func:`_call`).
-    """
-    fs.invalidate_cache(path)  # a fresh answer: the object may have changed since a listing
-    try:
-        info = _call(fs, url, "asking for its size", "info", path)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"'{url}' does not exist") from None
-    if info.get("type") == "directory":
-        raise MalformedFileError(url, "is a folder, not a file")
-    size = info.get("size")
-    if not isinstance(size, int) or size < 0:
-        raise MalformedFileError(url, f"the filesystem reports no size for it ({size!r})")
-    pin = {}
-    if _is_s3(url) and hasattr(fs, "_call_s3"):  # s3fs: reads are pinned (see _s3_range)
-        pin = {k: info[k] for k in ("VersionId", "ETag") if info.get(k)}
-    return size, pin
-
-
-def remote_size(fs: Any, path: str, url: str) -> int:
-    """Size of the object at ``path`` (see :func:`remote_info`)."""
-    return remote_info(fs, path, url)[0]
-
-
 def open_remote(fs: Any, path: str, url: str) -> RemoteFile:
     """A :class:`RemoteFile` over the object at ``path`` as it is now: its size, and its
     reads pinned to this version of it (see :func:`remote_info`)."""
     size, pin = remote_info(fs, path, url)
     return RemoteFile(fs, path, url, size, pin=pin)
-
-
-_BODY_ERRORS: tuple[type[BaseException], ...] = ()  # transient failures while reading a body
-
-
-def _body_errors() -> tuple[type[BaseException], ...]:
-    global _BODY_ERRORS
-    if not _BODY_ERRORS:
-        from http.client import IncompleteRead
-
-        errors: list[type[BaseException]] = [IncompleteRead, asyncio.TimeoutError]
-        with contextlib.suppress(ImportError):
-            from botocore.exceptions import HTTPClientError
-
-            errors.append(HTTPClientError)  # ReadTimeoutError, ResponseStreamingError...
-        with contextlib.suppress(ImportError):
-            from aiohttp import ClientPayloadError
-
-            errors.append(ClientPayloadError)
-        _BODY_ERRORS = tuple(errors)
-    return _BODY_ERRORS
-
-
-async def _s3_range(fs: Any, path: str, start: int, end: int, pin: dict[str, str]) -> bytes:
-    """Bytes ``[start, end)`` of an S3 object, pinned to ``pin`` (its VersionId and ETag). A
-    failure while the answer's body streams in is tried again (the request itself is retried
-    by botocore), up to the attempts of botocore's retry policy."""
-    bucket, key, version = fs.split_path(path)
-    request = {"Bucket": bucket, "Key": key, "Range": f"bytes={start}-{end - 1}"}
-    version = pin.get("VersionId") or version
-    if version:
-        request["VersionId"] = version
-    if pin.get("ETag"):
-        request["IfMatch"] = pin["ETag"]
-    config = fs.config_kwargs.get("retries") if isinstance(fs.config_kwargs, dict) else None
-    attempts = (config or {}).get("total_max_attempts") or ATTEMPTS
-    for attempt in range(max(1, int(attempts))):
-        response = await fs._call_s3("get_object", **request, **fs.req_kw)
-        try:
-            return await response["Body"].read()
-        except _body_errors():
-            if attempt + 1 >= attempts:
-                raise
-        finally:
-            response["Body"].close()
-    raise AssertionError("unreachable")
-
-
-def _precondition_failed(exc: BaseException) -> bool:
-    """Whether S3 refused a pinned read: the object is not the version that was opened."""
-    cause = exc.__cause__
-    response = getattr(cause, "response", None) or getattr(exc, "response", None) or {}
-    code = (response.get("Error") or {}).get("Code")
-    status = (response.get("ResponseMetadata") or {}).get("HTTPStatusCode")
-    return (
-        code == "PreconditionFailed"
-        or status == 412
-        or (isinstance(exc, OSError) and exc.errno == errno.EINVAL and "pre-condition" in str(exc))
-    )
 
 
 class RemoteFile:
@@ -445,15 +146,15 @@ class RemoteFile:
         what = f"reading bytes [{start}, {end})"
         try:
             if self.pin:
-                data = _call(
-                    self.fs, self.url, what, _s3_range, self.fs, self.path, start, end, self.pin
+                data = call(
+                    self.fs, self.url, what, s3_range, self.fs, self.path, start, end, self.pin
                 )
             else:
-                data = _call(self.fs, self.url, what, "cat_file", self.path, start=start, end=end)
+                data = call(self.fs, self.url, what, "cat_file", self.path, start=start, end=end)
         except FileNotFoundError:
             raise FileNotFoundError(f"'{self.url}' does not exist (any more)") from None
         except StorageError as exc:
-            if _precondition_failed(exc.__cause__ or exc):
+            if precondition_failed(exc.__cause__ or exc):
                 raise MalformedFileError(
                     self.url,
                     f"the object changed after it was opened (it is no longer the one with "
@@ -607,23 +308,20 @@ class ShardCache:
     def lookup(self, url: str, size: int, crc32: int) -> str | None:
         """The verified cache file of a shard, or None. A file that fails the check is
         removed (and will be fetched again)."""
-        from .record.reader import _RACY_NS, _verified, _verified_lock  # per-process CRC memo
-
         path = self.name(url, size, crc32)
+
+        def crc_of(f: Any) -> int:
+            crc = 0
+            while chunk := f.read(CHUNK_BYTES):
+                crc = zlib.crc32(chunk, crc)
+            return crc
+
         try:
             with open(path, "rb") as f:
                 info = os.fstat(f.fileno())
-                key = (path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
-                with _verified_lock:
-                    crc = _verified.get(key)
-                if crc is None and info.st_size == size:
-                    start = time.time_ns()
-                    crc = 0
-                    while chunk := f.read(CHUNK_BYTES):
-                        crc = zlib.crc32(chunk, crc)
-                    if info.st_mtime_ns < start - _RACY_NS:  # as the reader does
-                        with _verified_lock:
-                            _verified[key] = crc
+                crc = None  # a file of another size is not this shard's copy
+                if info.st_size == size:  # its CRC once per file and process, as the reader's
+                    crc = memo_crc(file_identity(path, info), lambda: crc_of(f))
         except FileNotFoundError:
             return None
         if info.st_size != size or crc != crc32:

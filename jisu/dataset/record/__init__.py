@@ -1,4 +1,4 @@
-"""The record format: sharded Arrow IPC files, read by ``pread`` (and MindRecord reading)."""
+"""The record formats: jisu's sharded Arrow IPC files (read by ``pread``), MindRecord, TFRecord."""
 
 from . import convert
 from .mindrecord import MindRecordReader

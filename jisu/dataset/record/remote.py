@@ -32,18 +32,17 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import logging
 import os
 import shutil
 import tempfile
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.ipc
 
 from ..storage import (
     RemoteFile,
@@ -56,21 +55,21 @@ from ..storage import (
     remote_size,
 )
 from .arrow_file import CopyStore, FileColumns, Part
-from .pread import PreadFile
-from .reader import (
-    _VIEW_BATCHES,
-    _VIEW_BYTES,
-    RecordReader,
+from .format import (
+    MANIFEST_SUFFIX,
     ShardEntry,
-    _BatchLRU,
-    _Columns,
-    _ViewCache,
     block_layout,
+    check_manifest_size,
+    decode_manifest,
+    find_manifest,
     parse_manifest,
+    shard_files,
 )
+from .pread import PreadFile
+from .reader import VIEW_BATCHES, VIEW_BYTES, RecordReader, ViewCache
+from .remote_batches import BatchColumns, RemoteShard
 from .schema import arrow_schema, select_fields
 from .validate import MalformedFileError
-from .writer import MANIFEST_SUFFIX, MAX_MANIFEST_BYTES, generation_base
 
 log = logging.getLogger(__name__)
 _BATCH_CACHE = 32  # remote record batches kept per reader (the writer's are <= ~4 MiB)
@@ -87,22 +86,8 @@ def _parallel(fn: Any, items: Sequence) -> list:
 
 def find_remote_manifest(url: str, fs: Any) -> str | None:
     """The manifest of a remote data set named by its manifest, its name or one of its shards
-    (the same candidates as a local one)."""
-    url = url.rstrip("/")
-    if url.endswith(MANIFEST_SUFFIX):
-        candidates = [url]
-    else:
-        candidates = [url + MANIFEST_SUFFIX]
-        base = generation_base(url)
-        if base is not None:
-            candidates.append(base + MANIFEST_SUFFIX)
-        stripped = url.rstrip("0123456789")
-        if stripped != url:
-            candidates.append(stripped + MANIFEST_SUFFIX)
-    for candidate in candidates:
-        if exists(fs, fs._strip_protocol(candidate), candidate):  # bounded, named
-            return candidate
-    return None
+    (the same candidates as a local one, each asked for by one bounded request)."""
+    return find_manifest(url, exists=lambda name: exists(fs, fs._strip_protocol(name), name))
 
 
 def read_remote_manifest(fs: Any, url: str) -> Any:
@@ -114,67 +99,46 @@ def read_remote_manifest(fs: Any, url: str) -> Any:
     """
     path = fs._strip_protocol(url)
     size = remote_size(fs, path, url)
-    if size > MAX_MANIFEST_BYTES:
-        raise MalformedFileError(
-            url, f"has {size} bytes, more than a manifest may ({MAX_MANIFEST_BYTES})"
-        )
-    text = RemoteFile(fs, path, url, size).read_range(0, size)
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise MalformedFileError(url, "is not a manifest: its JSON is nested too deeply") from None
-    except ValueError as exc:  # also bad UTF-8
-        raise MalformedFileError(url, f"is not valid JSON: {exc}") from None
+    check_manifest_size(size, url)
+    return decode_manifest(RemoteFile(fs, path, url, size).read_range(0, size), url)
 
 
-class _Shard:
-    """One shard: its verified copy in the cache (read by ``pread``), or Arrow readers over
-    ranged reads (a pool, one per concurrent thread; they share the fetched footer)."""
+class _BatchLRU:
+    """The last ``(shard, batch)`` column views, thread-safe: at most ``capacity`` of them and
+    ``max_bytes`` in all (the newest one is kept whatever its size), so that record batches a
+    hostile or unusual footer makes large cannot pile up in memory."""
 
-    def __init__(self, entry: ShardEntry, file: RemoteFile, layout: list[int]) -> None:
-        self.entry, self.file, self.layout = entry, file, layout
-        #: the cache file and where the columns lie in each batch, once the copy is there
-        self.local: tuple[PreadFile, list[list[Part]]] | None = None
-        self.error: BaseException | None = None  # a failed background fill (bad checksum)
-        self.filling = False
-        self._pool: list[Any] = []
+    def __init__(self, capacity: int, max_bytes: int) -> None:
+        self.capacity = capacity
+        self.max_bytes = max_bytes
+        self.nbytes = 0
+        self._items: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
 
-    def remote_reader(self) -> Any:
-        try:
-            return pa.ipc.open_file(pa.PythonFile(self.file.clone(), mode="r"))
-        except (pa.ArrowException, ValueError) as exc:
-            raise MalformedFileError(
-                self.entry.path, f"shard is not a readable Arrow file: {exc}"
-            ) from exc
-
-    def check(self) -> None:
-        """Raise the failure of the shard's background fill, if any (a bad checksum)."""
-        if self.error is not None:
-            raise MalformedFileError(self.error.path, self.error.reason) from self.error
-
-    def get_batch(self, index: int) -> pa.RecordBatch:
-        self.check()
+    def get(self, key: tuple) -> Any:
         with self._lock:
-            reader = self._pool.pop() if self._pool else None
-        if reader is None:
-            reader = self.remote_reader()
-        try:
-            batch = reader.get_batch(index)
-            batch.validate()  # buffer sizes fit the lengths (no data is scanned)
-        except (pa.ArrowException, ValueError) as exc:
-            raise MalformedFileError(
-                self.entry.path, f"shard has an unreadable record batch {index}: {exc}"
-            ) from exc
+            entry = self._items.get(key)
+            if entry is None:
+                return None
+            self._items.move_to_end(key)
+            return entry[0]
+
+    def put(self, key: tuple, value: Any, nbytes: int = 0) -> None:
         with self._lock:
-            self._pool.append(reader)
-        if batch.num_rows != self.layout[index]:
-            raise MalformedFileError(
-                self.entry.path,
-                f"shard's record batch {index} holds {batch.num_rows} rows; the manifest's "
-                f"layout gives {self.layout[index]}",
-            )
-        return batch
+            old = self._items.pop(key, None)
+            if old is not None:
+                self.nbytes -= old[1]
+            self._items[key] = (value, nbytes)
+            self.nbytes += nbytes
+            while len(self._items) > 1 and (
+                len(self._items) > self.capacity or self.nbytes > self.max_bytes
+            ):
+                self.nbytes -= self._items.popitem(last=False)[1][1]
+
+    def drop_shard(self, shard: int) -> None:
+        with self._lock:
+            for key in [k for k in self._items if k[0] == shard]:
+                self.nbytes -= self._items.pop(key)[1]
 
 
 class RemoteRecordReader(RecordReader):
@@ -247,12 +211,14 @@ class RemoteRecordReader(RecordReader):
             _parallel(lambda pair: self._verify(*pair), list(zip(meta.shards, files)))
         self._checked = True  # by this process; a worker that unpickles the reader does not
         layout = block_layout(meta.rows, self.block_rows, len(files))
-        self._shards = [_Shard(e, f, layout[k]) for k, (e, f) in enumerate(zip(meta.shards, files))]
+        self._shards = [
+            RemoteShard(e, f, layout[k]) for k, (e, f) in enumerate(zip(meta.shards, files))
+        ]
         self._batch_starts = [[0, *itertools.accumulate(sizes)] for sizes in layout]
         self._recent = _BatchLRU(_BATCH_CACHE, _BATCH_CACHE_BYTES)
-        self._local_views = _ViewCache(_VIEW_BATCHES, _VIEW_BYTES)
+        self._local_views = ViewCache(VIEW_BATCHES, VIEW_BYTES)
         self._copies = CopyStore()
-        self._views = _ViewCache(0, 0)  # never filled: _columns serves every batch
+        self._views = ViewCache(0, 0)  # never filled: _columns serves every batch
         expected = arrow_schema(self.all_fields, None)
 
         def prepare(k: int) -> None:  # the cached copy, or the footer by ranges
@@ -275,7 +241,7 @@ class RemoteRecordReader(RecordReader):
                     f"shard has {reader.num_record_batches} record batches; the layout in "
                     f"'{self.manifest_path}' gives {len(shard.layout)}",
                 )
-            shard._pool.append(reader)
+            shard.keep_reader(reader)
 
         _parallel(prepare, range(len(self._shards)))
 
@@ -289,7 +255,7 @@ class RemoteRecordReader(RecordReader):
             raise crc_mismatch(entry.path, self.manifest_path, crc, entry.crc32)
 
     def _map_cached(
-        self, k: int, shard: _Shard, path: str, expected: pa.Schema
+        self, k: int, shard: RemoteShard, path: str, expected: pa.Schema
     ) -> tuple[PreadFile, list[list[Part]]]:
         """The verified cache copy of shard ``k``, checked as a local shard is (errors name the
         shard's URL), and where the columns lie in each of its batches."""
@@ -337,15 +303,13 @@ class RemoteRecordReader(RecordReader):
         views = self._recent.get(key)
         if views is None:
             record_batch = source.get_batch(batch)
-            views = _Columns(record_batch, self.fields)
+            views = BatchColumns(record_batch, self.fields)
             self._recent.put(key, views, record_batch.nbytes)
-        if self.cache is not None and not self.cache.full and not source.filling:
-            with source._lock:
-                start, source.filling = not source.filling, True
-            if start:
-                threading.Thread(
-                    target=self._fill, args=(shard,), name="jisu-cache-fill", daemon=True
-                ).start()
+        fill = self.cache is not None and not self.cache.full and not source.filling
+        if fill and source.claim_fill():  # the first read of a shard not cached yet
+            threading.Thread(
+                target=self._fill, args=(shard,), name="jisu-cache-fill", daemon=True
+            ).start()
         return views
 
     def __getstate__(self) -> dict:
@@ -365,8 +329,6 @@ class RemoteTarget:
     """
 
     def __init__(self, url: str, shard_num: int, overwrite: bool, storage_options: dict | None):
-        from .writer import shard_files
-
         self.url = url.rstrip("/")
         self.fs, _ = filesystem(self.url, storage_options)
         self.manifest = self.url + MANIFEST_SUFFIX
@@ -396,8 +358,6 @@ class RemoteTarget:
             FileExistsError: without ``overwrite``, a data set of this name was committed
                 first; the uploaded shards are removed again.
         """
-        from .writer import shard_files
-
         urls = shard_files(f"{self.url}.g{writer._token}", writer.shard_num)
         old: set[str] = set()
         if self.overwrite:

@@ -1,6 +1,7 @@
 """FileWriter: pack rows into sharded Arrow IPC files, visible only at ``commit()``.
 
-Layout of a data set written as ``FileWriter("train.rec", shard_num=4)``:
+Layout of a data set written as ``FileWriter("train.rec", shard_num=4)`` (its names, the
+manifest and the metadata keys are defined in :mod:`.format`):
 
 * ``train.rec0`` .. ``train.rec3`` (``train.rec`` when ``shard_num=1``): Arrow IPC files, one
   record batch per block of rows; any Arrow reader opens them (``pyarrow.ipc.open_file``).
@@ -27,11 +28,8 @@ writer dies; two writers of one name never both win):
 
 from __future__ import annotations
 
-import errno
-import json
 import mmap
 import os
-import re
 import secrets
 import weakref
 import zlib
@@ -43,35 +41,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc
 
-from ...files import host_tag, pid_alive
+from ...files import host_tag
 from ..storage import is_url
+from .format import DATASET_ID_KEY, MANIFEST_SUFFIX, SHARD_PLACE_KEY, shard_files, write_manifest
+from .format import FORMAT as FORMAT  # re-exported (as X): defined here before format.py
+from .format import FORMAT_VERSION as FORMAT_VERSION
+from .format import MAX_MANIFEST_BYTES as MAX_MANIFEST_BYTES
+from .format import generation_base as generation_base
+from .format import read_manifest_json as read_manifest_json
+from .publish import DataSetFiles, fsync_path, link_exclusive, remove_files
 from .schema import Field, arrow_schema, check_value, checked_column, column_of, parse_schema
-from .validate import MalformedFileError, open_regular
 
-FORMAT = "jisu-record"
-FORMAT_VERSION = 1
-MANIFEST_SUFFIX = ".manifest.json"
-MAX_MANIFEST_BYTES = 64 << 20  # a manifest is a few KB; anything this large is not one
 BLOCK_BYTES = 4 << 20  # target size of one record batch
 MAX_BLOCK_ROWS = 1024
-
-# A writer's token: its pid, a tag of the host and pid namespace the pid belongs to, a random
-# part. Temporary files end in ".tmp-<token>"; generation shards are "<name>.g<token><k>".
-_TOKEN = r"(?P<pid>\d+)-(?P<tag>[0-9a-f]{8})[0-9a-f]{8}"
-_GENERATION = re.compile(r"(?P<base>.+)\.g" + _TOKEN + r"\d*")
-# Errors of os.link on file systems without hard links; publishing then falls back.
-_NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS, errno.EXDEV}
-
-
-def shard_files(file_name: str, shard_num: int) -> list[str]:
-    """Shard paths, named as MindRecord names them."""
-    return [file_name] if shard_num == 1 else [f"{file_name}{i}" for i in range(shard_num)]
-
-
-def generation_base(path: str) -> str | None:
-    """The data set name of a generation shard (``train.rec.g<token>0`` -> ``train.rec``)."""
-    match = _GENERATION.fullmatch(path)
-    return match["base"] if match else None
 
 
 def crc32_of(path: str) -> int:
@@ -81,137 +63,6 @@ def crc32_of(path: str) -> int:
             return 0
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
             return zlib.crc32(mapped)
-
-
-def read_manifest_json(path: str) -> Any:
-    """The parsed JSON of a manifest, read only if it is a regular file of sane size.
-
-    Raises:
-        FileNotFoundError: there is no such file.
-        MalformedFileError: not a regular file, too large, or not JSON.
-    """
-    fd = open_regular(path)
-    try:
-        size = os.fstat(fd).st_size
-        if size > MAX_MANIFEST_BYTES:
-            raise MalformedFileError(
-                path, f"has {size} bytes, more than a manifest may ({MAX_MANIFEST_BYTES})"
-            )
-        with os.fdopen(os.dup(fd), "rb") as f:
-            text = f.read(MAX_MANIFEST_BYTES + 1)
-    finally:
-        os.close(fd)
-    if len(text) > MAX_MANIFEST_BYTES:  # it grew after the check
-        raise MalformedFileError(path, f"is larger than a manifest may be ({MAX_MANIFEST_BYTES})")
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise MalformedFileError(path, "is not a manifest: its JSON is nested too deeply") from None
-    except ValueError as exc:  # also bad UTF-8
-        raise MalformedFileError(path, f"is not valid JSON: {exc}") from None
-
-
-def _fsync(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _remove(paths: list[str]) -> None:
-    for path in paths:
-        try:
-            os.remove(path)
-        except OSError:
-            pass
-
-
-def _link_exclusive(source: str, target: str) -> bool:
-    """Give ``source`` the name ``target`` unless ``target`` exists, atomically (no window
-    between the check and the publication).
-
-    Returns:
-        False when ``source`` keeps its name too (a hard link), True when it was moved (on a
-        file system without hard links: the name is reserved with ``O_EXCL``, then the file
-        is moved onto it, so an empty file stands there for a moment).
-
-    Raises:
-        FileExistsError: ``target`` exists.
-    """
-    try:
-        os.link(source, target)
-        return False
-    except OSError as exc:
-        if isinstance(exc, FileExistsError) or exc.errno not in _NO_HARD_LINKS:
-            raise
-    os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-    os.replace(source, target)
-    return True
-
-
-class _DataSetFiles:
-    """The names that belong to the data set ``file_name`` in its folder."""
-
-    def __init__(self, file_name: str) -> None:
-        self.directory, self.base = os.path.split(file_name)
-        self.manifest = file_name + MANIFEST_SUFFIX
-        base = re.escape(self.base)
-        self.temp = re.compile(base + r"(?:\d*|" + re.escape(MANIFEST_SUFFIX) + r")\.tmp-" + _TOKEN)
-        self.generation = re.compile(base + r"\.g" + _TOKEN + r"\d*")
-        self.shard = re.compile(base + r"(?:\d*|\.g" + _TOKEN + r"\d*)")
-
-    def listed_shards(self) -> set[str] | None:
-        """The shard names of this data set that its current manifest lists: empty when there
-        is no manifest, None when it cannot be read (then nothing counts as unlisted)."""
-        try:
-            raw = read_manifest_json(self.manifest)
-        except FileNotFoundError:
-            return set()
-        except (OSError, ValueError):
-            return None
-        shards = raw.get("shards") if isinstance(raw, dict) else None
-        if not isinstance(shards, list):
-            return None
-        names = {entry.get("file") for entry in shards if isinstance(entry, dict)}
-        # only names of this data set's shards: plain names, never another file of the folder
-        return {n for n in names if isinstance(n, str) and self.shard.fullmatch(n)}
-
-    def remove_leftovers(self) -> list[tuple[str, int]]:
-        """Remove what killed writers of this data set left: their temporary files, and their
-        generation shards that the current manifest does not list. A file counts as a dead
-        writer's only when its token's host tag is ours and its pid is gone, so a live
-        writer's files (here or on another machine sharing the folder) are never touched.
-
-        Returns:
-            ``(path, bytes freed)`` of every file removed.
-        """
-        tag = host_tag()
-        temps, generations = [], []
-        try:
-            names = [n for n in os.listdir(self.directory) if n.startswith(self.base)]
-        except OSError:  # a folder we may write but not list: nothing to find
-            names = []
-        for name in names:
-            for pattern, found in ((self.temp, temps), (self.generation, generations)):
-                match = pattern.fullmatch(name)
-                if match and match["tag"] == tag and not pid_alive(int(match["pid"])):
-                    found.append(name)
-        if generations:
-            # Read the manifest after the pid checks: a writer dead by then publishes nothing
-            # more, so a shard it wrote that this manifest does not list is garbage.
-            listed = self.listed_shards()
-            generations = [] if listed is None else [n for n in generations if n not in listed]
-        removed = []
-        for name in temps + generations:
-            path = os.path.join(self.directory, name)
-            try:
-                info = os.lstat(path)
-                os.remove(path)
-            except OSError:  # gone already (another writer cleaning up), or not a file
-                continue
-            removed.append((path, info.st_size if info.st_nlink <= 1 else 0))
-        return removed
 
 
 def _concat(parts: list) -> Any:
@@ -285,12 +136,12 @@ class FileWriter:
         if not os.path.isdir(directory):
             raise FileNotFoundError(f"FileWriter: directory '{directory}' does not exist")
         self.overwrite = bool(overwrite)
-        self._files = _DataSetFiles(self.file_name)
+        self._files = DataSetFiles(self.file_name)
         self.removed_leftovers = self._files.remove_leftovers()
         self._token = f"{os.getpid()}-{host_tag()}{secrets.token_hex(4)}"
         self._temp = [f"{p}.tmp-{self._token}" for p in self.paths]
         self._temp_manifest = f"{self.manifest}.tmp-{self._token}"
-        self._cleanup = weakref.finalize(self, _remove, [*self._temp, self._temp_manifest])
+        self._cleanup = weakref.finalize(self, remove_files, [*self._temp, self._temp_manifest])
         self._fields: list[Field] | None = None
         self._desc = ""
         self._index: list[str] = []
@@ -446,7 +297,7 @@ class FileWriter:
     def _writer(self, shard: int) -> Any:
         if self._writers[shard] is None:
             # the shard's place and data set ride in its metadata (see the module docstring)
-            place = {"jisu.shard": f"{shard}/{self.shard_num}", "jisu.dataset": self._token}
+            place = {SHARD_PLACE_KEY: f"{shard}/{self.shard_num}", DATASET_ID_KEY: self._token}
             schema = self._schema.with_metadata({**self._schema.metadata, **place})
             self._writers[shard] = pa.ipc.new_file(self._temp[shard], schema)
         return self._writers[shard]
@@ -487,7 +338,7 @@ class FileWriter:
             self._writer(i).close()  # a shard with no rows still gets its schema
 
         def seal(i: int) -> dict:  # durable, then checksummed from the page cache
-            _fsync(self._temp[i])
+            fsync_path(self._temp[i])
             return {
                 "rows": self._rows[i],
                 "bytes": os.path.getsize(self._temp[i]),
@@ -516,22 +367,16 @@ class FileWriter:
     def _write_manifest(self, paths: list[str], sealed: list[dict]) -> None:
         """The manifest listing shards ``paths`` (rows, bytes, crc32 in ``sealed``), written
         durably under its temporary name."""
-        shards = [{"file": os.path.basename(p), **s} for p, s in zip(paths, sealed)]
-        manifest = {
-            "format": FORMAT,
-            "version": FORMAT_VERSION,
-            "id": self._token,
-            "schema": {f.name: f.to_dict() for f in self._fields},
-            "desc": self._desc,
-            "index_fields": self._index,
-            "rows": sum(self._rows),
-            "block_rows": self._block_rows or 1,
-            "shards": shards,
-        }
-        with open(self._temp_manifest, "w") as f:
-            json.dump(manifest, f, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
+        write_manifest(
+            self._temp_manifest,
+            data_set_id=self._token,
+            fields=self._fields,
+            desc=self._desc,
+            index_fields=self._index,
+            block_rows=self._block_rows or 1,
+            shards=paths,
+            sealed=sealed,
+        )
 
     def _publish_first(self, sealed: list[dict]) -> None:
         """Publish under the plain names, each only if it does not exist (``os.link``), the
@@ -542,17 +387,17 @@ class FileWriter:
         target = ""
         try:
             for temp, target in zip(self._temp, self.paths):
-                published.append((temp, target, _link_exclusive(temp, target)))
-            _fsync(self._files.directory)  # the shards' names are durable before the manifest
+                published.append((temp, target, link_exclusive(temp, target)))
+            fsync_path(self._files.directory)  # the shards' names are durable before the manifest
             target = self.manifest
-            _link_exclusive(self._temp_manifest, target)
+            link_exclusive(self._temp_manifest, target)
         except FileExistsError:
             # names this writer created: nobody else can have replaced them since
             for temp, final, moved in published:
                 if moved:
                     os.replace(final, temp)
                 else:
-                    _remove([final])
+                    remove_files([final])
             if self.overwrite:
                 self._replace(sealed)
                 return
@@ -560,8 +405,8 @@ class FileWriter:
                 f"FileWriter.commit: '{target}' already exists (another writer committed a "
                 "data set of this name first); pass overwrite=True to replace it"
             ) from None
-        _fsync(self._files.directory)
-        _remove([*self._temp, self._temp_manifest])  # the published names keep the data
+        fsync_path(self._files.directory)
+        remove_files([*self._temp, self._temp_manifest])  # the published names keep the data
 
     def _replace(self, sealed: list[dict]) -> None:
         """Replace the data set: new shards under generation names that only the new manifest
@@ -571,13 +416,13 @@ class FileWriter:
         self._write_manifest(paths, sealed)
         for temp, final in zip(self._temp, paths):
             os.replace(temp, final)  # names of this writer alone: nothing is replaced
-        _fsync(self._files.directory)  # the shards' names are durable before the manifest
+        fsync_path(self._files.directory)  # the shards' names are durable before the manifest
         old = self._files.listed_shards() or set()
         os.replace(self._temp_manifest, self.manifest)  # the commit point
-        _fsync(self._files.directory)
+        fsync_path(self._files.directory)
         self.paths = paths
         current = {os.path.basename(p) for p in paths}
-        _remove([os.path.join(self._files.directory, n) for n in sorted(old - current)])
+        remove_files([os.path.join(self._files.directory, n) for n in sorted(old - current)])
 
     def abort(self) -> None:
         """Give up: remove the temporary files; nothing of this data set becomes visible."""

@@ -11,8 +11,9 @@ import numpy as np
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
 from ..engine.rows import to_array
+from ..record.format import find_manifest
 from ..record.mindrecord import MindRecordReader, is_mindrecord
-from ..record.reader import RecordReader, find_manifest
+from ..record.reader import RecordReader
 from ..storage import default_cache, is_url
 from ..validation import check_int
 from .generator import Source

@@ -465,7 +465,7 @@ def _uint8_schema() -> ds.Schema:
 def test_feature_size_limits_scale_with_the_record(tmp_path, monkeypatch):
     """Padding is allowed up to VALUE_ALLOWANCE + MAX_VALUE_EXPANSION x the record's size:
     MindSpore's padding of ordinary lists still reads; the limits are module attributes."""
-    from jisu.dataset.sources import tfrecord as source
+    from jisu.dataset.record import tfrecord_reader as source
 
     path = tmp_path / "ok.tfrecord"
     values = [b"ab", b"c", b"defg"]

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import jisu.dataset as ds
-from jisu.dataset import storage
+from jisu.dataset import storage, storage_requests
 from jisu.dataset.record import writer as writer_module
 from jisu.dataset.record.validate import MalformedFileError
 from jisu.dataset.storage import StorageError
@@ -267,12 +267,12 @@ def test_stop_abandons_requests_waiting_on_a_silent_server(credentials):
             it = data.create_tuple_iterator(num_epochs=1)
             reader = threading.Thread(target=_drain, args=(it,))
             reader.start()
-            while not storage._inflight:  # until a worker waits on a request
+            while not storage_requests._inflight:  # until a worker waits on a request
                 time.sleep(0.02)
             it.stop()
             reader.join(10)
             assert not reader.is_alive()
-            assert not storage._inflight
+            assert not storage_requests._inflight
             assert jisu_threads() <= before
         finally:
             relay.close()

@@ -1,0 +1,117 @@
+"""The record batches of a shard in object storage, as :class:`~.remote.RemoteRecordReader`
+reads them: a shard's verified copy in the cache or Arrow readers over ranged reads
+(:class:`RemoteShard`, which checks every batch it fetches), and a fetched batch's columns as
+NumPy views (:class:`BatchColumns`)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc
+
+from ..storage import RemoteFile
+from .arrow_file import Part
+from .format import ShardEntry
+from .pread import PreadFile
+from .schema import Field
+from .validate import MalformedFileError
+
+
+class RemoteShard:
+    """One shard: its verified copy in the cache (read by ``pread``), or Arrow readers over
+    ranged reads (a pool, one per concurrent thread; they share the fetched footer)."""
+
+    def __init__(self, entry: ShardEntry, file: RemoteFile, layout: list[int]) -> None:
+        self.entry, self.file, self.layout = entry, file, layout
+        #: the cache file and where the columns lie in each batch, once the copy is there
+        self.local: tuple[PreadFile, list[list[Part]]] | None = None
+        self.error: BaseException | None = None  # a failed background fill (bad checksum)
+        self.filling = False
+        self._pool: list[Any] = []
+        self._lock = threading.Lock()
+
+    def remote_reader(self) -> Any:
+        try:
+            return pa.ipc.open_file(pa.PythonFile(self.file.clone(), mode="r"))
+        except (pa.ArrowException, ValueError) as exc:
+            raise MalformedFileError(
+                self.entry.path, f"shard is not a readable Arrow file: {exc}"
+            ) from exc
+
+    def keep_reader(self, reader: Any) -> None:
+        """Add an opened Arrow reader of this shard to the pool (its footer is checked)."""
+        with self._lock:
+            self._pool.append(reader)
+
+    def claim_fill(self) -> bool:
+        """Whether the caller is the one to start the shard's background fill (once)."""
+        with self._lock:
+            start, self.filling = not self.filling, True
+        return start
+
+    def check(self) -> None:
+        """Raise the failure of the shard's background fill, if any (a bad checksum)."""
+        if self.error is not None:
+            raise MalformedFileError(self.error.path, self.error.reason) from self.error
+
+    def get_batch(self, index: int) -> pa.RecordBatch:
+        self.check()
+        with self._lock:
+            reader = self._pool.pop() if self._pool else None
+        if reader is None:
+            reader = self.remote_reader()
+        try:
+            batch = reader.get_batch(index)
+            batch.validate()  # buffer sizes fit the lengths (no data is scanned)
+        except (pa.ArrowException, ValueError) as exc:
+            raise MalformedFileError(
+                self.entry.path, f"shard has an unreadable record batch {index}: {exc}"
+            ) from exc
+        self.keep_reader(reader)
+        if batch.num_rows != self.layout[index]:
+            raise MalformedFileError(
+                self.entry.path,
+                f"shard's record batch {index} holds {batch.num_rows} rows; the manifest's "
+                f"layout gives {self.layout[index]}",
+            )
+        return batch
+
+
+class BatchColumns:
+    """NumPy views of the columns of one record batch held in memory (zero-copy where Arrow
+    allows): a batch fetched from object storage."""
+
+    def __init__(self, batch: pa.RecordBatch, fields: list[Field]) -> None:
+        self.getters = []
+        for field in fields:
+            column = batch.column(field.name)
+            self.getters.append(self._getter(field, column))
+
+    def row(self, j: int) -> tuple:
+        """Row ``j`` of the batch, one array per column."""
+        return tuple([get(j) for get in self.getters])
+
+    @staticmethod
+    def _getter(field: Field, column: pa.Array) -> Any:
+        if field.type == "string":
+            starts = np.frombuffer(column.buffers()[1], dtype=np.int64)[column.offset :]
+            text = column.buffers()[2]
+            text = b"" if text is None else memoryview(text)
+            return lambda j: np.array(str(text[starts[j] : starts[j + 1]], "utf-8"))
+        if field.type == "bytes":
+            offsets = np.frombuffer(column.buffers()[1], dtype=np.int64)[column.offset :]
+            data = np.frombuffer(column.buffers()[2], dtype=np.uint8)
+            return lambda j: data[offsets[j] : offsets[j + 1]]
+        if field.shape is None:
+            values = column.to_numpy(zero_copy_only=True)
+            return lambda j: values[j : j + 1].reshape(())
+        flat = column.values.to_numpy(zero_copy_only=True)
+        if field.fixed_size is not None:
+            rows = flat.reshape(len(column), *field.shape)
+            return lambda j: rows[j]
+        offsets = column.offsets.to_numpy(zero_copy_only=True)
+        shape = field.shape
+        return lambda j: flat[offsets[j] : offsets[j + 1]].reshape(shape)
