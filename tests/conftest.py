@@ -9,6 +9,7 @@ import time
 import pytest
 
 import jisu.dataset as ds
+from jisu.dataset.engine.cpus import CPUS_ENV, available_cpus
 
 
 def jisu_threads() -> list[threading.Thread]:
@@ -32,6 +33,32 @@ def _seed_and_no_leaks():
     yield
     alive = wait_no_jisu_threads()
     assert not alive, f"pipeline threads left running: {[t.name for t in alive]}"
+
+
+@pytest.fixture
+def at_least_two_cpus(monkeypatch):
+    """The library sees 2 usable CPUs or more: ``JISU_CPUS=2`` where it would see 1, a count
+    of 2 or more (the machine's, or a ``JISU_CPUS`` run's) left as it is. For tests whose
+    subject needs 2 workers (explicit counts are clamped to the CPUs), so that they run and
+    pass on a 1-CPU machine too; the workers are real, they only share the CPU there."""
+    if available_cpus() < 2:
+        monkeypatch.setenv(CPUS_ENV, "2")
+
+
+@pytest.fixture
+def one_intra_op_thread():
+    """Torch computes on one intra-op thread during the test (restored after). For tests of
+    tiny training steps (a batch of 64 small images): on a loaded 2-core machine torch's
+    default of a thread per core made each step 6-7x slower (43-50 ms against 7 ms measured)
+    as its threads wait on each other, and the AMP accuracy test ran into its timeout. One
+    thread also makes the arithmetic, so the figures compared, the same whatever the core
+    count."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 def rows_of(dataset, column: int | None = 0, num_epochs: int = 1) -> list:

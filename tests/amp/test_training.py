@@ -58,7 +58,9 @@ def accuracy(level: str, dtype: torch.dtype | None, digits, device: str) -> floa
         ),
     ],
 )  # fmt: skip
-def test_every_level_reaches_the_fp32_accuracy_within_one_point(digits, dtype, device):
+def test_every_level_reaches_the_fp32_accuracy_within_one_point(
+    digits, one_intra_op_thread, dtype, device
+):
     reference = accuracy("O0", None, digits, device)
     assert reference > 0.95  # the network does learn
     for level in ("O1", "O2", "O3"):

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 
 import numpy as np
 import pytest
 
 import jisu.dataset as ds
-from jisu.dataset.engine.cpus import available_cpus
+from jisu.dataset.engine.cpus import CPUS_ENV, available_cpus
 
 
 def slow(x):
@@ -18,11 +19,11 @@ def slow(x):
     return x
 
 
-def pipeline(processes: bool = False):
+def pipeline(processes: bool = False, op=slow):
     """Workers left to jisu (an explicit count would cap the stage): one by default, as
     ``settings_reset`` sets, so that AutoTune has room to add one."""
     data = ds.NumpySlicesDataset(np.arange(240, dtype=np.float32), shuffle=False)
-    data = data.map(slow, python_multiprocessing=processes)
+    data = data.map(op, python_multiprocessing=processes)
     return data.batch(4)
 
 
@@ -37,7 +38,39 @@ def settings_reset():
     ds.config.load_autotune_config(None)
 
 
-@pytest.mark.skipif(available_cpus() < 2, reason="needs 2 CPUs to add a worker")
+HOLD_GUARD_S = 60.0  # a held row goes on by itself after this: a tuner that never grows fails
+
+
+class HeldUntilGrown:
+    """The slow op (5 ms a row) of a pipeline whose rows are all held until the file
+    ``grown`` exists (a file: the op may run in worker processes). The test writes it when
+    the tuner says it added a worker, so the stage is still there to grow however late the
+    tuner's thread runs on a busy machine: an event, not the epoch's length against the
+    tuner's interval."""
+
+    def __init__(self, grown: str) -> None:
+        self.__name__ = "slow"
+        self.grown = grown
+
+    def __call__(self, x):
+        deadline = time.monotonic() + HOLD_GUARD_S
+        while not os.path.exists(self.grown) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return slow(x)
+
+
+class OnGrowth(logging.Handler):
+    """Touches ``path`` when AutoTune logs that a stage went from 1 to 2 workers."""
+
+    def __init__(self, path) -> None:
+        super().__init__()
+        self.path = path
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "workers 1 -> 2" in record.getMessage():
+            self.path.touch()
+
+
 @pytest.mark.parametrize("processes", [False, True], ids=["threads", "processes"])
 def test_autotune_grows_the_slow_stage_and_the_json_reproduces_it(
     tmp_path, caplog, monkeypatch, settings_reset, processes
@@ -45,31 +78,40 @@ def test_autotune_grows_the_slow_stage_and_the_json_reproduces_it(
     """The tuner at work on a real pipeline: it reads the stage's statistics, resizes its
     pool, writes and reloads its settings. Its decisions depend on measured shares, which a
     busy machine changes: they are tested on a fake clock below; here every stage counts as
-    needy, so that the stage grows whatever the timing (the tuner looks every 0.2 s; one
-    worker takes at least 1.2 s for the epoch)."""
+    needy, so that the stage grows whatever the timing, and the rows wait until it has grown.
+    As on 2 CPUs (``JISU_CPUS``), so that there is room for the second worker on any machine;
+    no row comes out before the growth, so nothing looks slower after it: the 2 stay."""
     from jisu.profiler import autotune
 
+    monkeypatch.setenv(CPUS_ENV, "2")
     monkeypatch.setattr(autotune, "WAIT_SHARE", 0.0)
     monkeypatch.setattr(autotune, "BUSY_SHARE", 0.0)
     path = tmp_path / "tuned.json"
+    grown = tmp_path / "grown"
+    op = HeldUntilGrown(str(grown))
     ds.config.set_enable_autotune(True, str(path))
     caplog.set_level(logging.INFO, logger="jisu.dataset.autotune")
-    iterator = pipeline(processes).create_tuple_iterator(num_epochs=1, output_numpy=True)
-    values = np.concatenate([batch[0] for batch in iterator])
+    growth = OnGrowth(grown)
+    logging.getLogger("jisu.dataset.autotune").addHandler(growth)
+    try:
+        iterator = pipeline(processes, op).create_tuple_iterator(num_epochs=1, output_numpy=True)
+        values = np.concatenate([batch[0] for batch in iterator])
+    finally:
+        logging.getLogger("jisu.dataset.autotune").removeHandler(growth)
+        grown.touch()
     np.testing.assert_array_equal(values, np.arange(240))  # tuning changes no output
     changes = [r.getMessage() for r in caplog.records if "workers 1 -> 2" in r.getMessage()]
     assert changes and "busy" in changes[0] and "waited" in changes[0]
 
     saved = json.loads(path.read_text())
     (stage,) = saved["stages"].values()
-    # 2, or 1 where a busy machine made the second worker look slower and it was undone
-    assert 1 <= stage["workers"] <= available_cpus()  # never more workers than CPUs
+    assert stage["workers"] == 2 == available_cpus()  # never more workers than CPUs
     assert stage["inflight"] >= stage["workers"]
 
     ds.config.set_enable_autotune(False)
     ds.config.load_autotune_config(str(path))
     ds.config.set_enable_profiler(True)
-    iterator = pipeline(processes).create_tuple_iterator(num_epochs=1, output_numpy=True)
+    iterator = pipeline(processes, op).create_tuple_iterator(num_epochs=1, output_numpy=True)
     assert sum(len(batch[0]) for batch in iterator) == 240
     (profiled,) = iterator.profile()["stages"]
     assert profiled["workers"] == stage["workers"]  # starts where tuning ended

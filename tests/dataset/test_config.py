@@ -8,13 +8,32 @@ import numpy as np
 import pytest
 
 import jisu.dataset as ds
-from jisu.dataset.engine.cpus import available_cpus
+from jisu.dataset.engine.cpus import CPUS_ENV, available_cpus, detected_cpus
 from jisu.dataset.validation import resolve_workers
 from tests.conftest import rows_of
 
 
-def test_available_cpus_respects_affinity():
-    assert 1 <= available_cpus() <= len(os.sched_getaffinity(0))
+def test_available_cpus_respects_affinity(monkeypatch):
+    monkeypatch.delenv(CPUS_ENV, raising=False)  # the machine's own count, not an override
+    assert 1 <= available_cpus() == detected_cpus() <= len(os.sched_getaffinity(0))
+
+
+@pytest.mark.parametrize("reported", [1, 2, 16])
+def test_jisu_cpus_overrides_the_detected_count_everywhere(monkeypatch, reported):
+    """``JISU_CPUS=N``: the library behaves as on N CPUs (the default worker count, the clamp
+    of explicit counts), whatever the machine has: how tests run "as on 16 CPUs" on 2."""
+    monkeypatch.setenv(CPUS_ENV, str(reported))
+    assert available_cpus() == reported
+    assert ds.config.get_num_parallel_workers() == min(8, reported)  # config's default is 8
+    assert resolve_workers("map", 10_000, 1) == reported
+    assert resolve_workers("map", None, 4) == min(4, reported)
+
+
+@pytest.mark.parametrize("bad", ["0", "-2", "many", "1.5"])
+def test_a_bad_jisu_cpus_is_refused_naming_it(monkeypatch, bad):
+    monkeypatch.setenv(CPUS_ENV, bad)
+    with pytest.raises(ValueError, match=rf"JISU_CPUS must be a whole number >= 1 .*{bad!r}"):
+        available_cpus()
 
 
 def test_worker_counts_are_clamped_not_refused():

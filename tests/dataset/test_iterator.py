@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import _thread
+import multiprocessing
 import threading
 import time
 
@@ -84,13 +85,19 @@ def test_state_carries_the_seed():
 
 
 def test_no_thread_runs_and_nothing_is_read_before_the_first_row_is_asked_for():
-    """So a set_state() right after creation (a resumed run) reads nothing before it."""
+    """So a set_state() right after creation (a resumed run) reads nothing before it. No
+    sleep stands for "nothing happened": the iterator's creation started no thread and no
+    process (the only things that could read later) and read nothing itself, so nothing can
+    have been read, however long one waits."""
     source = CountingSource(50)
     data = ds.GeneratorDataset(source, ["i"], shuffle=False, num_parallel_workers=2).batch(5)
     source.reads.clear()  # the source's first row, checked when the pipeline was built
+    threads_before = set(threading.enumerate())
+    children_before = set(multiprocessing.active_children())
     it = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
-    time.sleep(0.05)  # a started pipeline would have read ahead by now; this one must not
-    assert source.reads == [] and not jisu_threads()
+    assert set(threading.enumerate()) <= threads_before and not jisu_threads()
+    assert set(multiprocessing.active_children()) <= children_before
+    assert source.reads == []
     it.set_state({"seed": ds.config.get_seed(), "epoch": 0, "position": 8})
     assert [int(b[0][0]) for b in it] == [40, 45]
     assert sorted(source.reads) == list(range(40, 50))
@@ -186,8 +193,14 @@ def test_break_out_of_for_loop_then_gc_leaves_nothing():
 
 
 def test_keyboard_interrupt_while_waiting_closes_the_iterator():
+    """The interrupt comes once the op runs, so the main thread is inside the iteration,
+    waiting for a row (the pipeline starts only when a row is asked for): an event, not a
+    timer that a busy machine could fire before the iteration starts."""
+    running = threading.Event()
+
     def blocked(x):
-        time.sleep(0.5)
+        running.set()
+        time.sleep(0.5)  # a slow op: the main thread waits for its row
         return x
 
     it = (
@@ -195,11 +208,16 @@ def test_keyboard_interrupt_while_waiting_closes_the_iterator():
         .map(blocked, num_parallel_workers=1)
         .create_tuple_iterator()
     )
-    timer = threading.Timer(0.2, _thread.interrupt_main)
-    timer.start()
+
+    def interrupt_once_the_op_runs():
+        if running.wait(60):  # a hang guard: the op starts at once
+            _thread.interrupt_main()
+
+    interrupter = threading.Thread(target=interrupt_once_the_op_runs)
+    interrupter.start()
     with pytest.raises(KeyboardInterrupt):
         list(it)
-    timer.join()
+    interrupter.join()
     assert not wait_no_jisu_threads(timeout=3)
 
 

@@ -10,11 +10,28 @@ import numpy as np
 import pytest
 
 import jisu.dataset as ds
-from jisu.dataset.engine.cpus import available_cpus
+from jisu.dataset.engine.cpus import CPUS_ENV
 from jisu.dataset.engine.plan import plan
 from tests.conftest import rows_of
 
-needs_two_cpus = pytest.mark.skipif(available_cpus() < 2, reason="needs 2 usable CPUs")
+
+@pytest.fixture
+def cpus(monkeypatch):
+    """``cpus(n)``: the library sees ``n`` usable CPUs (``JISU_CPUS``), whatever the machine has,
+    so a worker count the plan derives from the CPUs is the same on a laptop and a 16-core box."""
+
+    def set_cpus(n: int) -> None:
+        monkeypatch.setenv(CPUS_ENV, str(n))
+
+    return set_cpus
+
+
+@pytest.fixture
+def two_cpus(cpus):
+    """Plans made as on 2 CPUs: stages wide enough (2 workers) for the limits under test. The
+    threads are real; on a machine with one CPU they interleave, which is all these tests need
+    (the calls that must meet wait for each other, releasing the GIL)."""
+    cpus(2)
 
 
 def quick(x):
@@ -33,25 +50,31 @@ def planned(data):
     return plan(data)
 
 
-@needs_two_cpus
-def test_a_random_access_chain_is_one_fused_stage():
+@pytest.mark.parametrize("usable, workers", [(1, 1), (2, 2), (3, 3), (16, 8)])
+def test_a_random_access_chain_is_one_fused_stage(cpus, usable, workers):
+    """The stage is as wide as its widest op: the map left to jisu gets the default,
+    ``min(8, CPUs)`` (config's 8 clamped to the usable CPUs)."""
+    cpus(usable)
+    assert ds.config.get_num_parallel_workers() == min(8, usable) == workers
     data = ds.NumpySlicesDataset({"x": np.arange(40)}, shuffle=False)
     data = data.map(quick).map(slow_python, num_parallel_workers=1).batch(8)
     p = planned(data)
     (stage,) = p.stages
     assert stage.kind == "fetch" and not stage.processes
     assert ops_of(stage) == ["NumpySlicesDataset", "map", "map", "batch"]
-    assert stage.workers == 2  # the widest op: the map left to jisu, on 2 CPUs
+    assert stage.workers == workers
     slow_map = stage.ops[2]
-    assert stage.limits == {id(slow_map): 1}
     text = data.explain()
-    assert "stage batch#4 (fetch): 2 threads" in text
-    assert "map#3(slow_python)  [at most 1 at once: its num_parallel_workers]" in text
+    assert f"stage batch#4 (fetch): {workers} thread{'s' if workers > 1 else ''}" in text
     assert "map#2(quick)" in text and "random access" in text
+    if workers > 1:  # a stage wider than the op: the op is limited inside it
+        assert stage.limits == {id(slow_map): 1}
+        assert "map#3(slow_python)  [at most 1 at once: its num_parallel_workers]" in text
+    else:  # one worker: nothing to limit
+        assert stage.limits == {} and "at most" not in text
 
 
-@needs_two_cpus
-def test_a_generator_feeds_a_batch_stage_that_runs_its_maps():
+def test_a_generator_feeds_a_batch_stage_that_runs_its_maps(two_cpus):
     data = ds.GeneratorDataset(lambda: iter(range(10)), ["x"]).shuffle(4)
     data = data.map(quick, num_parallel_workers=2).batch(2).repeat(2)
     p = planned(data)
@@ -64,8 +87,7 @@ def test_a_generator_feeds_a_batch_stage_that_runs_its_maps():
     assert "driver thread runs repeat#5" in text
 
 
-@needs_two_cpus
-def test_a_process_stage_is_narrowed_to_an_explicit_worker_count():
+def test_a_process_stage_is_narrowed_to_an_explicit_worker_count(two_cpus):
     data = ds.GeneratorDataset(lambda: iter(range(10)), ["x"]).filter(lambda x: x > 2)
     data = data.map(quick, num_parallel_workers=2, python_multiprocessing=True)
     data = data.map(slow_python, num_parallel_workers=1)
@@ -104,10 +126,14 @@ def test_skip_mode_sources_and_maps_get_stages_of_their_own():
     assert p.stages[2].ops == [data]  # the batch does not fuse a map that may drop samples
 
 
+MEET_GUARD_S = 30.0  # a hang guard, not a verdict: two workers that may meet do so at once
+
+
 class Overlap:
     """Records the most calls of an op running at the same time. With ``meet``, calls wait
-    (up to 5 s, once) until two of them run together: an op that may run on two workers then
-    shows it whatever the machine's load, and one that may not fails plainly."""
+    (once) until two of them run together: an op that may run on two workers then shows it
+    whatever the machine's load, and one that may not fails plainly after ``MEET_GUARD_S``
+    instead of hanging."""
 
     def __init__(self, meet: bool = False) -> None:
         self.meet, self.active, self.most = meet, 0, 0
@@ -119,16 +145,15 @@ class Overlap:
             self.most = max(self.most, self.active)
             self.changed.notify_all()
             if self.meet and self.most < 2:
-                self.changed.wait_for(lambda: self.most >= 2, timeout=5.0)
+                self.changed.wait_for(lambda: self.most >= 2, timeout=MEET_GUARD_S)
         time.sleep(0.002)  # room for another worker to enter if it may
         with self.changed:
             self.active -= 1
         return x
 
 
-@needs_two_cpus
 @pytest.mark.parametrize("random_access", [True, False])
-def test_an_op_given_one_worker_never_runs_concurrently_with_itself(random_access):
+def test_an_op_given_one_worker_never_runs_concurrently_with_itself(two_cpus, random_access):
     one, free = Overlap(), Overlap(meet=True)
     if random_access:
         data = ds.NumpySlicesDataset({"x": np.arange(48)}, shuffle=False)
@@ -144,8 +169,7 @@ def test_an_op_given_one_worker_never_runs_concurrently_with_itself(random_acces
     assert free.most == 2  # the other op of the stage still runs two at a time
 
 
-@needs_two_cpus
-def test_a_python_sources_reads_are_serial_unless_told_otherwise():
+def test_a_python_sources_reads_are_serial_unless_told_otherwise(two_cpus):
     class Source:
         def __init__(self, overlap: Overlap) -> None:
             self.overlap = overlap

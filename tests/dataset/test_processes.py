@@ -96,7 +96,7 @@ def test_processes_threads_and_one_worker_agree_bit_for_bit(random_access):
     assert one == threads == processes
 
 
-def test_workers_are_kept_across_epochs_and_results_are_zero_copy():
+def test_workers_are_kept_across_epochs_and_results_are_zero_copy(at_least_two_cpus):
     data = (
         ds.NumpySlicesDataset(np.arange(64, dtype=np.float32), shuffle=False)
         .map(python_noise, python_multiprocessing=True, num_parallel_workers=2)
@@ -137,18 +137,63 @@ def slow(x):
     return x
 
 
-def test_sigkill_of_a_worker_is_a_clear_error_within_seconds():
+HOLD_GUARD_S = 60  # a held sample goes on by itself after this: no worker waits for ever
+
+
+def holds_sample_1(folder: str):
+    """An op that holds sample 1 (and the rest of its task) until the file ``folder/release``
+    exists, having written its worker's pid to ``folder/held_by``; the other samples pass (files:
+    the op runs in worker processes). Rows come out in order, so while sample 1 is held the
+    consumer gets no row after sample 0."""
+
+    def held(x):
+        if int(x) == 1:
+            mark = os.path.join(folder, "held_by")
+            with open(mark + ".tmp", "w") as f:
+                f.write(str(os.getpid()))
+            os.replace(mark + ".tmp", mark)
+            deadline = time.monotonic() + HOLD_GUARD_S
+            while not os.path.exists(os.path.join(folder, "release")):
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.01)
+        return x
+
+    return held
+
+
+def wait_for_file(path, guard_s: float = HOLD_GUARD_S) -> str:
+    """The text of ``path`` once it exists (a synchronisation point; ``guard_s`` only turns a
+    hang into a failure)."""
+    deadline = time.monotonic() + guard_s
+    while not os.path.exists(path):
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.01)
+    with open(path) as f:
+        return f.read()
+
+
+@pytest.mark.timeout(90)  # a hang guard: without the sentinel, the wait for sample 1 never ends
+def test_sigkill_of_a_worker_is_a_clear_error_without_waiting_for_the_work(tmp_path):
+    """The worker holding the sample the consumer waits for is killed: the death is noticed
+    through the worker's sentinel, as the only way out (that sample is never released before
+    the error, so nothing else can end the wait): an ordering, not a clock."""
     data = ds.NumpySlicesDataset(np.arange(2000), shuffle=False).map(
-        slow, python_multiprocessing=True, num_parallel_workers=2
+        holds_sample_1(str(tmp_path)), python_multiprocessing=True, num_parallel_workers=2
     )
     it = data.create_tuple_iterator(output_numpy=True)
-    next(it)
-    victim = it.worker_pids()[0]
-    os.kill(victim, signal.SIGKILL)
-    begin = time.monotonic()
-    with pytest.raises(WorkerDiedError, match=rf"pid {victim}\) killed by SIGKILL"):
-        list(it)
-    assert time.monotonic() - begin < 10
+    try:
+        assert int(next(it)[0]) == 0
+        victim = int(wait_for_file(tmp_path / "held_by"))  # it now holds sample 1
+        assert victim in it.worker_pids()
+        os.kill(victim, signal.SIGKILL)
+        rows = []
+        with pytest.raises(WorkerDiedError, match=rf"pid {victim}\) killed by SIGKILL"):
+            for row in it:
+                rows.append(int(row[0]))
+        assert rows == []  # the error came in sample 1's place
+    finally:
+        (tmp_path / "release").touch()
     # the forkserver, the workers' parent, reaps them: no zombie is left, now or at shutdown
     assert not wait_reaped([victim])
     others = it.worker_pids()
@@ -236,7 +281,7 @@ def test_every_ending_leaves_no_process_and_no_shm_entry(ending):
 
 
 @pytest.mark.parametrize("how", ["exit", "keyboard_interrupt", "sigkill_parent"])
-def test_program_end_leaves_no_worker_and_no_shm_entry(tmp_path, how):
+def test_program_end_leaves_no_worker_and_no_shm_entry(tmp_path, at_least_two_cpus, how):
     script = tmp_path / "run.py"
     script.write_text(
         textwrap.dedent(f"""

@@ -7,6 +7,10 @@ pipelines check only what no timing can change (counts, sizes, bounds that sleep
 
 from __future__ import annotations
 
+import importlib
+import os
+import sys
+import threading
 import time
 
 import numpy as np
@@ -113,20 +117,97 @@ def test_profile_needs_the_profiler_on():
     iterator.close()
 
 
-def sleepy(x):
-    time.sleep(0.003)  # the slow op among cheap ones: 3 ms per row
-    return x
+class ThreadClock:
+    """A fake ``perf_counter``, one per thread: it stands still except when the thread calls
+    :meth:`sleep`, which moves that thread's clock on at once. What the profiler measures on
+    it is exact whatever the load: each op's time is what it "slept". It starts at the real
+    clock's reading, so code that still reads the real one (the stuck-task watch) sees a task
+    as just started, not hours old."""
+
+    def __init__(self) -> None:
+        self._base = time.perf_counter()
+        self._local = threading.local()
+
+    def perf_counter(self) -> float:
+        return self._base + getattr(self._local, "slept", 0.0)
+
+    def sleep(self, seconds: float) -> None:
+        self._local.slept = getattr(self._local, "slept", 0.0) + seconds
+
+
+class TimeOn:
+    """The ``time`` module, but for ``perf_counter``, which reads ``clock``."""
+
+    def __init__(self, clock: ThreadClock) -> None:
+        self.perf_counter = clock.perf_counter
+
+    def __getattr__(self, name: str):
+        return getattr(time, name)
+
+
+# the modules whose clock readings make the op figures: the ops' own timings (map, batch) and
+# the task times they are shares of (a thread pool's, or a worker process's)
+TIMED_MODULES = (
+    "jisu.dataset.ops.map",
+    "jisu.dataset.ops.batch",
+    "jisu.dataset.engine.thread_pool",
+    "jisu.dataset.engine.process_worker",
+)
+_clock: ThreadClock | None = None  # this process's fake clock, once installed
+
+
+def install_clock(setattr_=setattr) -> ThreadClock:
+    """Make the timed modules of this process read a fresh :class:`ThreadClock`."""
+    global _clock
+    clock = ThreadClock()
+    for name in TIMED_MODULES:
+        setattr_(importlib.import_module(name), "time", TimeOn(clock))
+    _clock = clock
+    return clock
+
+
+class Sleepy:
+    """The slow op among cheap ones: 3 ms per row on the fake clock (really asleep where no
+    fake clock is installed). A worker process installs its own fake clock as it unpickles
+    the op, before it runs any task."""
+
+    MS = 3.0
+
+    def __init__(self) -> None:
+        self.__name__ = "sleepy"
+        self.owner = os.getpid()
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if os.getpid() != self.owner and _clock is None:  # a worker process, not the test's
+            install_clock()
+
+    def __call__(self, x):
+        if _clock is None:
+            time.sleep(self.MS / 1000)
+        else:
+            _clock.sleep(self.MS / 1000)
+        return x
 
 
 def plus_one(x):
     return x + 1
 
 
+@pytest.fixture
+def fake_clock(monkeypatch):
+    """A fake clock for this process's pipeline threads (undone after the test)."""
+    monkeypatch.setattr(sys.modules[__name__], "_clock", None)
+    clock = install_clock(monkeypatch.setattr)
+    yield clock
+
+
 @pytest.mark.parametrize("processes", [False, True], ids=["threads", "processes"])
-def test_the_profile_names_the_slow_op_inside_a_fused_stage(profiling, processes):
-    """Also in worker processes, which send their op timings back with their results."""
+def test_the_profile_names_the_slow_op_inside_a_fused_stage(profiling, fake_clock, processes):
+    """Also in worker processes, which send their op timings back with their results. On the
+    fake clock the figures are exact: the slow op's 3 ms a call are all of the stage's work."""
     data = ds.NumpySlicesDataset(np.arange(320, dtype=np.float32), shuffle=False)
-    data = data.map(plus_one).map(sleepy, python_multiprocessing=processes).map(plus_one)
+    data = data.map(plus_one).map(Sleepy(), python_multiprocessing=processes).map(plus_one)
     data = data.batch(8)
     iterator = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
     assert sum(len(b[0]) for b in iterator) == 320
@@ -137,8 +218,11 @@ def test_the_profile_names_the_slow_op_inside_a_fused_stage(profiling, processes
     assert {"map#2: plus_one", "map#3: sleepy", "map#4: plus_one"} <= names
     assert {"batch#5: batch assembly"} <= names
     top = ops[0]
-    assert top["op"] == "map#3: sleepy" and top["ms_per_call"] >= 3.0
-    assert top["share"] > 0.5  # 3 ms of sleep against microseconds for the other ops
+    assert top["op"] == "map#3: sleepy"
+    assert top["ms_per_call"] == pytest.approx(Sleepy.MS)
+    assert top["share"] == pytest.approx(1.0)  # the other ops take no time on this clock
+    assert all(o["ms_per_call"] == 0.0 and o["share"] == 0.0 for o in ops[1:]), ops
+    assert stage["ms_per_row"] == pytest.approx(8 * Sleepy.MS)  # a batch of 8 rows
     # the rows of an epoch's first 64 batches are timed, then those of one batch in 16 with a
     # weight of 16: 40 batches here, all timed
     assert top["calls"] == 320

@@ -1,4 +1,11 @@
-"""How many CPUs this process may really use (affinity and cgroup quota)."""
+"""How many CPUs this process may really use (affinity and cgroup quota).
+
+``JISU_CPUS=N`` in the environment (a whole number >= 1) makes :func:`available_cpus` report N
+instead, whatever the machine has: for tests that must behave as on another machine (the suite
+run "as on 16 CPUs" on a 2-core one), and for containers whose limit the kernel does not show.
+It is read at every call (worker processes inherit it; unset or empty: the detected count,
+which is cached). Not a limit: the process may still run on every CPU it has.
+"""
 
 from __future__ import annotations
 
@@ -27,9 +34,32 @@ def _cgroup_quota() -> float | None:
         return None
 
 
-@functools.lru_cache(maxsize=1)
+#: the environment variable that overrides the detected CPU count
+CPUS_ENV = "JISU_CPUS"
+
+
 def available_cpus() -> int:
-    """Number of CPUs this process may run on: affinity mask, capped by a cgroup quota."""
+    """Number of CPUs this process may run on: affinity mask, capped by a cgroup quota; or
+    the value of ``JISU_CPUS`` when it is set (a whole number >= 1)."""
+    override = os.environ.get(CPUS_ENV, "").strip()
+    if override:
+        try:
+            count = int(override)
+        except ValueError:
+            count = 0
+        if count < 1:
+            raise ValueError(
+                f"{CPUS_ENV} must be a whole number >= 1 (the CPU count to report). "
+                f"Received: {CPUS_ENV}={override!r}"
+            )
+        return count
+    return detected_cpus()
+
+
+@functools.lru_cache(maxsize=1)
+def detected_cpus() -> int:
+    """The CPUs this process may run on, as the system says: affinity mask, capped by a
+    cgroup quota (``JISU_CPUS`` ignored)."""
     try:
         count = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
