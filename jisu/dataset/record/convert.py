@@ -437,6 +437,16 @@ def load_arrays(path: str) -> dict[str, np.ndarray]:
         return {"data": np.memmap(f, dtype, "r", offset=f.tell(), shape=shape, order=order)}
 
 
+def list_image_folder(
+    root: str, extensions: Sequence[str] | None = None, class_indexing: dict[str, int] | None = None
+) -> tuple[list[str], list[int], dict[str, int]]:
+    """Image files of a local class-per-subfolder tree, sorted, with their class labels: the
+    sources' walk, :func:`~jisu.dataset.sources.image_folder.list_local_image_folder`."""
+    from ..sources.image_folder import list_local_image_folder  # (it imports this module)
+
+    return list_local_image_folder(root, extensions, class_indexing)
+
+
 def check_inside(root: str, paths: Sequence[str]) -> None:
     """Refuse to pack files that symbolic links lead out of the image folder ``root``.
 
@@ -610,9 +620,7 @@ def convert(
             "Leave file_names at False"
         )
     if os.path.isdir(src):
-        from ..sources.image_folder import list_local_image_folder
-
-        paths, labels, classes = list_local_image_folder(src)
+        paths, labels, classes = list_image_folder(src)
         if not follow_links:
             check_inside(src, paths)  # before any byte is read
         description = f"image folder {os.path.abspath(src)}; classes {classes}"
