@@ -29,7 +29,7 @@ def pipeline(processes: bool = False, op=slow):
 
 @pytest.fixture
 def settings_reset():
-    default = ds.config.get_num_parallel_workers()
+    default = ds.config._num_parallel_workers  # the setting, not get_'s clamped value
     ds.config.set_num_parallel_workers(1)
     yield
     ds.config.set_num_parallel_workers(default)

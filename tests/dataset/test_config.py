@@ -23,8 +23,9 @@ def test_jisu_cpus_overrides_the_detected_count_everywhere(monkeypatch, reported
     """``JISU_CPUS=N``: the library behaves as on N CPUs (the default worker count, the clamp
     of explicit counts), whatever the machine has: how tests run "as on 16 CPUs" on 2."""
     monkeypatch.setenv(CPUS_ENV, str(reported))
+    monkeypatch.setattr(ds.config, "_num_parallel_workers", 8)  # config's default
     assert available_cpus() == reported
-    assert ds.config.get_num_parallel_workers() == min(8, reported)  # config's default is 8
+    assert ds.config.get_num_parallel_workers() == min(8, reported)
     assert resolve_workers("map", 10_000, 1) == reported
     assert resolve_workers("map", None, 4) == min(4, reported)
 
