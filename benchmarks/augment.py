@@ -35,7 +35,7 @@ from torch.utils.data import DataLoader, Dataset
 
 import jisu.dataset as ds
 from jisu.dataset import transforms, vision
-from jisu.dataset.engine.cpus import available_cpus
+from jisu.dataset.core.cpus import available_cpus
 from jisu.dataset.record.convert import list_image_folder
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

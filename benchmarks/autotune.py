@@ -21,7 +21,7 @@ import time
 from image_pipeline import jisu_pipeline, make_folder
 
 import jisu.dataset as ds
-from jisu.dataset.engine.cpus import available_cpus
+from jisu.dataset.core.cpus import available_cpus
 
 
 def epoch_times(root: str, workers: int | None) -> list[tuple[float, int]]:

@@ -53,8 +53,8 @@ if not torch.cuda.is_available():
     raise SystemExit("gpu_check: no CUDA device")
 print(torch.cuda.get_device_name(0))
 from jisu.dataset import vision
-from jisu.dataset.device_decode import DevicePlan
-from jisu.dataset.offload_decode import DeviceDecoder
+from jisu.dataset.device.decode_plan import DevicePlan
+from jisu.dataset.device.decoder import DeviceDecoder
 gpu = DeviceDecoder(DevicePlan(vision.RandomCropDecodeResize(8), None, []))._gpu_decoder(
     torch.device("cuda", 0))
 print(f"GPU JPEG decoding (nvImageCodec + nvJPEG): {'ready' if gpu else 'NOT available'}")

@@ -43,7 +43,7 @@ from torch.utils.data import DataLoader, Dataset
 import jisu
 import jisu.dataset as ds
 from jisu.dataset import vision
-from jisu.dataset.engine.cpus import available_cpus
+from jisu.dataset.core.cpus import available_cpus
 from jisu.dataset.record.convert import list_image_folder
 from jisu.dataset.vision import region_decode
 from jisu.dataset.vision.random_crop_resize import sample_crop

@@ -33,7 +33,7 @@ from seed_article import create_dataset
 
 import jisu
 import jisu.dataset as ds
-from jisu.dataset.engine.cpus import available_cpus
+from jisu.dataset.core.cpus import available_cpus
 
 
 def article_generator(num_samples: int, worker: int = 0, workers: int = 1):

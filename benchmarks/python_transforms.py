@@ -29,7 +29,7 @@ from torch.utils.data import DataLoader, Dataset
 
 import jisu
 import jisu.dataset as ds
-from jisu.dataset.engine.cpus import available_cpus
+from jisu.dataset.core.cpus import available_cpus
 
 SHAPE = (24, 24, 3)
 

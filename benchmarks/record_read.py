@@ -27,7 +27,7 @@ import simplejpeg
 
 import jisu
 import jisu.dataset as ds
-from jisu.dataset.engine.cpus import available_cpus
+from jisu.dataset.core.cpus import available_cpus
 from jisu.dataset.record.convert import ImageFiles, convert, list_image_folder
 
 

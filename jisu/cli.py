@@ -139,7 +139,7 @@ def _doctor(args: argparse.Namespace) -> int:
 
     if (args.pipeline is None) == (args.train is None):
         raise UsageError("give exactly one of --pipeline and --train")
-    from .dataset.datasets import Dataset
+    from .dataset.core.node import Dataset
     from .profiler.report import write_report
 
     _check_report_path(args.report)  # before the measurement, not after it

@@ -9,7 +9,7 @@ import time
 import pytest
 
 import jisu.dataset as ds
-from jisu.dataset.engine.cpus import CPUS_ENV, available_cpus
+from jisu.dataset.core.cpus import CPUS_ENV, available_cpus
 
 
 def jisu_threads() -> list[threading.Thread]:

@@ -21,7 +21,7 @@ import simplejpeg
 import jisu.dataset as ds
 from jisu import job
 from jisu.cli import main
-from jisu.dataset.record import convert as convert_module
+from jisu.dataset.record import array_files
 from jisu.dataset.record.writer import FileWriter
 from jisu.dataset.sources.image_folder import files_outside
 
@@ -234,7 +234,7 @@ def test_convert_refuses_an_npz_bomb_under_an_address_space_limit(tmp_path):
     first = run.stderr.splitlines()[0]
     assert re.search(
         rf"'{re.escape(str(bomb))}': member 'x.npy' would inflate \d+ bytes to 3000000128 "
-        rf"\(\d+x, over the {convert_module.NPZ_MAX_RATIO}x allowed",
+        rf"\(\d+x, over the {array_files.NPZ_MAX_RATIO}x allowed",
         first,
     ), run.stderr
     assert not list(tmp_path.glob("out.rec*"))
@@ -311,8 +311,8 @@ def test_convert_checks_a_npy_header_against_the_file_size(tmp_path):
 def test_convert_caps_what_compressed_arrays_inflate_to(tmp_path, monkeypatch):
     """The caps apply to one member and to the archive as a whole (many members of modest
     size add up); stored arrays are as large on disk as in memory and pass."""
-    monkeypatch.setattr(convert_module, "NPZ_MAX_INFLATED_BYTES", 1 << 20)
-    monkeypatch.setattr(convert_module, "NPZ_RATIO_FREE_BYTES", 1 << 16)
+    monkeypatch.setattr(array_files, "NPZ_MAX_INFLATED_BYTES", 1 << 20)
+    monkeypatch.setattr(array_files, "NPZ_RATIO_FREE_BYTES", 1 << 16)
     big = npy_bytes(np.zeros((256, 1024)))  # 2 MiB of zeros in 256 rows
     path = npz_with(tmp_path / "big.npz", {"x.npy": big}, zipfile.ZIP_DEFLATED)
     cap = rf"member 'x.npy' would inflate to {len(big)} bytes, over the 1048576-byte cap"

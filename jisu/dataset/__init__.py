@@ -19,6 +19,7 @@ from .engine.iterator import DatasetIterator
 from .engine.ray_executor import RayConnectionError, RayExecutor
 from .ops.batch import BatchInfo
 from .ops.zip import zip_datasets as zip
+from .record.storage import StorageError
 from .record.validate import MalformedFileError
 from .record.writer import FileWriter
 from .sources.coco import CocoDataset
@@ -50,7 +51,6 @@ from .sources.vision_sets import (
     MnistDataset,
 )
 from .sources.voc import VOCDataset
-from .storage import StorageError
 
 __all__ = [
     "BatchInfo",

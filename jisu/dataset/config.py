@@ -9,8 +9,9 @@ import os
 import secrets
 from typing import TYPE_CHECKING
 
-from .engine.cpus import available_cpus
-from .engine.tuning import read_autotune_file
+from .core.cpus import available_cpus
+from .core.executor import Executor
+from .core.tuning import read_autotune_file
 
 if TYPE_CHECKING:
     from .engine.ray_executor import RayExecutor
@@ -48,14 +49,11 @@ def set_executor(executor: RayExecutor | None) -> None:
         >>> ds.config.set_executor(ds.RayExecutor(num_workers=8))  # doctest: +SKIP
         >>> ds.config.set_executor(None)
     """
-    if executor is not None:
-        from .engine.ray_executor import RayExecutor  # no Ray import: that module is light
-
-        if not isinstance(executor, RayExecutor):
-            raise TypeError(
-                "set_executor: executor must be a jisu.dataset.RayExecutor or None. "
-                f"Received: executor={executor!r}"
-            )
+    if executor is not None and not isinstance(executor, Executor):
+        raise TypeError(
+            "set_executor: executor must be a jisu.dataset.RayExecutor or None. "
+            f"Received: executor={executor!r}"
+        )
     global _executor
     _executor = executor
 
@@ -117,7 +115,7 @@ def get_autotune_filepath() -> str | None:
 def load_autotune_config(filepath: str | None) -> None:
     """Start pipelines created afterwards with the settings AutoTune saved (None: stop).
 
-    The file is checked in full first (see :mod:`.engine.tuning`): its size (at most
+    The file is checked in full first (see :mod:`.core.tuning`): its size (at most
     ``MAX_AUTOTUNE_FILE_BYTES``), JSON, keys, types and ranges (``workers`` from 1 to
     ``MAX_TUNED_WORKERS``, ``inflight`` from 1 to ``MAX_TUNED_INFLIGHT``); a faulty file
     changes nothing. When an iterator starts, every stage the file names must be one of its

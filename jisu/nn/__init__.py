@@ -59,16 +59,15 @@ __all__ = [
     "warmup_lr",
 ]
 
-#: MindSpore's ``nn.Accuracy`` & co. live in :mod:`jisu.train.metrics`; resolved on first use
-#: so that importing ``jisu.nn`` does not import the training package
+#: MindSpore's ``nn.Accuracy`` & co. (:mod:`jisu.nn.metrics`, also ``jisu.train.metrics``);
+#: resolved on first use
 _METRICS = ("Accuracy", "Loss", "MAE", "MSE", "Metric", "Top1CategoricalAccuracy",
             "Top5CategoricalAccuracy", "TopKCategoricalAccuracy")  # fmt: skip
 
 
 def __getattr__(name: str):
     if name in _METRICS or name == "metrics":
-        import importlib
+        from . import metrics
 
-        metrics = importlib.import_module(f"{__name__}.metrics")
         return metrics if name == "metrics" else getattr(metrics, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

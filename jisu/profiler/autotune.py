@@ -7,7 +7,7 @@ within the CPUs the process may use and the work in flight within a memory budge
 that made the stage's output slower is undone, and that stage is left alone after. Every
 change is logged with its reason. At the end of the first epoch tuning stops and, with a
 file path, the settings are written as JSON, which ``config.load_autotune_config`` checks in
-full and applies to later runs of the same pipeline (:mod:`jisu.dataset.engine.tuning`: the
+full and applies to later runs of the same pipeline (:mod:`jisu.dataset.core.tuning`: the
 file's shape and its limits).
 """
 
@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..dataset.engine.tuning import MAX_TUNED_INFLIGHT, MAX_TUNED_WORKERS
+from ..dataset.core.tuning import MAX_TUNED_INFLIGHT, MAX_TUNED_WORKERS
 from ..files import atomic_write
 
 logger = logging.getLogger("jisu.dataset.autotune")

@@ -83,7 +83,7 @@ def pipeline_from(spec: str) -> Any:
         TypeError: it returned anything but a jisu dataset (a number, ``None``, a torch
             ``DataLoader``): naming what it returned, instead of measuring nothing.
     """
-    from ..dataset.datasets import Dataset
+    from ..dataset.core.node import Dataset
 
     dataset = load_callable(spec)()
     if not isinstance(dataset, Dataset):
@@ -106,7 +106,7 @@ def training_from(spec: str) -> tuple[Any, Any]:
         TypeError: it returned something else than a pair, or the pair's dataset is none of
             the above, naming what it returned.
     """
-    from ..dataset.datasets import Dataset
+    from ..dataset.core.node import Dataset
 
     result = load_callable(spec)()
     if not isinstance(result, (tuple, list)) or len(result) != 2:
@@ -235,7 +235,7 @@ class _FirstBatches:
 
 def _first(dataset: Any, count: int) -> Any:
     """The first ``count`` batches of a jisu dataset or of a re-iterable."""
-    from ..dataset.datasets import Dataset
+    from ..dataset.core.node import Dataset
 
     return dataset.take(count) if isinstance(dataset, Dataset) else _FirstBatches(dataset, count)
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..dataset.engine.cpus import available_cpus
+from ..dataset.core.cpus import available_cpus
+from ..dataset.core.operation import op_name
 from ..dataset.engine.plan import Plan, explicit_workers
 from ..dataset.engine.stats import OpTimes
-from ..dataset.transforms.base import op_name
 
 _ELEMENTWISE_TAIL = {"Rescale", "Normalize", "HWC2CHW", "TypeCast"}
 _PARTS = {

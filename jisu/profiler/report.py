@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from .._version import __version__
-from ..dataset.engine.cpus import available_cpus
+from ..dataset.core.cpus import available_cpus
 from ..files import atomic_write
 from .doctor import final_verdict, format_bytes, plural, stage_unit
 

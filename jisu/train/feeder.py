@@ -70,7 +70,7 @@ class BatchSource:
     (the API reading them, e.g. "Model.eval") is named in errors about them."""
 
     def __init__(self, dataset: Any, state: dict | None = None, op: str = "Model.train") -> None:
-        from ..dataset.datasets import Dataset
+        from ..dataset.core.node import Dataset
 
         self.dataset = dataset
         self.op = op

@@ -39,7 +39,7 @@ def shard_by_rank(dataset: Any) -> Any:
     """Under ``torchrun``, each rank's part of a jisu dataset: every world_size-th batch,
     equal counts (short parts wrap around). A dataset that shards itself anywhere (a source's
     ``num_shards``, a ``shard`` op), or a plain iterable, is left to the user."""
-    from ..dataset.datasets import Dataset
+    from ..dataset.core.node import Dataset
     from ..dataset.ops.shard import ShardDataset
 
     world = distributed.get_group_size()

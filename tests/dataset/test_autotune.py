@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import jisu.dataset as ds
-from jisu.dataset.engine.cpus import CPUS_ENV, available_cpus
+from jisu.dataset.core.cpus import CPUS_ENV, available_cpus
 
 
 def slow(x):

@@ -2,7 +2,7 @@
 
 Each fault of a file is a ``ValueError`` naming the file, the key and what it allows; a file
 that passes holds only what a pipeline can run with, and a stage's settings never go past the
-CPUs or the in-flight work a run may have (see :mod:`jisu.dataset.engine.tuning`).
+CPUs or the in-flight work a run may have (see :mod:`jisu.dataset.core.tuning`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import jisu.dataset as ds
-from jisu.dataset.engine.cpus import available_cpus
-from jisu.dataset.engine.plan import plan
-from jisu.dataset.engine.tuning import (
+from jisu.dataset.core.cpus import available_cpus
+from jisu.dataset.core.tuning import (
     MAX_AUTOTUNE_FILE_BYTES,
     MAX_TUNED_INFLIGHT,
     MAX_TUNED_WORKERS,
@@ -29,6 +28,7 @@ from jisu.dataset.engine.tuning import (
     read_autotune_file,
     tuned_stage,
 )
+from jisu.dataset.engine.plan import plan
 
 
 @pytest.fixture(autouse=True)

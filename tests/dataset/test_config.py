@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import jisu.dataset as ds
-from jisu.dataset.engine.cpus import CPUS_ENV, available_cpus, detected_cpus
-from jisu.dataset.validation import resolve_workers
+from jisu.dataset.core.cpus import CPUS_ENV, available_cpus, detected_cpus
+from jisu.dataset.core.validation import resolve_workers
 from tests.conftest import rows_of
 
 

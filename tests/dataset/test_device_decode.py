@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 import jisu.dataset as ds
 from jisu.dataset import vision
-from jisu.dataset.device_decode import MAGIC, DevicePlan, Packet, is_packet_column
+from jisu.dataset.core.packets import MAGIC, Packet, is_packet_column
+from jisu.dataset.device.decode_plan import DevicePlan
 from jisu.dataset.vision import Inter
 
 MEAN, STD = [123.7, 116.3, 103.5], [58.4, 57.1, 57.4]
@@ -246,21 +247,21 @@ def test_packet_parsing_never_trusts_a_length(tail, position, value):
     ],
 )
 def test_the_module_refuses_a_packet_whose_box_or_draws_do_not_fit(params, flips, size, error):
-    from jisu.dataset.device_decode import JPEG, _pack
-    from jisu.dataset.offload_decode import DeviceDecoder
+    from jisu.dataset.core.packets import JPEG, pack
+    from jisu.dataset.device.decoder import DeviceDecoder
 
     plan = DevicePlan(vision.Decode(), vision.CenterCrop(20), [vision.HorizontalFlip()] * flips)
-    row = _pack(JPEG, _jpeg(_photo(40, 50, 1)), 3, 1, (*size, 3), list(params))
+    row = pack(JPEG, _jpeg(_photo(40, 50, 1)), 3, 1, (*size, 3), list(params))
     with pytest.raises(ValueError, match=f"sample 3 of epoch 1.*{error}"):
         DeviceDecoder(plan)(torch.from_numpy(row[None]), torch.device("cpu"))
 
 
 def test_the_module_applies_the_pixel_limit_before_decoding():
-    from jisu.dataset.device_decode import JPEG, _pack
-    from jisu.dataset.offload_decode import DeviceDecoder
+    from jisu.dataset.core.packets import JPEG, pack
+    from jisu.dataset.device.decoder import DeviceDecoder
 
     decoder = DeviceDecoder(DevicePlan(vision.Decode(), vision.CenterCrop(20), []))
-    row = _pack(JPEG, _jpeg(_photo(40, 50, 1)), 3, 1, (40, 50, 3), [0, 0, 20, 20])
+    row = pack(JPEG, _jpeg(_photo(40, 50, 1)), 3, 1, (40, 50, 3), [0, 0, 20, 20])
     limit = ds.config.get_max_image_pixels()
     ds.config.set_max_image_pixels(40 * 50 - 1)
     try:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import jisu.dataset as ds
-from jisu.dataset.engine.cpus import CPUS_ENV
+from jisu.dataset.core.cpus import CPUS_ENV
 from jisu.dataset.engine.plan import plan
 from tests.conftest import rows_of
 
@@ -249,8 +249,8 @@ def _stream_source():
     ],
 )
 def test_random_access_is_the_type_of_a_node_chosen_by_its_inputs(build, monkeypatch):
-    from jisu.dataset.datasets import Dataset
-    from jisu.dataset.engine.access import RandomAccess
+    from jisu.dataset.core.access import RandomAccess
+    from jisu.dataset.core.node import Dataset
 
     corrected = []  # a kind fixed after __init__ (slower objects): never for jisu's own ops
     settle = Dataset._settle_kind
@@ -274,7 +274,7 @@ def test_random_access_is_the_type_of_a_node_chosen_by_its_inputs(build, monkeyp
 
 
 def test_a_source_subclass_with_other_arguments_still_gets_the_right_kind():
-    from jisu.dataset.engine.access import is_random_access
+    from jisu.dataset.core.access import is_random_access
 
     class Squares(ds.GeneratorDataset):  # its first argument is not the source
         def __init__(self, count, indexed):
@@ -287,7 +287,7 @@ def test_a_source_subclass_with_other_arguments_still_gets_the_right_kind():
 
 
 def test_what_keeps_a_node_a_stream_over_random_access_inputs():
-    from jisu.dataset.engine.access import is_random_access
+    from jisu.dataset.core.access import is_random_access
 
     data = ds.NumpySlicesDataset(np.arange(12).reshape(12, 1), ["x"], shuffle=False)
     assert not is_random_access(data.repeat(-1)) and is_random_access(data.repeat(3))
@@ -303,7 +303,7 @@ def test_what_keeps_a_node_a_stream_over_random_access_inputs():
 def test_a_random_access_node_survives_pickling_as_its_own_kind():
     import pickle
 
-    from jisu.dataset.engine.access import RandomAccess
+    from jisu.dataset.core.access import RandomAccess
 
     node = ds.NumpySlicesDataset(np.arange(6), ["x"], shuffle=False).map(quick).batch(2)
     clone = pickle.loads(pickle.dumps(node))

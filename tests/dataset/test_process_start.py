@@ -63,7 +63,7 @@ def worker_modules(tmp_path, names: list[str]) -> tuple[dict[str, bool], list[bo
 def test_a_worker_has_not_imported_the_parts_of_jisu_its_stage_does_not_use(tmp_path):
     """The forkserver does not run the ``__init__`` of ``jisu`` and ``jisu.dataset`` (they
     import all of jisu); names those define still work in a worker, and load it then."""
-    unused = ["jisu.amp", "jisu.train", "jisu.dataset.record.writer", "jisu.dataset.offload"]
+    unused = ["jisu.amp", "jisu.train", "jisu.dataset.record.writer", "jisu.dataset.device.module"]
     imported, package_names = worker_modules(tmp_path, ["jisu.dataset.engine.context", *unused])
     assert imported == {"jisu.dataset.engine.context": True, **dict.fromkeys(unused, False)}
     assert package_names == [True]  # jisu.__version__ ran jisu's __init__, which imports amp

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jisu.dataset.engine.rng import sample_rng
+from jisu.dataset.core.rng import sample_rng
 
 
 def reference(seed, epoch, index, op_key):

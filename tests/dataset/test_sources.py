@@ -8,7 +8,7 @@ import torch
 
 import jisu
 import jisu.dataset as ds
-from jisu.dataset.engine.access import is_random_access
+from jisu.dataset.core.access import is_random_access
 from jisu.dataset.sources.samplers import IterableSampler
 from tests.conftest import rows_of
 

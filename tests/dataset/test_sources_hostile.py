@@ -23,7 +23,7 @@ import jisu.dataset as ds
 from jisu.dataset.record.validate import MalformedFileError
 from jisu.dataset.sources import coco as coco_module
 from jisu.dataset.sources import csv as csv_module
-from jisu.dataset.sources import image_folder as image_folder_module
+from jisu.dataset.sources import image_files as image_files_module
 from jisu.dataset.sources.coco import CocoDataset, PaddedRows
 from jisu.dataset.sources.csv import CSVDataset
 from jisu.dataset.sources.image_folder import ImageFolderDataset, files_outside
@@ -300,7 +300,7 @@ def test_image_folder_path_past_path_max_is_an_error_naming_it(tmp_path):
     root = tmp_path / "long"
     (root / "cat").mkdir(parents=True)
     (root / "cat" / "short.jpg").write_bytes(JPEG)
-    names = [f"{k:02d}" + "x" * 200 for k in range(image_folder_module.PATH_MAX // 200 + 2)]
+    names = [f"{k:02d}" + "x" * 200 for k in range(image_files_module.PATH_MAX // 200 + 2)]
     _make_chain(str(root / "cat"), names, "far.jpg")
     try:
         with pytest.raises(
@@ -315,7 +315,7 @@ def test_image_folder_file_past_path_max_is_an_error(tmp_path, monkeypatch):
     root = tmp_path / "f"
     (root / "cat").mkdir(parents=True)
     (root / "cat" / ("y" * 60 + ".jpg")).write_bytes(JPEG)
-    monkeypatch.setattr(image_folder_module, "PATH_MAX", len(str(root / "cat")) + 20)
+    monkeypatch.setattr(image_files_module, "PATH_MAX", len(str(root / "cat")) + 20)
     with pytest.raises(ValueError, match=r"yyyy\.jpg' is \d+ bytes, at least PATH_MAX"):
         ImageFolderDataset(str(root))
 

@@ -31,6 +31,7 @@ import ast
 import enum
 import importlib
 import inspect
+import sys
 import types
 from functools import cache
 from typing import Any, ClassVar
@@ -234,6 +235,10 @@ def entry_lines(modname: str, name: str) -> list[str]:
         return [f".. py:{role}:: {name}", f"   :module: {modname}", "", f"   ``{target}``.", ""]
     if role in ("class", "exception"):
         lines = [f".. auto{role}:: {full}", "   :members:"]
+        if any(_private_mixin(base) for base in value.__bases__):
+            # methods a class gets from one of jisu's own unexported bases (``Dataset``'s fluent
+            # methods, from ``core.fluent.PipelineOps``) are documented on the class
+            lines.append("   :inherited-members:")
         if value.__bases__ != (object,):  # "Bases: object" says nothing
             lines.append("   :show-inheritance:")
         return [*lines, ""]
@@ -245,6 +250,14 @@ def entry_lines(modname: str, name: str) -> list[str]:
         doc = [f"A member of :py:class:`{type(value).__name__}`."]
     lines += [f"   {line}" for line in doc] + [""]
     return lines
+
+
+def _private_mixin(base: type) -> bool:
+    """A base class of jisu's own (all of it, to ``object``) that no module exports, so its
+    methods have no page of their own."""
+    module = sys.modules.get(base.__module__)
+    own = all(c is object or c.__module__.startswith(ROOT) for c in base.__mro__)
+    return own and base.__name__ not in getattr(module, "__all__", ())
 
 
 class JisuNames(SphinxDirective):

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..device_decode import is_packet_column
+from ..core.packets import is_packet_column
 
 PadInfo = dict[str, tuple[Sequence[int | None] | None, Any]]
 

@@ -13,12 +13,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .policies import Tuner
     from .tasks import StageTask
+    from .worker_pool import WorkerPool
 
 from .. import config
 from .buffers import batch_buffers
 from .plan import Plan
 from .stats import OpTimes, StageStats
 from .thread_pool import ThreadPool
+
+#: builds a stage's local pool: ``(name, workers, ctx, task) -> WorkerPool``
+PoolFactory = Callable[[str, int, "ExecContext", "StageTask"], "WorkerPool"]
 
 logger = logging.getLogger("jisu.dataset")
 
@@ -64,6 +68,14 @@ def _slots(count: int) -> Any:
     return threading.Lock() if count == 1 else threading.BoundedSemaphore(count)
 
 
+def _thread_pool(name: str, workers: int, ctx: ExecContext, task: StageTask) -> WorkerPool:
+    """The pools of a context that runs tasks only (a worker process's): threads; worker
+    processes cannot start processes of their own."""
+    if task.processes:
+        raise RuntimeError(f"{name}: this context cannot start worker processes")
+    return ThreadPool(name, workers, ctx, task)
+
+
 class Stopped(Exception):
     """Raised inside engine threads when their iterator is being closed."""
 
@@ -95,8 +107,10 @@ class ExecContext:
         epoch_folds: dict[int, tuple[int, ...]] | None = None,
         settings: RunSettings | None = None,
         plan: Plan | None = None,
+        make_pool: PoolFactory | None = None,
     ) -> None:
         self.seed = seed
+        self._make_pool = make_pool or _thread_pool
         self.settings = settings or RunSettings.from_config()
         self.plan = plan if plan is not None else Plan([], [], node_ids)
         # ops limited below their stage's width (an explicit num_parallel_workers): id -> slots;
@@ -112,7 +126,7 @@ class ExecContext:
         self.prefetch_size = prefetch_size
         self.stop = threading.Event()
         self._node_ids = node_ids
-        self._pools: dict[Any, Any] = {}
+        self._pools: dict[Any, WorkerPool] = {}
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._cache: dict[Any, Any] = {}
@@ -139,12 +153,7 @@ class ExecContext:
                 raise Stopped
             pool = self._pools.get((key, workers, processes))
             if pool is None:
-                if processes:
-                    from .process_pool import ProcessPool
-
-                    pool = ProcessPool(name, workers, self, task)
-                else:
-                    pool = ThreadPool(name, workers, self, task)
+                pool = self._make_pool(name, workers, self, task)
                 self._pools[(key, workers, processes)] = pool
             return pool
 
@@ -207,7 +216,7 @@ class ExecContext:
 
     def iterator_epoch(self, node: object, epoch: int) -> int:
         """The iterator's epoch that ``node``'s ``epoch`` belongs to: below a ``repeat`` each
-        pass is a child epoch of its own (see ``RepeatDataset.child_epoch``)."""
+        pass is a child epoch of its own (see ``repeat``'s ``child_epoch``)."""
         for count in self._epoch_folds.get(id(node), ()):
             epoch = epoch >> 32 if count < 0 else epoch // count
         return epoch

@@ -10,21 +10,22 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import config
+from ..core.cpus import available_cpus
+from ..core.rows import to_output
+from ..core.tuning import check_stages
 from . import policies
 from .context import ExecContext, RunSettings, Stopped, logger
-from .cpus import available_cpus
 from .errors import EpochsExhaustedError
 from .plan import Plan
 from .plan import plan as build_plan
+from .pools import local_pool
 from .row_queue import OUTPUT_QUEUE_BYTES, RowQueue
-from .rows import to_output
 from .stage import EPOCH_END
 from .stage_runs import run_epochs
 from .stats import OpTimes
-from .tuning import check_stages
 
 if TYPE_CHECKING:
-    from ..datasets import Dataset
+    from ..core.node import Dataset
 
 _live_contexts: weakref.WeakSet[ExecContext] = weakref.WeakSet()
 
@@ -93,7 +94,7 @@ class DatasetIterator:
         output_numpy: bool,
         as_dict: bool,
     ) -> None:
-        from ..validation import check_columns, check_int
+        from ..core.validation import check_columns, check_int
 
         check_int("create_tuple_iterator", "num_epochs", num_epochs)
         if num_epochs == 0 or num_epochs < -1:
@@ -153,6 +154,7 @@ class DatasetIterator:
             epoch_folds=self._plan.folds,
             settings=settings,
             plan=self._plan,
+            make_pool=local_pool,
         )
         self._out = RowQueue(max(2, ctx.prefetch_size), OUTPUT_QUEUE_BYTES)
         root, out, epoch, position, num_epochs = (

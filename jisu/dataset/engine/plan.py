@@ -33,13 +33,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .access import is_random_access
+from ..core.access import is_random_access
 from .tasks import walk
 
 if TYPE_CHECKING:
-    from ..datasets import Dataset
-    from ..ops.batch import BatchDataset
-    from ..ops.map import MapDataset
+    from ..core.node import Dataset
 
 FETCH, MAP, BATCH, FILTER, READ = "fetch", "map", "batch", "filter", "read"
 
@@ -55,41 +53,39 @@ _WHY = {
 
 
 # ---------------------------------------------------------------------- fusion rules
-def stream_map_chain(node: MapDataset) -> tuple[list[MapDataset], Dataset]:
+def _is_map(node: Dataset) -> bool:
+    return node.stream_stage == MAP
+
+
+def stream_map_chain(node: Dataset) -> tuple[list[Dataset], Dataset]:
     """Rule **map**: the consecutive stream maps ending at ``node`` (bottom first), and the
     node that feeds them."""
-    from ..ops.map import MapDataset
-
     chain = [node]
     below = node.children[0]
-    while isinstance(below, MapDataset) and not is_random_access(below):
+    while _is_map(below) and not is_random_access(below):
         chain.append(below)
         below = below.children[0]
     chain.reverse()
     return chain, below
 
 
-def batch_map_chain(node: BatchDataset) -> tuple[list[MapDataset], Dataset]:
+def batch_map_chain(node: Dataset) -> tuple[list[Dataset], Dataset]:
     """Rule **batch**: the stream maps run inside a stream batch's task, and the node that
     feeds them (none when one of them may drop samples)."""
-    from ..ops.map import MapDataset
-
     child = node.children[0]
-    if isinstance(child, MapDataset) and not is_random_access(child):
+    if _is_map(child) and not is_random_access(child):
         chain, base = stream_map_chain(child)
         if not any(m.skip_errors for m in chain):
             return chain, base
     return [], child
 
 
-def fetch_maps(node: BatchDataset) -> tuple[list[MapDataset], Dataset]:
+def fetch_maps(node: Dataset) -> tuple[list[Dataset], Dataset]:
     """Inside a fetch task, the maps right below a random-access batch are applied per row by
     the batch (so it can write their last elementwise op straight into the batch array);
     returns them (bottom first) and the node below them."""
-    from ..ops.map import MapDataset
-
     chain, below = [], node.children[0]
-    while isinstance(below, MapDataset):
+    while _is_map(below):
         chain.append(below)
         below = below.children[0]
     chain.reverse()
@@ -133,7 +129,7 @@ def epoch_folds(root: Dataset) -> dict[int, tuple[int, ...]]:
             return
         if above:
             folds[id(node)] = above
-        fold = getattr(node, "epoch_fold", None)
+        fold = node.epoch_fold
         for child in node.children:
             visit(child, above if fold is None else (fold, *above))
 
@@ -142,30 +138,15 @@ def epoch_folds(root: Dataset) -> dict[int, tuple[int, ...]]:
 
 
 # ---------------------------------------------------------------------- the plan
-def explicit_workers(node: Any) -> int | None:
+def explicit_workers(node: Dataset) -> int | None:
     """The ``num_parallel_workers`` a user gave ``node`` (None when left to jisu)."""
-    value = getattr(node, "num_parallel_workers", None)
-    return value if isinstance(value, int) else None
+    return node.parallelism.requested
 
 
-def op_label(node: Any, ids: dict[int, int] | None) -> str:
-    """How plans and profiles name a node: its op and structural id (none when ``ids`` is
-    None), with what it runs."""
-    from ..transforms.base import op_name
-
-    label = node.op_name if ids is None else f"{node.op_name}#{ids.get(id(node), '?')}"
-    operations = getattr(node, "operations", None)
-    if operations:
-        label += "(" + ", ".join(op_name(op) for op in operations) + ")"
-    elif getattr(node, "predicate", None) is not None:
-        label += f"({op_name(node.predicate)})"
-    elif hasattr(node, "batch_size"):
-        size_fn = getattr(node, "size_fn", None)
-        size = node.batch_size if size_fn is None else op_name(size_fn)
-        per_batch_map = getattr(node, "per_batch_map", None)
-        extra = "" if per_batch_map is None else f", per_batch_map={op_name(per_batch_map)}"
-        label += f"({size}{extra})"
-    return label
+def op_label(node: Dataset, ids: dict[int, int] | None) -> str:
+    """How plans and profiles name a node: :meth:`Dataset.describe` with its structural id
+    (none when ``ids`` is None)."""
+    return node.describe(None if ids is None else ids.get(id(node), "?"))
 
 
 @dataclass
@@ -284,8 +265,8 @@ def _limit_note(stage: Stage, node: Any) -> str:
     )
 
 
-def _width(node: Any) -> int:
-    return node._workers() if getattr(node, "has_workers", False) else 1
+def _width(node: Dataset) -> int:
+    return node.parallelism.workers
 
 
 def _make_stage(kind: str, owner: Any, ids: dict[int, int]) -> Stage:
@@ -303,7 +284,7 @@ def _make_stage(kind: str, owner: Any, ids: dict[int, int]) -> Stage:
         ops, feed = [owner], None
     widths = [_width(n) for n in ops]
     workers = max(widths)
-    processes = any(getattr(n, "python_multiprocessing", False) for n in ops)
+    processes = any(n.parallelism.processes for n in ops)
     stage = Stage(kind, owner, ops, feed, workers, processes, reasons=[_WHY[kind]])
     stage.name = f"{owner.op_name}#{ids.get(id(owner), '?')}"
     call_limits = {id(n): _call_limit(n) for n in ops}
@@ -343,7 +324,7 @@ def _call_limit(node: Any) -> int | None:
     explicit = explicit_workers(node)
     if explicit is not None:
         return explicit
-    return 1 if getattr(node, "serial_reads", False) else None
+    return 1 if node.parallelism.serial_reads else None
 
 
 def plan(root: Dataset) -> Plan:

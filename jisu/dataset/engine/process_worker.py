@@ -37,7 +37,7 @@ import cloudpickle
 import numpy as np
 
 from .. import config
-from ..transforms.base import op_name
+from ..core.operation import op_name
 from .context import ExecContext
 from .errors import with_context
 from .shared_arrays import loads_attached
@@ -106,8 +106,8 @@ def _unpicklable_part(result: Any) -> tuple[int | None, int | None, Any]:
 def _producer(task: Any, column: str | None) -> str:
     """The op that made ``column``: the last operation of the topmost map that outputs it."""
     for node in reversed(task.nodes()):
-        operations = getattr(node, "operations", None)
-        if operations and column in (getattr(node, "output_columns", None) or ()):
+        operations = node.functions() if node.stream_stage == "map" else ()
+        if operations and column in (node.output_columns or ()):
             return f"{node.op_name}: operation {op_name(operations[-1])}"
     return stage_ops(task)
 
@@ -118,7 +118,7 @@ def unsendable_result(
     """The error to send back for a task whose result does not pickle: ``exc``'s type, naming
     the op, the column, the sample and the type of the value that cannot be sent."""
     row, column_at, value = _unpicklable_part(result)
-    columns = list(getattr(task.node, "_columns", ()))
+    columns = list(task.node._columns)
     column = columns[column_at] if column_at is not None and column_at < len(columns) else None
     unit = "batch" if task.node.op_name == "batch" else "sample"
     same_length = isinstance(item, list) and isinstance(result, list) and len(item) == len(result)

@@ -22,6 +22,7 @@ import socket
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ..core.executor import Executor
 from .errors import PipelineError
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ def _check_resources(resources: Any) -> dict[str, float]:
     return checked
 
 
-class RayExecutor:
+class RayExecutor(Executor):
     """Run every parallel stage's tasks on Ray actors, on any node of a Ray cluster.
 
     Each parallel stage of an iterator gets its own actors (one per worker, spread over the

@@ -28,24 +28,27 @@ stage, the actor, its node id and IP.
 
 **Shutdown** kills the actors at once (``ray.kill``), waiting for nothing; a task reported
 stuck needs no special care. Actors are not detached: they also end with the driver.
+
+The parts: this module holds the pool (its state, ``submit``, the collector thread that takes
+in what actors send back, and shutdown); :mod:`.ray_dispatch` sends waiting tasks to actors;
+:mod:`.ray_actors` starts, readies, replaces and kills them.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import deque
-from concurrent.futures import Future, InvalidStateError
-from dataclasses import dataclass, field
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 import cloudpickle
 
-from . import ray_worker
 from .errors import PipelineError, with_context
 from .process_workers import WorkerDiedError, rebuild_error
-from .ray_worker import StageActor, run_time_settings
+from .ray_actors import _actor_class, _ActorManagement, _reason
+from .ray_dispatch import DEPTH, _Actor, _settle, _Task
+from .ray_worker import run_time_settings
 from .watchdog import stage_ops
 
 if TYPE_CHECKING:
@@ -55,75 +58,13 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("jisu.dataset")
 
-DEPTH = 2  # tasks sent to one actor at once (one running, one waiting in its mailbox)
 TASK_TARGET_S = 0.02  # work per task: a remote call costs ~0.2-1 ms of driver time
-_MAX_RESTARTS = 3
-_PLACEMENT_WARN_S = 30.0  # warn while tasks wait and no actor of the stage is placed
 _POLL_S = 0.1
 
 __all__ = ["DEPTH", "RayPool", "WorkerDiedError"]
 
-_remote_class: Any = None
-_class_lock = threading.Lock()
 
-
-def _actor_class(ray: Any) -> Any:
-    """:class:`.ray_worker.StageActor` as a Ray actor class (made once per process), its
-    module's code pickled by value: an actor that imported it by name would run the
-    ``__init__`` of jisu first (see :func:`.ray_worker.defer_jisu_packages`)."""
-    global _remote_class
-    with _class_lock:
-        if _remote_class is None:
-            ray.cloudpickle.register_pickle_by_value(ray_worker)
-            _remote_class = ray.remote(StageActor)
-        return _remote_class
-
-
-@dataclass(eq=False)
-class _Task:
-    future: Future
-    epoch: int
-    item: Any
-    resent: bool = False  # it ran on an actor that died and waits to run again
-
-
-@dataclass(eq=False)
-class _Actor:
-    """One actor of the pool, and what the pool knows about it."""
-
-    index: int
-    stage: str
-    handle: Any
-    ready: bool = False  # placed, and it has loaded the stage
-    dead: bool = False
-    node_id: str | None = None
-    ip: str | None = None
-    pid: int | None = None
-    tasks: deque = field(default_factory=deque)  # sent, result not in yet (in order)
-
-    @property
-    def name(self) -> str:
-        """How messages (and :mod:`.watchdog`) name it."""
-        return f"Ray actor {self.index} of {self.stage} {self.where()}"
-
-    def where(self) -> str:
-        if self.node_id is None:
-            return "(not placed on a node yet)"
-        return f"on node {self.node_id} ({self.ip})"
-
-
-def _reason(exc: BaseException) -> str:
-    """Ray's account of a death on one line, without the actor's ids (the message names the
-    actor already) and Ray's list of common causes."""
-    text = " ".join(str(exc).split())
-    text = text.split(" Some common causes")[0]
-    start, end = text.find(" class_name:"), text.find(" The actor is dead")
-    if 0 <= start < end:
-        text = text[:start] + text[end:]
-    return text if len(text) <= 400 else text[:400] + " ..."
-
-
-class RayPool:
+class RayPool(_ActorManagement):
     """Ray actors running one stage's task; a :class:`.worker_pool.WorkerPool`.
 
     Args:
@@ -205,15 +146,6 @@ class RayPool:
         with self._lock:
             return [(a.node_id, a.ip) for a in self._actors]
 
-    # ------------------------------------------------------------------ actors
-    def _start_actor(self, index: int) -> None:
-        """Start an actor (lock held); it gets tasks once its ``ready`` call is back."""
-        handle = self._actor_class.remote(self._spec_ref)
-        actor = _Actor(index, self.name, handle)
-        self._actors.append(actor)
-        self._refs[handle.ready.remote()] = (actor, None)
-        self._wake.set()
-
     def resize(self, workers: int) -> None:
         """Kept as it is: a Ray stage runs ``num_workers`` actors (AutoTune's CPU budget is
         the driver's machine, not the cluster's)."""
@@ -234,52 +166,8 @@ class RayPool:
             self._dispatch()
         return future
 
-    def _dispatch(self) -> None:
-        """Send waiting tasks to ready actors, filling each to 1 task, then to ``DEPTH``
-        (lock held)."""
-        for depth in range(1, DEPTH + 1):
-            for actor in self._actors:
-                while (
-                    self._waiting
-                    and actor.ready
-                    and len(actor.tasks) < depth
-                    and self._broken is None
-                    and not self._closed
-                ):
-                    self._send(actor, self._waiting.popleft())
-                if not self._waiting:
-                    return
-
-    def _send(self, actor: _Actor, task: _Task) -> None:
-        future = task.future
-        if not task.resent and not future.set_running_or_notify_cancel():
-            return  # cancelled while it waited
-        try:
-            ref = actor.handle.run.remote(task.epoch, task.item)
-        except Exception as exc:  # the item does not pickle: this task fails, not the pool
-            future.set_exception(
-                with_context(exc, f"{self.name}: an item could not be sent to a Ray actor")
-            )
-            return
-        actor.tasks.append(task)
-        self._refs[ref] = (actor, task)
-        if len(actor.tasks) == 1:  # it runs now; a second one waits behind it
-            future.running = (time.perf_counter(), actor, task.epoch, task.item)
-        self._wake.set()
-
     def mark_stuck(self, future: Future) -> None:
         """Nothing to do: shutdown kills every actor at once, stuck or not."""
-
-    def _fail_all(self, error: BaseException, tasks: list[_Task]) -> None:
-        """Break the pool (lock held): ``tasks`` and every waiting task fail with ``error``."""
-        self._broken = error
-        for task in tasks:
-            if not task.future.done():
-                task.future.set_exception(error)
-        while self._waiting:
-            task = self._waiting.popleft()
-            if task.resent or task.future.set_running_or_notify_cancel():
-                task.future.set_exception(error)
 
     # ------------------------------------------------------------------ results
     def _run(self) -> None:
@@ -367,133 +255,7 @@ class RayPool:
         else:
             _settle(future, error=rebuild_error(("err", None, *value[1:])))
 
-    def _finished(self, actor: _Actor, task: _Task, seconds: float) -> None:
-        """``task`` is back from ``actor``: the next task in its mailbox runs from now."""
-        with self._lock:
-            try:
-                actor.tasks.remove(task)
-            except ValueError:
-                pass
-            task.future.running = None
-            self.busy_s += seconds
-            if actor.tasks:
-                following = actor.tasks[0]
-                if following.future.running is None:
-                    following.future.running = (
-                        time.perf_counter(),
-                        actor,
-                        following.epoch,
-                        following.item,
-                    )
-            self._dispatch()
-
-    def _on_ready(self, actor: _Actor, value: tuple) -> None:
-        actor.node_id, actor.ip, actor.pid = value[1], value[2], value[3]
-        if value[0] == "ok":
-            with self._lock:
-                if not actor.dead:
-                    actor.ready = True
-                    self._dispatch()
-            return
-        cause = rebuild_error(("err", None, None, *value[4:]))
-        error = with_context(
-            cause,
-            f"{self.name}: {actor.name} could not load the stage ({self._ops}); every node "
-            "needs jisu and the modules of the pipeline's ops and source installed",
-        )
-        with self._lock:
-            tasks = [t for a in self._actors for t in a.tasks]
-            self._fail_all(error, tasks)
-
-    def _actor_died(self, actor: _Actor, exc: BaseException) -> None:
-        with self._lock:
-            if actor.dead or self._closed:
-                return
-            actor.dead = True
-            tasks = list(actor.tasks)
-            actor.tasks.clear()
-            for ref in [r for r, (a, _) in self._refs.items() if a is actor]:
-                del self._refs[ref]
-            for task in tasks:
-                task.future.running = None
-                task.resent = True  # if it runs again: it cannot be cancelled any more
-            self._actors.remove(actor)
-            self._kill(actor)  # an object lost with a node that is still reachable, say
-            # Ray calls an actor on a lost node "unavailable": it might come back if it could
-            # restart, which jisu's actors never do (their tasks move to a new one instead)
-            unreachable = isinstance(exc, getattr(self._exceptions, "ActorUnavailableError", ()))
-            how = (
-                "became unreachable (its node died, or the network failed)"
-                if unreachable
-                else "died"
-            )
-            if self._restart and self._restarts < _MAX_RESTARTS:
-                self._restarts += 1
-                logger.warning(
-                    "jisu: %s %s (%s); starting a new actor and re-running its %d task(s) "
-                    "(restart %d of %d)",
-                    actor.name,
-                    how,
-                    _reason(exc),
-                    len(tasks),
-                    self._restarts,
-                    _MAX_RESTARTS,
-                )
-                self._start_actor(actor.index)
-                self._waiting.extendleft(reversed(tasks))
-                self._dispatch()
-                return
-            restarts = (
-                f" after {self._restarts} restarts"
-                if self._restart
-                else "; config.set_worker_restart(True) re-runs the tasks of a dead actor on "
-                "a new one"
-            )
-            error = WorkerDiedError(
-                f"{self.name}: {actor.name} (pid {actor.pid}) {how} while the pipeline was "
-                f"running{' a task' if tasks else ''} of the stage {self._ops}{restarts}. "
-                f"Ray says: {_reason(exc)}"
-            )
-            self._fail_all(error, tasks)
-
-    def _check_placement(self) -> None:
-        """Warn while tasks wait and Ray has placed no actor of this stage (the cluster is
-        busy or too small; an autoscaler may still add nodes)."""
-        with self._lock:
-            stalled = bool(self._waiting) and not any(a.ready for a in self._actors)
-            if not stalled or self._broken is not None:
-                self._unplaced_since = None
-                return
-            now = time.monotonic()
-            if self._unplaced_since is None:
-                self._unplaced_since = self._warned_at = now
-                return
-            if now - self._warned_at < _PLACEMENT_WARN_S:
-                return
-            self._warned_at = now
-            waited = now - self._unplaced_since
-        try:
-            available = self._ray.available_resources()
-        except Exception:
-            available = "unknown"
-        logger.warning(
-            "jisu: %s: tasks have waited %.0f s and Ray has placed none of the stage's %d "
-            "actors (each asks for %s; the cluster has %s available). Other stages or jobs may "
-            "hold the cluster: lower num_workers or resources_per_worker, or add nodes.",
-            self.name,
-            waited,
-            self.workers,
-            self._resources,
-            available,
-        )
-
     # ------------------------------------------------------------------ shutdown
-    def _kill(self, actor: _Actor) -> None:
-        try:
-            self._ray.kill(actor.handle, no_restart=True)
-        except Exception:  # already gone, or Ray shut down first
-            pass
-
     def shutdown(self, timeout: float) -> None:
         """Cancel waiting tasks, fail those sent, and kill the actors (waiting for none)."""
         with self._lock:
@@ -518,17 +280,6 @@ class RayPool:
         self._wake.set()
         if threading.current_thread() is not self._collector:
             self._collector.join(timeout)
-
-
-def _settle(future: Future, result: Any = None, error: BaseException | None = None) -> None:
-    """Complete ``future`` unless shutdown already failed it (a result that came in late)."""
-    try:
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)
-    except InvalidStateError:
-        pass
 
 
 def _shut_down(name: str) -> PipelineError:

@@ -9,9 +9,9 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
+from ..core.cpus import available_cpus
+from ..core.tuning import tuned_stage
 from .context import ExecContext, Stopped
-from .cpus import available_cpus
-from .tuning import tuned_stage
 from .watchdog import StuckTaskWatch
 
 if TYPE_CHECKING:

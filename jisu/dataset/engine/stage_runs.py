@@ -12,13 +12,13 @@ import itertools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .access import is_random_access
+from ..core.access import is_random_access
 from .plan import BATCH, FETCH, FILTER, MAP, READ
 from .stage import EPOCH_END, AdaptiveChunker, at_epoch, ordered_map
 from .tasks import StageTask
 
 if TYPE_CHECKING:
-    from ..datasets import Dataset
+    from ..core.node import Dataset
     from .context import ExecContext
 
 

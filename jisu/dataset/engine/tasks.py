@@ -6,8 +6,9 @@ import copy
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..core.node import Dataset
+
 if TYPE_CHECKING:
-    from ..datasets import Dataset
     from .context import ExecContext
 
 
@@ -19,14 +20,15 @@ def walk(node: Dataset, cut: Dataset | None = None) -> Iterator[Dataset]:
     yield node
 
 
-class StreamCut:
+class StreamCut(Dataset):
     """Stands in, in a worker's copy of a stage, for the stream node that feeds the stage."""
 
-    python_multiprocessing = False
-
     def __init__(self, columns: tuple[str, ...]) -> None:
-        self.children: tuple = ()
+        super().__init__()
         self._columns = columns
+
+    def _row_count(self) -> int | None:
+        return None
 
 
 def _detach(node: Any, cut: Dataset) -> Any:

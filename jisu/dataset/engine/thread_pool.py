@@ -18,7 +18,7 @@ def current_stop() -> threading.Event | None:
     """The stop flag of the run whose pool thread calls this (None on any other thread).
 
     A task that blocks on I/O it can abandon (a request to object storage, see
-    :mod:`jisu.dataset.storage`) polls it, so that closing the iterator ends the wait at once
+    :mod:`jisu.dataset.record.storage`) polls it, so that closing the iterator ends the wait at once
     instead of leaving the thread behind until the request gives up."""
     return getattr(_local, "stop", None)
 

@@ -32,7 +32,8 @@ import time
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from ..transforms.base import op_name
+from ..core.node import Dataset
+from ..core.operation import op_name
 from .errors import TaskTimeoutError
 from .tasks import StreamCut
 
@@ -52,14 +53,7 @@ def stage_ops(task: StageTask) -> str:
     for node in task.nodes():
         if node is task.cut or isinstance(node, StreamCut):  # the stream feeding it runs elsewhere
             continue
-        operations = getattr(node, "operations", None)
-        function = getattr(node, "predicate", None) or getattr(node, "per_batch_map", None)
-        if operations:
-            names.append(f"{node.op_name}({', '.join(op_name(op) for op in operations)})")
-        elif function is not None:
-            names.append(f"{node.op_name}({op_name(function)})")
-        else:
-            names.append(node.op_name)
+        names.append(node.describe())
     return " -> ".join(names)
 
 
@@ -92,8 +86,6 @@ def thread_position(thread: threading.Thread) -> tuple[str | None, str | None]:
     with an integer ``index`` in its locals (a map's ``apply_row``, a filter's predicate, a
     source's ``_fetch``); None when there is none (the thread finished, or runs elsewhere).
     """
-    from ..datasets import Dataset  # the engine is imported by datasets.py: import late
-
     frame = sys._current_frames().get(thread.ident or -1)
     inner: list[Any] = []
     while frame is not None:
@@ -109,10 +101,10 @@ def thread_position(thread: threading.Thread) -> tuple[str | None, str | None]:
 def _node_position(node: Any, local: dict[str, Any]) -> str:
     """``"map operation f on column(s) ['x'] at sample 3 of epoch 0"`` from a node's frame."""
     op = local.get("op")
-    if op is None:  # the user function a filter or a batch runs
-        op = getattr(node, "predicate", None) or getattr(node, "per_batch_map", None)
+    if op is None and node.stream_stage != "map" and node.functions():
+        op = node.functions()[0]  # the user function a filter or a batch runs
     what = node.op_name if op is None else f"{node.op_name} operation {op_name(op)}"
-    columns = getattr(node, "input_columns", None)
+    columns = node.input_columns
     where = f" on column(s) {list(columns)}" if columns else ""
     unit = "batch" if node.op_name == "batch" else "sample"
     epoch = local.get("epoch")

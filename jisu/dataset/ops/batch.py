@@ -9,16 +9,16 @@ from typing import Any
 
 import numpy as np
 
-from ..datasets import Dataset
-from ..engine.access import RandomAccess, is_random_access
+from ..core.access import RandomAccess, is_random_access
+from ..core.node import Dataset
+from ..core.operation import op_name
+from ..core.rows import to_array
+from ..core.validation import check_columns, check_int
 from ..engine.collate import Deferred, stack_column
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
 from ..engine.plan import BATCH, batch_map_chain, fetch_maps
-from ..engine.rows import to_array
 from ..engine.stage import chunked
-from ..transforms.base import op_name
-from ..validation import check_columns, check_int
 from .map import MapDataset, check_unique, column_layout
 from .sync_wait import tell_batch_size
 
@@ -168,6 +168,19 @@ class BatchDataset(Dataset):
         # with a callable size, where batch k starts is known only by computing the sizes
         # before it, and the count may change by epoch: such a batch is a stream
         return is_random_access(child) and not callable(batch_size)
+
+    def functions(self) -> tuple[Any, ...]:
+        return () if self.per_batch_map is None else (self.per_batch_map,)
+
+    def _describe_args(self) -> str:
+        size = self.batch_size if self.size_fn is None else op_name(self.size_fn)
+        extra = (
+            "" if self.per_batch_map is None else f", per_batch_map={op_name(self.per_batch_map)}"
+        )
+        return f"{size}{extra}"
+
+    def _own_batch_size(self) -> int | None:
+        return self.batch_size
 
     @property
     def rows_per_item(self) -> int:

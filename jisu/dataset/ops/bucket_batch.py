@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from ..datasets import Dataset
+from ..core.node import Dataset
+from ..core.operation import op_name
+from ..core.validation import check_columns
 from ..engine.collate import stack_column
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
-from ..transforms.base import op_name
-from ..validation import check_columns
 from .batch import _check_pad_info
 
 OP = "bucket_batch_by_length"

@@ -6,10 +6,10 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from ..datasets import Dataset
-from ..engine.access import RandomAccess, is_random_access
+from ..core.access import RandomAccess, is_random_access
+from ..core.node import Dataset
+from ..core.validation import check_columns
 from ..engine.context import ExecContext
-from ..validation import check_columns
 from .map import check_unique
 
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from ..datasets import Dataset
-from ..engine.access import RandomAccess, is_random_access
+from ..core.access import RandomAccess, is_random_access
+from ..core.node import Dataset
+from ..core.rng import epoch_rng
 from ..engine.context import ExecContext
-from ..engine.rng import epoch_rng
 from .index_map import join_parts, stream_row_count
 from .zip import _check_datasets
 

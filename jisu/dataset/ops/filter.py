@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from ..datasets import Dataset
+from ..core.node import Dataset
+from ..core.operation import op_name
+from ..core.validation import check_columns
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
 from ..engine.plan import FILTER
-from ..transforms.base import op_name
-from ..validation import check_columns
 
 
 class FilterDataset(Dataset):
@@ -38,6 +39,9 @@ class FilterDataset(Dataset):
         self._in_idx = [child._columns.index(c) for c in self.input_columns]
         self._columns = child._columns
         self._workers()
+
+    def functions(self) -> tuple[Any, ...]:
+        return (self.predicate,)
 
     def _row_count(self) -> int | None:
         return None

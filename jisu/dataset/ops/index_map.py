@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..datasets import Dataset
-from ..engine.access import RandomAccess
+from ..core.access import RandomAccess
+from ..core.node import Dataset
 from ..engine.context import ExecContext
 from ..engine.tasks import walk
 

@@ -7,17 +7,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import config
-from ..datasets import Dataset
-from ..device_decode import DevicePlan
-from ..engine.access import RandomAccess, is_random_access
+from ..core.access import RandomAccess, is_random_access
+from ..core.node import Dataset
+from ..core.operation import apply_op, op_name
+from ..core.rng import sample_rng
+from ..core.rows import as_columns
+from ..core.validation import check_columns
+from ..device.decode_plan import DevicePlan
 from ..engine.collate import Deferred
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
 from ..engine.plan import MAP, stream_map_chain
-from ..engine.rng import sample_rng
-from ..engine.rows import as_columns
-from ..transforms.base import apply_op, op_name
-from ..validation import check_columns
 
 
 def _identity(x: Any) -> Any:
@@ -114,7 +114,7 @@ class MapDataset(Dataset):
                 "(dataset.offload_module(), applied by Model.train) decodes on the device"
             )
         if offload:
-            from ..offload import split_offload
+            from ..device.offload import split_offload  # imports vision (OpenCV): when asked
 
             ops, self.offloaded = split_offload(ops)
             if not self.offloaded:
@@ -149,6 +149,9 @@ class MapDataset(Dataset):
         self._tail = self._elementwise_tail()
         self.python_multiprocessing = bool(python_multiprocessing)
         self._workers()  # validates num_parallel_workers when the pipeline is built
+
+    def functions(self) -> tuple[Any, ...]:
+        return tuple(self.operations)
 
     def _row_count(self) -> int | None:
         return self.children[0]._row_count()

@@ -8,10 +8,10 @@ from itertools import islice
 
 import numpy as np
 
-from ..datasets import Dataset
-from ..engine.access import RandomAccess, is_random_access
+from ..core.access import RandomAccess, is_random_access
+from ..core.node import Dataset
+from ..core.validation import check_int
 from ..engine.context import ExecContext
-from ..validation import check_int
 from .index_map import join_parts, stream_row_count
 
 
@@ -57,6 +57,9 @@ class RepeatDataset(Dataset):
         """How the child's epochs fold back into this node's: ``count`` passes per epoch
         (-1: endless, see :meth:`child_epoch`). The engine reads it to count skipped samples
         in the iterator's epoch."""
+        return self.count
+
+    def _own_repeat_count(self) -> int | None:
         return self.count
 
     def child_epoch(self, epoch: int, repetition: int) -> int:

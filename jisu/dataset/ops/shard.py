@@ -7,38 +7,12 @@ from itertools import islice
 
 import numpy as np
 
-from ..datasets import Dataset
-from ..engine.access import is_random_access
+from ..core.access import is_random_access
+from ..core.node import Dataset
+from ..core.order import shard_stream
+from ..core.validation import resolve_shards
 from ..engine.context import ExecContext
-from ..validation import resolve_shards
 from .index_map import IndexMapKernels
-
-
-def shard_positions(n: int, num_shards: int, shard_id: int) -> np.ndarray:
-    """Positions of shard ``shard_id``: round-robin, wrapped to the first rows when short.
-
-    Every shard gets ``ceil(n / num_shards)`` rows (MindSpore's rule), so ranks agree on the
-    number of steps.
-    """
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    count = -(-n // num_shards)
-    return (shard_id + num_shards * np.arange(count, dtype=np.int64)) % n
-
-
-def shard_stream(rows: Iterator[tuple], num_shards: int, shard_id: int) -> Iterator[tuple]:
-    """:func:`shard_positions` on a stream of unknown length: round-robin, then wrap around."""
-    head: list[tuple] = []  # the first num_shards rows, for wrapping short shards around
-    produced = total = 0
-    for total, row in enumerate(rows, 1):
-        if len(head) < num_shards:
-            head.append(row)
-        if (total - 1) % num_shards == shard_id:
-            produced += 1
-            yield row
-    if total:
-        for g in shard_positions(total, num_shards, shard_id)[produced:]:
-            yield head[g]
 
 
 class _ShardKernels(IndexMapKernels):

@@ -7,11 +7,12 @@ from itertools import islice
 
 import numpy as np
 
-from ..datasets import Dataset
-from ..engine.access import is_random_access
+from ..core.access import is_random_access
+from ..core.node import Dataset
+from ..core.order import buffer_shuffle
+from ..core.rng import epoch_rng
+from ..core.validation import check_int
 from ..engine.context import ExecContext
-from ..engine.rng import epoch_rng
-from ..validation import check_int
 from .index_map import IndexMapKernels
 
 
@@ -19,20 +20,6 @@ def epoch_permutation(ctx: ExecContext, node: Dataset, epoch: int, n: int) -> np
     """The permutation ``node`` uses in ``epoch``: computed once per epoch, shared by workers."""
     key = ctx.node_id(node)
     return ctx.cached((key, "perm", epoch), lambda: epoch_rng(ctx.seed, epoch, key).permutation(n))
-
-
-def buffer_shuffle(rows: Iterator[tuple], buffer_size: int, rng: np.random.Generator):
-    """tf.data's buffer shuffle: fill a buffer, then emit a random element for each new one."""
-    buffer: list[tuple] = []
-    for row in rows:
-        if len(buffer) < buffer_size:
-            buffer.append(row)
-            continue
-        j = int(rng.integers(buffer_size))
-        out, buffer[j] = buffer[j], row
-        yield out
-    for j in rng.permutation(len(buffer)):
-        yield buffer[j]
 
 
 class _ShuffleKernels(IndexMapKernels):

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import config
-from ..datasets import Dataset
-from ..engine.access import is_random_access
+from ..core.access import is_random_access
+from ..core.node import Dataset
 from ..engine.context import ExecContext
 from .index_map import IndexMapKernels
 

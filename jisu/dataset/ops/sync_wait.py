@@ -17,11 +17,11 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..datasets import Dataset
+from ..core.node import Dataset
+from ..core.operation import op_name
+from ..core.validation import check_int
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
-from ..transforms.base import op_name
-from ..validation import check_int
 
 #: seconds between looks at the iterator's stop flag while a row waits
 _POLL_S = 0.05

@@ -7,10 +7,10 @@ from itertools import islice
 
 import numpy as np
 
-from ..datasets import Dataset
-from ..engine.access import is_random_access
+from ..core.access import is_random_access
+from ..core.node import Dataset
+from ..core.validation import check_int
 from ..engine.context import ExecContext
-from ..validation import check_int
 from .index_map import IndexMapKernels
 
 

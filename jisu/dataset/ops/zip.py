@@ -6,8 +6,8 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from ..datasets import Dataset
-from ..engine.access import RandomAccess, is_random_access
+from ..core.access import RandomAccess, is_random_access
+from ..core.node import Dataset
 from ..engine.context import ExecContext
 from .map import check_unique
 

@@ -44,16 +44,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..storage import (
-    RemoteFile,
-    ShardCache,
-    crc_mismatch,
-    exists,
-    filesystem,
-    open_remote,
-    read_whole,
-    remote_size,
-)
 from .arrow_file import CopyStore, FileColumns, Part
 from .format import (
     MANIFEST_SUFFIX,
@@ -69,6 +59,16 @@ from .pread import PreadFile
 from .reader import VIEW_BATCHES, VIEW_BYTES, RecordReader, ViewCache
 from .remote_batches import BatchColumns, RemoteShard
 from .schema import arrow_schema, select_fields
+from .storage import (
+    RemoteFile,
+    ShardCache,
+    crc_mismatch,
+    exists,
+    filesystem,
+    open_remote,
+    read_whole,
+    remote_size,
+)
 from .validate import MalformedFileError
 
 log = logging.getLogger(__name__)

@@ -12,11 +12,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc
 
-from ..storage import RemoteFile
 from .arrow_file import Part
 from .format import ShardEntry
 from .pread import PreadFile
 from .schema import Field
+from .storage import RemoteFile
 from .validate import MalformedFileError
 
 

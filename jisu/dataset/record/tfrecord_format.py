@@ -44,8 +44,8 @@ import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 
-from ..storage import is_url
 from .pread import PreadFile
+from .storage import is_url
 from .validate import MalformedFileError, open_regular
 
 HEADER = 12  # uint64 length + uint32 CRC of the length
@@ -447,7 +447,7 @@ MappedFile = TFRecordFile  # its former name (the files were mapped), kept for i
 def _fetch(url: str, compression: str, storage_options: dict | None) -> tuple:
     """The (inflated) bytes of a remote file in a mapped anonymous temporary file, and their
     index."""
-    from ..storage import filesystem
+    from .storage import filesystem
 
     fs, path = filesystem(url, storage_options)
     try:

@@ -42,7 +42,6 @@ import pyarrow as pa
 import pyarrow.ipc
 
 from ...files import host_tag
-from ..storage import is_url
 from .format import DATASET_ID_KEY, MANIFEST_SUFFIX, SHARD_PLACE_KEY, shard_files, write_manifest
 from .format import FORMAT as FORMAT  # re-exported (as X): defined here before format.py
 from .format import FORMAT_VERSION as FORMAT_VERSION
@@ -51,6 +50,7 @@ from .format import generation_base as generation_base
 from .format import read_manifest_json as read_manifest_json
 from .publish import DataSetFiles, fsync_path, link_exclusive, remove_files
 from .schema import Field, arrow_schema, check_value, checked_column, column_of, parse_schema
+from .storage import is_url
 
 BLOCK_BYTES = 4 << 20  # target size of one record batch
 MAX_BLOCK_ROWS = 1024

@@ -45,9 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..record.validate import MalformedFileError
-from .options import ReadOptions, check_cache
-from .vision_sets import _check_dir
-from .voc import (
+from .annotated_images import (
     _UINT32_MAX,
     FLOAT32_MAX,
     DataFolder,
@@ -58,6 +56,8 @@ from .voc import (
     _ImageSource,
     _read_capped,
 )
+from .options import ReadOptions, check_cache
+from .vision_sets import _check_dir
 
 #: Largest annotation file read (COCO 2017's largest official one is about 0.5 GB).
 MAX_ANNOTATION_FILE_BYTES = 4 << 30

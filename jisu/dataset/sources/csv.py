@@ -14,13 +14,16 @@ quoted field left open at the end of the file (which pyarrow, like the ``csv`` m
 default mode, silently reads as one field holding the rest of the file) is an error naming
 the line where the quote opened. Values and name lists quoted in error messages are clipped
 (:data:`MAX_QUOTED_CHARS`), so an error stays a few lines long whatever the file holds.
+
+The parts: this module lists and reads the files, bounds hostile ones, parses them and holds
+the dataset class (and :data:`MAX_COLUMNS`, read here at each parse); :mod:`.csv_columns`
+converts the parsed fields to the columns' types; :mod:`.csv_errors` builds the errors that
+name a file's line. Their names stay importable from here.
 """
 
 from __future__ import annotations
 
-import csv
 import glob
-import io
 import os
 import stat
 from collections.abc import Sequence
@@ -29,20 +32,25 @@ from typing import Any
 import numpy as np
 
 from ..engine.context import ExecContext
-from ..record.validate import MalformedFileError
+from .csv_columns import _column_kinds, _CSVRows, _numeric_column, _string_column
+from .csv_errors import MAX_QUOTED_CHARS as MAX_QUOTED_CHARS  # re-exported: defined here before
+from .csv_errors import (
+    OP,
+    _bad_utf8_line,
+    _clip,
+    _count_error,
+    _line_of,
+    _located,
+    _records,
+    _row_line,
+)
 from .generator import Source
 from .options import ReadOptions, Shuffle, check_cache
-
-OP = "CSVDataset"
-_INT32 = np.iinfo(np.int32)
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 #: Most columns a CSV file (its first record) or ``column_names`` may have. A row is a tuple of
 #: one array per column, so 16,384 columns already cost about a second and 100 MB to build;
 #: raise it (``jisu.dataset.sources.csv.MAX_COLUMNS = ...``) for wider files.
 MAX_COLUMNS = 16_384
-#: Longest quoted value (or list of names) in an error message, in characters.
-MAX_QUOTED_CHARS = 200
 _QUOTE_SCAN_CHUNK = 4 << 20  # bytes scanned at a time for unclosed quotes (bounded temporaries)
 _BOM = b"\xef\xbb\xbf"
 
@@ -94,62 +102,7 @@ def read_regular_file(op: str, path: str) -> bytes:
         return f.read()
 
 
-# ----------------------------------------------------------------- column kinds
-def _column_kinds(column_defaults: Any) -> list[tuple[str, Any]]:
-    """``(kind, default)`` per given default: kind is "int", "float" or "str"."""
-    if column_defaults is None:
-        return []
-    if not isinstance(column_defaults, (list, tuple)):
-        raise TypeError(
-            f"{OP}: column_defaults must be a list of int, float or str values. "
-            f"Received: column_defaults={column_defaults!r}"
-        )
-    kinds = []
-    for i, value in enumerate(column_defaults):
-        # exact Python types, as MindSpore (a bool is an int there too; NumPy scalars are not)
-        if isinstance(value, int) and type(value) in (int, bool):
-            if not _INT32.min <= value <= _INT32.max:
-                raise ValueError(
-                    f"{OP}: column_defaults[{i}] is an int column's default, which must fit "
-                    f"int32. Received: column_defaults[{i}]={value!r}"
-                )
-            kinds.append(("int", int(value)))
-        elif type(value) is float:
-            kinds.append(("float", value))
-        elif type(value) is str:
-            kinds.append(("str", value))
-        else:
-            raise TypeError(
-                f"{OP}: column_defaults items must be int, float or str (the column's type). "
-                f"Received: column_defaults[{i}]={value!r} ({type(value).__name__})"
-            )
-    return kinds
-
-
 # ----------------------------------------------------------------- bounds on hostile files
-def _clip(value: Any, limit: int | None = None) -> str:
-    """``repr(value)`` (a field, a list of names) cut to ``limit`` characters
-    (:data:`MAX_QUOTED_CHARS`), so an error message stays short whatever the file holds."""
-    limit = MAX_QUOTED_CHARS if limit is None else limit
-    text = repr(value)
-    if len(text) <= limit:
-        return text
-    more = f" ({len(value)} in all)" if isinstance(value, (list, tuple)) else ""
-    return f"{text[:limit]}...{more}"
-
-
-def _clip_text(text: str) -> str:
-    """``text`` (a parser's message, which may quote a whole row) cut to a few lines."""
-    limit = 2 * MAX_QUOTED_CHARS
-    return text if len(text) <= limit else f"{text[:limit]}..."
-
-
-def _line_of(data: bytes, offset: int) -> int:
-    """The line (1-based) holding byte ``offset``; ``\n``, ``\r\n`` and ``\r`` end lines."""
-    breaks = data.count(b"\n", 0, offset) + data.count(b"\r", 0, offset)
-    return breaks - data.count(b"\r\n", 0, offset) + 1
-
-
 def unclosed_quote(data: bytes, delim: str) -> int | None:
     """Offset of the quote that opens a field never closed before the end of ``data``, or None.
 
@@ -255,63 +208,6 @@ def _check_bounds(path: str, data: bytes, delim: str) -> None:
         )
 
 
-# ----------------------------------------------------------------- errors with lines
-def _records(data: bytes, delim: str):
-    """``(first line, fields)`` of every non-blank record, by the ``csv`` module."""
-    text = data.decode("utf-8-sig", errors="replace")
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim, quotechar='"')
-    end = 0
-    for fields in reader:
-        start, end = end + 1, reader.line_num
-        if fields:
-            yield start, fields, end
-
-
-def _bad_utf8_line(data: bytes) -> int | None:
-    for number, line in enumerate(data.splitlines(), 1):
-        try:
-            line.decode("utf-8")
-        except UnicodeDecodeError:
-            return number
-    return None
-
-
-def _located(path: str, line: int | None, message: str, op: str = OP) -> MalformedFileError:
-    """A :class:`MalformedFileError` (a ``ValueError``) naming the op, the file and the line
-    (1-based; None: unknown), with ``path``, ``line`` and ``reason`` attributes."""
-    reason = message if line is None else f"line {line}: {message}"
-    exc = MalformedFileError(path, reason)
-    exc.args = (f"{op}: '{path}'{'' if line is None else f' line {line}'}: {message}",)
-    exc.line = line  # type: ignore[attr-defined]
-    return exc
-
-
-def _count_error(path: str, data: bytes, delim: str, ncols: int, detail: str) -> MalformedFileError:
-    """The first record of ``data`` without ``ncols`` fields, named by its line."""
-    total_lines = data.count(b"\n") + (not data.endswith(b"\n"))
-    try:
-        for start, fields, end in _records(data, delim):
-            if len(fields) != ncols:
-                message = f"has {len(fields)} field(s), expected {ncols}"
-                if end >= total_lines and any("\n" in f or "\r" in f for f in fields):
-                    message += " (a quoted field is not closed before the end of the file?)"
-                return _located(path, start, message)
-    except csv.Error as exc:  # e.g. a NUL byte the csv module refuses
-        return _located(path, None, f"malformed CSV ({exc}); {_clip_text(detail)}")
-    return _located(path, None, f"malformed CSV: {_clip_text(detail)}")
-
-
-def _row_line(data: bytes, delim: str, row: int) -> int | None:
-    """Line where data record ``row`` (counting the header, if any, as record 0) starts."""
-    try:
-        for k, (start, _, _) in enumerate(_records(data, delim)):
-            if k == row:
-                return start
-    except csv.Error:
-        pass
-    return None
-
-
 # ----------------------------------------------------------------- parsing
 def _parse_file(path: str, data: bytes, delim: str, columns: int | None) -> list:
     """Every record of one file as a list of Arrow string arrays (one per field)."""
@@ -358,118 +254,6 @@ def _parse_file(path: str, data: bytes, delim: str, columns: int | None) -> list
     if columns is not None and table.num_columns != columns:
         raise _count_error(path, data, delim, columns, "wrong number of fields")
     return [c.combine_chunks() for c in table.columns]
-
-
-def _first_failure(arr: Any, target: Any) -> int:
-    """Index of the first element of ``arr`` that does not cast to ``target`` (bisection)."""
-    import pyarrow.compute as pc
-
-    lo, hi = 0, len(arr)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        try:
-            pc.cast(arr.slice(lo, mid - lo), target)
-        except Exception:
-            hi = mid
-        else:
-            lo = mid
-    return lo
-
-
-class _Column:
-    """One parsed column of all files: a NumPy array, or UTF-8 bytes + offsets for strings."""
-
-    def __init__(self, kind: str, values: np.ndarray, offsets: np.ndarray | None = None):
-        self.kind, self.values, self.offsets = kind, values, offsets
-
-    def __getitem__(self, index: int) -> np.ndarray:
-        if self.offsets is None:
-            return np.array(self.values[index])
-        begin, end = self.offsets[index], self.offsets[index + 1]
-        return np.array(self.values[begin:end].tobytes().decode("utf-8"))
-
-
-def _string_column(arrays: list) -> _Column:
-    import pyarrow as pa
-
-    arr = pa.concat_arrays([a.cast(pa.large_string()) for a in arrays]) if arrays else None
-    if arr is None or len(arr) == 0:
-        return _Column("str", np.zeros(0, np.uint8), np.zeros(1, np.int64))
-    _, offsets, data = arr.buffers()
-    offsets = np.frombuffer(offsets, np.int64)[arr.offset : arr.offset + len(arr) + 1]
-    values = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
-    return _Column("str", values, offsets)
-
-
-def _numeric_column(
-    kind: str, default: Any, arrays: list, where: list[tuple[str, bytes, int, str]], name: str
-) -> _Column:
-    """Convert the string fields of an int or float column; an empty field (spaces aside)
-    takes the column's default. ``where``: (path, data, first record, delimiter) per array."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    parts = []
-    for arr, (path, data, first, delim) in zip(arrays, where):
-        text = pc.utf8_trim_whitespace(arr)
-        empty = pc.equal(text, "").to_numpy(zero_copy_only=False)
-        text = pc.if_else(pc.equal(text, ""), "0", text)
-        if kind == "int":
-            text = pc.replace_substring_regex(text, r"^\+([0-9])", r"\1")
-            ok = pc.match_substring_regex(text, r"^-?[0-9]+$")
-            bad = np.flatnonzero(~ok.to_numpy(zero_copy_only=False))
-            if len(bad):
-                problem, row = "is not an int", int(bad[0])
-            else:
-                try:
-                    values = pc.cast(text, pa.int32()).to_numpy()
-                except pa.ArrowInvalid:
-                    problem, row = "is out of the int32 range", _first_failure(text, pa.int32())
-                else:
-                    problem = None
-        else:
-            try:
-                values = pc.cast(text, pa.float32()).to_numpy()
-            except pa.ArrowInvalid:
-                problem, row = "is not a float", _first_failure(text, pa.float32())
-            else:
-                problem = None
-                wide = pc.cast(text, pa.float64()).to_numpy()
-                over = np.flatnonzero(np.isinf(values) & np.isfinite(wide))
-                if len(over):
-                    problem, row = "is out of the float32 range", int(over[0])
-        if problem is not None:
-            value = arr[row].as_py()
-            line = _row_line(data, delim, first + row)
-            raise _located(path, line, f"column {_clip(name)}: {_clip(value)} {problem}")
-        dtype = np.int32 if kind == "int" else np.float32
-        parts.append(np.where(empty, dtype(default), values).astype(dtype, copy=False))
-    dtype = np.int32 if kind == "int" else np.float32
-    values = np.concatenate(parts) if parts else np.zeros(0, dtype)
-    return _Column(kind, values)
-
-
-class _CSVRows:
-    """Random access to the parsed rows: item ``i`` is a tuple of 0-d arrays."""
-
-    def __init__(self, columns: list[_Column], files: list[str], file_rows: list[int]) -> None:
-        self.columns = columns
-        self.files = files
-        self.file_starts = np.cumsum([0, *file_rows]).astype(np.int64)
-
-    def __len__(self) -> int:
-        return int(self.file_starts[-1])
-
-    def __getitem__(self, index: int) -> tuple:
-        return tuple(c[index] for c in self.columns)
-
-    def file_indices(self) -> list[np.ndarray]:
-        s = self.file_starts
-        return [np.arange(s[k], s[k + 1], dtype=np.int64) for k in range(len(self.files))]
-
-    def where(self, index: int) -> tuple[str, int]:
-        k = int(np.searchsorted(self.file_starts, index, side="right")) - 1
-        return self.files[k], index - int(self.file_starts[k])
 
 
 def parse_csv_files(

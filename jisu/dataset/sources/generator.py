@@ -10,15 +10,14 @@ from typing import Any
 import numpy as np
 
 from .. import config
-from ..datasets import Dataset
-from ..engine.access import RandomAccess
+from ..core.access import RandomAccess
+from ..core.node import Dataset
+from ..core.order import buffer_shuffle, shard_stream
+from ..core.rng import epoch_rng
+from ..core.rows import to_array, to_numpy_dtype
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context, with_context
 from ..engine.plan import READ
-from ..engine.rng import epoch_rng
-from ..engine.rows import to_array, to_numpy_dtype
-from ..ops.shard import shard_stream
-from ..ops.shuffle import buffer_shuffle
 from .options import EpochOrder, ReadOptions
 from .samplers import Sampler, as_sampler
 

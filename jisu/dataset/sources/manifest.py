@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from ..record.convert import ImageFiles
 from ..record.validate import MalformedFileError, open_regular
 from .generator import Source
+from .image_files import ImageFiles
 from .options import ReadOptions, check_cache
 
 _USAGES = ("train", "eval", "inference")

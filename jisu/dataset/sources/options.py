@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.shard import shard_positions
-from ..validation import check_int, resolve_shards
+from ..core.order import shard_positions
+from ..core.validation import check_int, resolve_shards
 from .samplers import Sampler, as_sampler
 
 

@@ -8,14 +8,14 @@ from typing import Any
 
 import numpy as np
 
+from ..core.rows import to_array
+from ..core.validation import check_int
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
-from ..engine.rows import to_array
 from ..record.format import find_manifest
 from ..record.mindrecord import MindRecordReader, is_mindrecord
 from ..record.reader import RecordReader
-from ..storage import default_cache, is_url
-from ..validation import check_int
+from ..record.storage import default_cache, is_url
 from .generator import Source
 from .options import ReadOptions, Shuffle
 
@@ -106,7 +106,7 @@ class RecordDataset(Source):
             ``AWS_PROFILE``...). Needs ``pip install "jisu[s3]"``. For S3 every request is
             bounded (5 s to connect, 20 s of silence, 3 attempts; ``config_kwargs`` changes
             them) and every read is pinned to the shard as opened; see
-            :mod:`jisu.dataset.storage`.
+            :mod:`jisu.dataset.record.storage`.
         cache_dir: for a URL: a local folder caching whole verified shards, so that epochs
             after the first read local files (default: ``$JISU_CACHE_DIR``, else no cache).
             See :mod:`jisu.dataset.record.remote`.

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..validation import check_int, resolve_shards
+from ..core.validation import check_int, resolve_shards
 
 
 class Sampler:
@@ -164,7 +164,7 @@ class DistributedSampler(Sampler):
 
     def _positions(self, n: int) -> np.ndarray:
         if self.offset < 0:
-            from ..ops.shard import shard_positions
+            from ..core.order import shard_positions
 
             return shard_positions(n, self.num_shards, self.shard_id)
         first = (self.shard_id - self.offset) % self.num_shards

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .csv import _located, find_dataset_files
+from .csv import find_dataset_files
+from .csv_errors import _located
 from .generator import Source
 from .options import ReadOptions, Shuffle, check_cache
 

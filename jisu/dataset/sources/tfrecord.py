@@ -27,14 +27,14 @@ from typing import Any
 
 import numpy as np
 
+from ..core.validation import check_columns, check_int, resolve_shards
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
+from ..record.storage import is_url
 from ..record.tfrecord_format import COMPRESSION
 from ..record.tfrecord_reader import OP, Column, TFRecordReader, infer_columns
 from ..record.tfrecord_reader import name_of as name_of  # re-exported: defined here before
 from ..record.tfrecord_schema import load_schema_file, schema_columns
-from ..storage import is_url
-from ..validation import check_columns, check_int, resolve_shards
 from .generator import Schema, Source, _SourceKernels
 from .options import ReadOptions, Shuffle, check_cache
 
@@ -42,7 +42,7 @@ from .options import ReadOptions, Shuffle, check_cache
 # ----------------------------------------------------------------- arguments
 def list_remote_files(dataset_files: Any, storage_options: dict | None) -> list[str]:
     """:func:`list_files` for URLs: a URL is a glob pattern, a list of URLs names files."""
-    from ..storage import filesystem
+    from ..record.storage import filesystem
 
     patterns = [dataset_files] if isinstance(dataset_files, str) else list(dataset_files)
     if not patterns or not all(isinstance(p, str) and is_url(p) for p in patterns):

@@ -1,6 +1,6 @@
 """Generic data ops (``mindspore.dataset.transforms``' names)."""
 
-from .base import TensorOperation
+from ..core.operation import TensorOperation
 from .more_ops import Mask, PadEnd, RandomOrder, Relational, Slice, Unique
 from .ops import (
     Compose,

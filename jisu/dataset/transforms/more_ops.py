@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.rows import to_numpy_dtype
-from .base import TensorOperation
+from ..core.operation import TensorOperation
+from ..core.rows import to_numpy_dtype
 from .ops import _chain, _check_ops
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.rows import as_columns, to_array, to_numpy_dtype
-from .base import TensorOperation, apply_op
+from ..core.operation import TensorOperation, apply_op
+from ..core.rows import as_columns, to_array, to_numpy_dtype
 
 
 def _check_ops(op: str, transforms: Any) -> list[Callable]:

@@ -8,7 +8,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..transforms.base import TensorOperation
+from ..core.operation import TensorOperation
 from .utils import check_image
 
 _LEVELS = np.arange(256, dtype=np.float64)

@@ -16,7 +16,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..transforms.base import TensorOperation
+from ..core.operation import TensorOperation
 from .transform_geometry import (
     channel_fill,
     check_fill,

@@ -31,7 +31,7 @@ import numpy as np
 import simplejpeg
 
 from .. import config
-from ..transforms.base import TensorOperation
+from ..core.operation import TensorOperation
 
 
 class FileBytes(np.ndarray):
@@ -409,19 +409,21 @@ class Decode(TensorOperation):
         ValueError: the bytes are not a decodable image (truncated or corrupt).
     """
 
+    runs_on_device = True  # device("GPU") decodes in the offload module
+
     def __init__(self, to_pil: bool = False) -> None:
         if not isinstance(to_pil, bool):
             raise TypeError(f"Decode: to_pil must be a bool. Received: to_pil={to_pil!r}")
         self.to_pil = to_pil
         if to_pil:
-            from .pil import pil_image_module
+            from ..core.pil_images import pil_image_module
 
             pil_image_module()  # fail here, not in a worker, when Pillow is missing
 
     def apply(self, data: np.ndarray, rng=None):
         image = decode_image("Decode", data)
         if self.to_pil:
-            from .pil import to_pil
+            from ..core.pil_images import to_pil
 
             return to_pil("Decode", image)
         return image

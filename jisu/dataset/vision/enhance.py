@@ -10,7 +10,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..transforms.base import TensorOperation
+from ..core.operation import TensorOperation
 from .adjust import apply_lut, check_number, check_prob, is_number
 from .utils import check_image
 

@@ -7,7 +7,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..transforms.base import TensorOperation
+from ..core.operation import TensorOperation
 from .adjust import check_number, is_number
 from .enhance import (
     CV_COLOR_DTYPES,

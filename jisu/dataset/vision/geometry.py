@@ -8,7 +8,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..transforms.base import TensorOperation
+from ..core.operation import TensorOperation
 from .utils import (
     CV_DTYPES,
     Border,

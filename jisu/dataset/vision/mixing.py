@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..transforms.base import TensorOperation
+from ..core.operation import TensorOperation
 from .adjust import check_number, check_prob, is_number
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..transforms.base import TensorOperation
+from ..core.operation import TensorOperation
 from .affine import _number, warp
 from .transform_geometry import check_inter
 from .utils import Inter, check_image

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
-from ..transforms.base import TensorOperation
+from ..core.operation import TensorOperation
 from .utils import CV_DTYPES
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..transforms.base import TensorOperation, apply_op
+from ..core.operation import TensorOperation, apply_op
 from .adjust import autocontrast, check_number, check_uint8, equalize, posterize, solarize
 from .affine import WARP_INTERS, affine_matrix, rotation_matrix, warp
 from .enhance import adjust_brightness, adjust_contrast, adjust_saturation

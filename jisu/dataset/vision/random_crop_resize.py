@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..transforms.base import TensorOperation
+from ..core.operation import TensorOperation
 from .decode import _buffer, check_declared_size, decode_image, decode_jpeg, is_jpeg
 from .geometry import per_image
 from .region_decode import decode_region
@@ -145,6 +145,8 @@ class RandomCropDecodeResize(_RandomCropResize):
     refuses an image larger than ``config.set_max_image_pixels`` (its declared full size)
     before decoding, and a truncated or corrupt JPEG.
     """
+
+    runs_on_device = True  # device("GPU") decodes in the offload module
 
     def apply(self, data: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         op, p = "RandomCropDecodeResize", self._params

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ..transforms.base import TensorOperation
+from ..core.operation import TensorOperation
 
 _lock = threading.Lock()
 _stderr_lock = threading.Lock()  # one redirection at a time, or a restore could keep /dev/null

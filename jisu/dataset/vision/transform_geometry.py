@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..transforms.base import TensorOperation
+from ..core.operation import TensorOperation
 from .geometry import _flip
 from .utils import CV_DTYPES, Border, Inter, check_image, pad_image, resize_plane, size_pair
 

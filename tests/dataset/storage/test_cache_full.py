@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import jisu.dataset as ds
-from jisu.dataset import storage
+from jisu.dataset.record import storage
 from jisu.dataset.record import writer as writer_module
 
 pytestmark = pytest.mark.timeout(90)

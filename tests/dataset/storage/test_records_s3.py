@@ -423,7 +423,7 @@ def test_a_ranged_file_reads_like_an_in_memory_file(data, ops):
 
     import fsspec
 
-    from jisu.dataset.storage import RemoteFile
+    from jisu.dataset.record.storage import RemoteFile
 
     fs = fsspec.filesystem("memory")
     fs.pipe_file("/jisu-fuzz/object", data)
@@ -444,7 +444,7 @@ def test_a_ranged_file_reads_like_an_in_memory_file(data, ops):
 def test_a_cache_file_evicted_after_its_check_is_read_remotely(tmp_path, monkeypatch):
     """Another reader sharing the cache may evict a shard's copy between this reader's check
     of it and its opening: the shard is then read by ranges, not an error."""
-    from jisu.dataset.storage import ShardCache
+    from jisu.dataset.record.storage import ShardCache
 
     rows = make_rows(30, seed=4)
     (tmp_path / "remote").mkdir()

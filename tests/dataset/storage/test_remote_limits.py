@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import jisu.dataset as ds
-from jisu.dataset import storage
+from jisu.dataset.record import storage
 from jisu.dataset.record.remote import _BatchLRU
+from jisu.dataset.record.storage import RemoteFile
 from jisu.dataset.record.validate import MalformedFileError
-from jisu.dataset.storage import RemoteFile
 
 
 def test_the_batch_lru_keeps_to_its_count_and_byte_bounds():

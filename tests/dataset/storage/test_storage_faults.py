@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 import jisu.dataset as ds
-from jisu.dataset import storage, storage_requests
+from jisu.dataset.record import storage, storage_requests
 from jisu.dataset.record import writer as writer_module
+from jisu.dataset.record.storage import StorageError
 from jisu.dataset.record.validate import MalformedFileError
-from jisu.dataset.storage import StorageError
 
 from .s3_server import CREDENTIALS, moto_process
 

@@ -1,4 +1,4 @@
-"""The device's side of a device decode (:mod:`.device_decode`): packets in, pixels out.
+"""The device's side of a device decode (:mod:`.decode_plan`): packets in, pixels out.
 
 :class:`DeviceDecoder` decodes a batch of packets on the device of the offload module that
 holds it: with nvImageCodec's batched decoder (nvJPEG) on a CUDA device, where its CUDA build
@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .device_decode import JPEG, PIXELS, DevicePlan, Packet
+from ..core.packets import JPEG, PIXELS, Packet
+from .decode_plan import DevicePlan
 
 _INTERP = {"NEAREST": "nearest", "LINEAR": "bilinear", "BILINEAR": "bilinear"}
 
@@ -77,7 +78,7 @@ class DeviceDecoder:
         """``p`` once its draws fit this plan and its crop box lies inside an image whose JPEG
         header declares the packet's size, within the pixel limit: a decoder never sees a box
         outside the image (negative slice bounds, empty or partial crops) or a huge image."""
-        from .vision.decode import check_pixels, declared_size
+        from ..vision.decode import check_pixels, declared_size
 
         want = 4 + len(self.plan.flips)
         problem = None
@@ -124,8 +125,8 @@ class DeviceDecoder:
 
     @staticmethod
     def _decode_cpu(p: Packet) -> torch.Tensor:
-        from .vision.decode import Decode
-        from .vision.region_decode import decode_region
+        from ..vision.decode import Decode
+        from ..vision.region_decode import decode_region
 
         top, left, h, w = p.params[:4]
         image = decode_region(p.payload, top, left, h, w)
@@ -140,7 +141,7 @@ class DeviceDecoder:
     def _gpu_decoder(self, device: torch.device) -> Any:
         index = device.index if device.index is not None else torch.cuda.current_device()
         if index not in self._gpu:
-            from .vision.region_decode import _quiet_stderr
+            from ..vision.region_decode import _quiet_stderr
 
             try:
                 with _quiet_stderr():

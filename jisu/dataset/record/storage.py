@@ -20,9 +20,9 @@ checked, and to its ETag (``If-Match``): an object replaced since, even by as ma
 
 Requests (timeouts, retries, cancellation): every request jisu makes to read a data set is
 bounded, and its failure is one error naming the URL (:class:`StorageError`, an ``OSError``,
-when the storage cannot be reached or does not answer); see :mod:`jisu.dataset.storage_requests`
-for the policy (:data:`CONNECT_TIMEOUT_S`, :data:`READ_TIMEOUT_S`, :data:`ATTEMPTS`) and how
-``storage_options`` changes it.
+when the storage cannot be reached or does not answer); see
+:mod:`jisu.dataset.record.storage_requests` for the policy (:data:`CONNECT_TIMEOUT_S`,
+:data:`READ_TIMEOUT_S`, :data:`ATTEMPTS`) and how ``storage_options`` changes it.
 
 :class:`ShardCache` keeps whole shards in a local folder, keyed by their URL, size and CRC-32:
 
@@ -56,9 +56,8 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
-from ..files import host_tag, pid_alive
-from .record.format import file_identity, memo_crc
-from .record.validate import MalformedFileError
+from ...files import host_tag, pid_alive
+from .format import file_identity, memo_crc
 from .storage_requests import ATTEMPTS as ATTEMPTS  # re-exported (as X): defined here before
 from .storage_requests import CONNECT_TIMEOUT_S as CONNECT_TIMEOUT_S
 from .storage_requests import INSTALL_HINT as INSTALL_HINT
@@ -67,6 +66,7 @@ from .storage_requests import StorageError, call, precondition_failed, remote_in
 from .storage_requests import exists as exists
 from .storage_requests import filesystem as filesystem
 from .storage_requests import remote_size as remote_size
+from .validate import MalformedFileError
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 CHUNK_BYTES = 8 << 20  # one ranged GET when a shard is fetched whole

@@ -17,13 +17,7 @@ upsampling differ from libjpeg-turbo's by a few levels (``:fancy_upsampling=1`` 
 stay close). Images that are not JPEG, whose crop the header alone cannot place, or whose file
 is much larger than its pixels (it would widen every row of its padded batch) are decoded and
 cropped in the pipeline as before and travel as pixels inside their packet. The device's side
-is :mod:`.offload_decode`.
-
-Packet layout (little-endian): 8 magic bytes, 8 int64 ``(kind, payload bytes, sample, epoch,
-height, width, channels, params)``, ``params`` int64 (crop top, left, height, width, then one
-0/1 per flip op), then the payload: the JPEG bytes (kind 0; height/width/channels describe the
-source) or HWC uint8 pixels after the crop (kind 1). The module validates every packet before
-it trusts a length.
+is :mod:`.decoder`; the packets' layout is :mod:`jisu.dataset.core.packets`.
 """
 
 from __future__ import annotations
@@ -33,69 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from .transforms.base import TensorOperation
-
-MAGIC = np.frombuffer(b"\x93JISUDV1", dtype=np.uint8)
-_HEADER = MAGIC.size + 8 * 8
-JPEG, PIXELS = 0, 1  # packet kinds: encoded bytes, or pixels decoded in the pipeline
-_MAX_PARAMS = 64
-_SLACK_BYTES = 1 << 20  # a JPEG's bytes beyond its raw pixel size (3 per pixel) that it ships
-
-
-def is_packet_column(values: Sequence[Any]) -> bool:
-    """Whether every value is a device-decode packet (the batch pads such rows)."""
-    return all(
-        isinstance(v, np.ndarray)
-        and v.dtype == np.uint8
-        and v.ndim == 1
-        and v.size >= _HEADER
-        and np.array_equal(v[: MAGIC.size], MAGIC)
-        for v in values
-    )
-
-
-def _pack(kind: int, payload: np.ndarray, index: int, epoch: int, shape, params) -> np.ndarray:
-    header = np.array([kind, payload.size, index, epoch, *shape, len(params)], dtype="<i8").view(
-        np.uint8
-    )
-    tail = np.asarray(params, dtype="<i8").view(np.uint8)
-    return np.concatenate([MAGIC, header, tail, payload.reshape(-1)])
-
-
-class Packet:
-    """One parsed packet (see the module docstring); raises ValueError for a malformed one."""
-
-    __slots__ = ("channels", "epoch", "height", "index", "kind", "params", "payload", "width")
-
-    def __init__(self, row: np.ndarray) -> None:
-        if row.size < _HEADER or not np.array_equal(row[: MAGIC.size], MAGIC):
-            raise ValueError(
-                "offload_module: a row of the device-decoded column is not a jisu packet; "
-                "pass the batch as the pipeline made it"
-            )
-        head = row[MAGIC.size : _HEADER].view("<i8")
-        kind, size, index, epoch, height, width, channels, count = (int(v) for v in head)
-        start = _HEADER + 8 * count
-        if (
-            kind not in (JPEG, PIXELS)
-            or not 0 <= count <= _MAX_PARAMS
-            or size < 0
-            or start + size > row.size
-            or min(height, width, channels) < 0
-            or (kind == PIXELS and height * width * channels != size)
-        ):
-            raise ValueError(
-                f"offload_module: a malformed packet (sample {index}, epoch {epoch}): its "
-                "header does not fit its bytes"
-            )
-        self.kind, self.index, self.epoch = kind, index, epoch
-        self.height, self.width, self.channels = height, width, channels
-        self.params = [int(v) for v in row[_HEADER:start].view("<i8")]
-        self.payload = row[start : start + size]
-
-    def where(self) -> str:
-        return f"sample {self.index} of epoch {self.epoch}"
-
+from ..core.operation import TensorOperation
+from ..core.packets import JPEG, PIXELS, SLACK_BYTES, pack
 
 # ---------------------------------------------------------------- which ops can go
 
@@ -197,7 +130,7 @@ class DevicePlan(TensorOperation):
         epoch: int,
     ) -> np.ndarray:
         """The packet of one sample; ``rng_at(j)``: the random stream of the ``j``-th op."""
-        from .vision.decode import _buffer, check_declared_size, is_jpeg
+        from ..vision.decode import _buffer, check_declared_size, is_jpeg
 
         buf = _buffer(data)
         box = None
@@ -208,7 +141,7 @@ class DevicePlan(TensorOperation):
             size = check_declared_size(type(self.decode).__name__, data, buf)
             # a file much larger than its pixels (metadata, trailing bytes) would widen every
             # row of its padded batch to its size: it is decoded here and ships its crop
-            if size is not None and buf.size <= 3 * size[0] * size[1] + _SLACK_BYTES:
+            if size is not None and buf.size <= 3 * size[0] * size[1] + SLACK_BYTES:
                 box = self._box(op, size, rng)
         if box is not None:
             packet_kind, payload, shape = JPEG, buf, (*size, 3)
@@ -224,12 +157,12 @@ class DevicePlan(TensorOperation):
             box = (0, 0, pixels.shape[0], pixels.shape[1])
         first_flip = len(self.ops) - len(self.flips)
         flags = [self._flip(f, rng_at(first_flip + j)) for j, f in enumerate(self.flips)]
-        return _pack(packet_kind, payload, index, epoch, shape, [*box, *flags])
+        return pack(packet_kind, payload, index, epoch, shape, [*box, *flags])
 
     @staticmethod
     def _box(op: Any, size: tuple[int, int], rng: Any) -> tuple[int, int, int, int] | None:
         if _is(op, "RandomCropDecodeResize"):
-            from .vision.random_crop_resize import sample_crop
+            from ..vision.random_crop_resize import sample_crop
 
             p = op._params
             return sample_crop(size[0], size[1], p.scale, p.ratio, p.max_attempts, rng)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-    from .context import ExecContext
+    from ..engine.context import ExecContext
 
 
 class RandomAccess:

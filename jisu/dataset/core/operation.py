@@ -1,14 +1,15 @@
-"""Base class of jisu's data ops (vision and generic transforms)."""
+"""The op contract: :class:`TensorOperation`, the base of jisu's data ops (vision and generic
+transforms), and how the engine names and applies an op or a plain callable."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
 
 from .. import config
-from ..engine.rows import to_array
+from .pil_images import is_pil, to_pil
+from .rows import to_array
 
 
 class TensorOperation:
@@ -30,6 +31,8 @@ class TensorOperation:
     #: given one PIL image, return a PIL image when the result is still an 8-bit image (False
     #: for the ops whose MindSpore counterpart returns an array)
     pil_out: bool = True
+    #: whether ``device("GPU")`` is accepted: a decode op that can run on the device
+    runs_on_device: bool = False
     #: where the op runs: "CPU", in the pipeline, or "GPU" (set by :meth:`device`)
     device_target: str = "CPU"
 
@@ -56,14 +59,11 @@ class TensorOperation:
                 f"devices; 'GPU' means the device of the offload module). Received: "
                 f"{device_target!r}"
             )
-        if device_target == "GPU":
-            from ..device_decode import device_capable
-
-            if not device_capable(self):
-                raise ValueError(
-                    f"{name}.device: only Decode and RandomCropDecodeResize take 'GPU'; the "
-                    "ops after them in the map follow them to the device"
-                )
+        if device_target == "GPU" and not self.runs_on_device:
+            raise ValueError(
+                f"{name}.device: only Decode and RandomCropDecodeResize take 'GPU'; the "
+                "ops after them in the map follow them to the device"
+            )
         self.device_target = device_target
         return self
 
@@ -102,11 +102,9 @@ class TensorOperation:
             len(args) == 1
             and self.pil_out
             and not self.view_op
-            and _is_pil(args[0])
+            and is_pil(args[0])
             and _is_image(result)
         ):
-            from ..vision.pil import to_pil  # a PIL image in, a PIL image out (MindSpore's)
-
             return to_pil(type(self).__name__, result)
         if isinstance(result, tuple):
             return tuple(_contiguous(r) for r in result)
@@ -122,12 +120,6 @@ class TensorOperation:
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
         return f"{type(self).__name__}({fields})"
-
-
-def _is_pil(value: Any) -> bool:
-    """Whether ``value`` is a PIL image (Pillow is not imported for the question)."""
-    module = sys.modules.get("PIL.Image")
-    return module is not None and isinstance(value, module.Image)
 
 
 def _is_image(value: Any) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .engine.cpus import available_cpus
+from .cpus import available_cpus
 
 
 def check_int(

@@ -1,8 +1,9 @@
 """The filesystems behind URLs, and the requests jisu makes to them, each one bounded:
 :func:`filesystem` (fsspec, an optional dependency imported on first use:
 ``pip install "jisu[s3]"``), :func:`exists`, :func:`remote_info`, and :func:`call`, which makes
-one request under the policy below and names the URL in its failure. :mod:`jisu.dataset.storage`
-builds on them (objects read by ranges, the shard cache) and re-exports their public names.
+one request under the policy below and names the URL in its failure.
+:mod:`jisu.dataset.record.storage` builds on them (objects read by ranges, the shard cache)
+and re-exports their public names.
 
 Requests (timeouts, retries, cancellation). Every request jisu makes to read a data set is
 bounded, and its failure is one error naming the URL: :class:`StorageError` (an ``OSError``)
@@ -37,7 +38,7 @@ import os
 import threading
 from typing import Any
 
-from .record.validate import MalformedFileError
+from .validate import MalformedFileError
 
 INSTALL_HINT = 'pip install "jisu[s3]"'
 CONNECT_TIMEOUT_S = 5.0  # S3: seconds to open a connection (per attempt)
@@ -130,8 +131,8 @@ def _wait(fs: Any, coro: Any) -> Any:
     """Run the coroutine ``coro`` on ``fs``'s event loop and return its result. The wait (and
     the request) is abandoned when the pipeline run of this thread stops (then
     :class:`~jisu.dataset.engine.context.Stopped` is raised) or the interpreter exits."""
-    from .engine.context import Stopped
-    from .engine.thread_pool import current_stop
+    from ..engine.context import Stopped
+    from ..engine.thread_pool import current_stop
 
     if _exiting:
         coro.close()
@@ -175,7 +176,7 @@ def call(fs: Any, url: str, what: str, method: Any, *args: Any, **kwargs: Any) -
         PermissionError: naming ``url``.
         StorageError: any other failure (unreachable, no answer, a server error).
     """
-    from .engine.context import Stopped
+    from ..engine.context import Stopped
 
     try:
         if getattr(fs, "async_impl", False) and not getattr(fs, "asynchronous", False):

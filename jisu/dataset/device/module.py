@@ -8,7 +8,7 @@ with the same results as the host ops (within float rounding).
 
 With a decode op set to ``device("GPU")`` the tail starts at that op: the pipeline ships JPEG
 bytes and its random draws, and the module decodes, crops, resizes and flips on its device
-(:mod:`.device_decode`).
+(:mod:`.decode_plan`).
 
 Example:
     >>> data = ds.ImageFolderDataset(root).map(
@@ -21,48 +21,16 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import torch
 
-from .device_decode import DevicePlan
-from .offload_decode import DeviceDecoder
-from .transforms.ops import TypeCast
-from .vision.pixel import HWC2CHW, Normalize, Rescale
-
-OFFLOADABLE = (Rescale, Normalize, HWC2CHW, TypeCast)
-
-
-def split_offload(operations: Sequence[Any]) -> tuple[list[Any], list[Any]]:
-    """(ops kept in the pipeline, the offloaded tail).
-
-    The tail is the longest run of Rescale/Normalize/HWC2CHW/TypeCast at the end; when a
-    decode op was set to ``device("GPU")``, it starts at that op instead
-    (:mod:`.device_decode`): the pipeline keeps a :class:`~.device_decode.DevicePlan` that
-    draws the decode's crop and the flips, and the tail holds the same plan, which decodes.
-
-    Raises:
-        ValueError: an op after a device decode that cannot run on the device.
-    """
-    from .device_decode import split_device
-
-    ops = list(operations)
-    host, plan, k = split_device(ops)
-    if plan is not None:
-        rest = ops[k:]
-        wrong = [op for op in rest if not isinstance(op, OFFLOADABLE)]
-        if wrong:
-            raise ValueError(
-                f"map: {type(wrong[0]).__name__} follows {plan.name} on the device, where it "
-                "cannot run; after a device decode only RandomHorizontalFlip/RandomVerticalFlip/"
-                "HorizontalFlip/VerticalFlip and then Rescale/Normalize/HWC2CHW/TypeCast can"
-            )
-        return [*host, plan], [plan, *rest]
-    k = len(ops)
-    while k > 0 and isinstance(ops[k - 1], OFFLOADABLE):
-        k -= 1
-    return ops[:k], ops[k:]
+from ..ops.batch import BatchDataset
+from ..ops.map import MapDataset
+from ..transforms.ops import TypeCast
+from ..vision.pixel import HWC2CHW, Normalize, Rescale
+from .decode_plan import DevicePlan
+from .decoder import DeviceDecoder
 
 
 def _torch_dtype(dtype: Any) -> torch.dtype:
@@ -137,8 +105,6 @@ class OffloadModule(torch.nn.Module):
 
 def offload_module(dataset: Any) -> OffloadModule:
     """Collect the offloaded tails of a pipeline (see :meth:`Dataset.offload_module`)."""
-    from .ops.batch import BatchDataset
-    from .ops.map import MapDataset
 
     tails: dict[str, list[Any]] = {}
     stack, seen = [dataset], set()
