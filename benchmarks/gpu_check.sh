@@ -70,8 +70,8 @@ step() {  # step SECONDS NAME COMMAND...
 }
 
 step 150 "tests: amp, train, offload, device decode" "$PY" -m pytest -q -p no:cacheprovider \
-  -o addopts="" -m "not slow" tests/amp tests/train tests/dataset/test_image_ops.py \
-  tests/dataset/test_device_decode.py --maxfail=20 -rs
+  -o addopts="" -m "not slow" tests/amp tests/train tests/dataset/vision/test_image_ops.py \
+  tests/dataset/device/test_device_decode.py --maxfail=20 -rs
 step 90 "amp_step" "$PY" benchmarks/amp_step.py --steps 20 --rounds 3
 step 90 "train_loop" "$PY" benchmarks/train_loop.py --repeats 2 --epochs 3
 step 150 "image_pipeline" "$PY" benchmarks/image_pipeline.py --images 2000 --repeats 2 \

@@ -167,7 +167,7 @@ def dispatch_rate() -> float:
     """Tasks/s the driver sends to 2 actors and collects, each one batch of one tiny row. The
     stage's chunker, which normally packs ~20 ms of work into a task, is held at one item
     per task here (a benchmark-only patch), and tasks are counted as they are submitted."""
-    from jisu.dataset.engine.ray_pool import RayPool
+    from jisu.dataset.engine.ray.pool import RayPool
     from jisu.dataset.engine.stage import AdaptiveChunker
 
     source = ds.NumpySlicesDataset(np.arange(3000), ["x"], shuffle=False)

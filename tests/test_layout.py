@@ -41,7 +41,7 @@ DYNAMIC_IMPORTS = {
     # layer) is imported by name when a binding is first needed there
     "jisu.dataset.core.bindings",
     # runs the deferred packages' ``__init__`` (it imports nothing from jisu itself)
-    "jisu.dataset.engine.forkserver_boot",
+    "jisu.dataset.engine.processes.forkserver_boot",
     # imports the user's pipeline module named on the command line
     "jisu.profiler.doctor",
 }

@@ -16,7 +16,7 @@ from . import config, record, transforms, vision
 from .datasets import Dataset
 from .engine.errors import EpochsExhaustedError, PipelineError, TaskTimeoutError
 from .engine.iterator import DatasetIterator
-from .engine.ray_executor import RayConnectionError, RayExecutor
+from .engine.ray.executor import RayConnectionError, RayExecutor
 from .ops.batch import BatchInfo
 from .ops.zip import zip_datasets as zip
 from .record.storage import StorageError

@@ -14,7 +14,7 @@ from .core.executor import Executor
 from .core.tuning import read_autotune_file
 
 if TYPE_CHECKING:
-    from .engine.ray_executor import RayExecutor
+    from .engine.ray.executor import RayExecutor
 
 _DEFAULT_WORKERS = 8
 

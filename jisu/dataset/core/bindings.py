@@ -23,8 +23,9 @@ def bind(**implementations: Any) -> None:
 def bound(name: str) -> Any:
     """The implementation bound to ``name``."""
     if name not in _bound:
-        # A worker process defers the package's ``__init__`` (``engine/forkserver_boot.py``):
-        # the binding module is then imported on first use, by name, from the bottom layer.
+        # A worker process defers the package's ``__init__`` (see
+        # ``engine/processes/forkserver_boot.py``): the binding module is then imported on
+        # first use, by name, from the bottom layer.
         importlib.import_module("jisu.dataset.datasets")
     try:
         return _bound[name]

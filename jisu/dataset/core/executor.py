@@ -1,7 +1,7 @@
 """The executor contract: where a pipeline's parallel stages run, if not on local workers.
 
 ``config.set_executor`` takes an :class:`Executor`; the engine asks it for one pool per stage.
-jisu's one executor is :class:`~jisu.dataset.RayExecutor` (``engine/ray_executor.py``); the
+jisu's one executor is :class:`~jisu.dataset.RayExecutor` (``engine/ray/executor.py``); the
 contract lives here so that the settings (``config``) need not import the engine.
 """
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.access import is_random_access
+from ..core.tuning import tuned_stage
 from .tasks import walk
 
 if TYPE_CHECKING:
@@ -137,6 +138,26 @@ def epoch_folds(root: Dataset) -> dict[int, tuple[int, ...]]:
     return folds
 
 
+def batch_rows(root: Dataset) -> dict[int, int]:
+    """For every node: the rows of one batch of the nearest batch above it along single-child
+    links (1 when none, or above a ``zip``/``concat``, or for a batch of callable size). A
+    ``sync_wait`` point counts the batches it lets through in these rows."""
+    rows: dict[int, int] = {}
+
+    def visit(node: Dataset, size: int) -> None:
+        if id(node) in rows:
+            return
+        rows[id(node)] = size
+        own = node._own_batch_size()  # -1 for a callable size: counted as rows
+        single = size if len(node.children) == 1 else 1
+        below = single if own is None else max(own, 1)
+        for child in node.children:
+            visit(child, below)
+
+    visit(root, 1)
+    return rows
+
+
 # ---------------------------------------------------------------------- the plan
 def explicit_workers(node: Dataset) -> int | None:
     """The ``num_parallel_workers`` a user gave ``node`` (None when left to jisu)."""
@@ -182,6 +203,20 @@ class Stage:
     name: str = ""
     call_limits: dict[int, int] = field(default_factory=dict)
     max_workers: int | None = None
+    #: the smallest explicit ``num_parallel_workers`` of its ops (None: none has one); an
+    #: executor never runs more workers than that
+    explicit: int | None = None
+
+    def inflight(self, prefetch_size: int) -> int:
+        """The most items submitted to the stage's workers but not yet consumed: its workers'
+        worth and about ``prefetch_size`` rows ahead (a batch stage: one batch ahead)."""
+        if self.kind == FETCH:
+            return self.workers + -(-prefetch_size // self.owner.rows_per_item)
+        if self.kind == BATCH:
+            return self.workers + 1
+        if self.kind == READ:
+            return self.workers + prefetch_size
+        return self.owner.parallelism.workers + prefetch_size  # map, filter: the op's own
 
 
 @dataclass
@@ -193,6 +228,7 @@ class Plan:
     driver: list[Any]
     ids: dict[int, int]  # structural id of every node (see :func:`node_ids`)
     folds: dict[int, tuple[int, ...]] = field(default_factory=dict)  # see :func:`epoch_folds`
+    batch_rows: dict[int, int] = field(default_factory=dict)  # see :func:`batch_rows`
 
     def __post_init__(self) -> None:
         self._by_owner = {(id(s.owner), s.kind): s for s in self.stages}
@@ -208,12 +244,27 @@ class Plan:
         if found is None:
             found = _make_stage(kind, owner, self.ids)
             self._by_owner[(id(owner), kind)] = found
+            self._owner_stage.setdefault(id(owner), found)
         return found
 
-    def max_workers(self, owner: Any) -> int | None:
-        """The most workers the stage run by ``owner`` may get (see :attr:`Stage.max_workers`)."""
-        stage = self._owner_stage.get(id(owner))
-        return None if stage is None else stage.max_workers
+    def owned_by(self, owner: Any) -> Stage | None:
+        """The stage whose task ``owner`` runs (None when it runs none)."""
+        return self._owner_stage.get(id(owner))
+
+    def rows_per_batch(self, node: Any) -> int:
+        """The rows of one batch of the nearest batch above ``node`` (1 when none)."""
+        return self.batch_rows.get(id(node), 1)
+
+    def shape(
+        self, stage: Stage, prefetch_size: int, tuned: dict[str, int] | None, cpus: int
+    ) -> tuple[int, int]:
+        """``(workers, inflight)`` of one run of ``stage``: as planned, or as a saved AutoTune
+        result ``tuned`` has them (checked when it was loaded; clamped to ``cpus`` and to the
+        ops' explicit ``num_parallel_workers``). The one place a run's width is decided."""
+        workers, inflight = stage.workers, stage.inflight(prefetch_size)
+        if tuned is None:
+            return workers, inflight
+        return tuned_stage(stage.name, tuned, workers, inflight, stage.max_workers, cpus)
 
     def stage_of_op(self, node: Any) -> Stage | None:
         """The stage that runs ``node``'s code (None for nodes run inline)."""
@@ -287,6 +338,8 @@ def _make_stage(kind: str, owner: Any, ids: dict[int, int]) -> Stage:
     processes = any(n.parallelism.processes for n in ops)
     stage = Stage(kind, owner, ops, feed, workers, processes, reasons=[_WHY[kind]])
     stage.name = f"{owner.op_name}#{ids.get(id(owner), '?')}"
+    explicit = [w for w in map(explicit_workers, ops) if w is not None]
+    stage.explicit = min(explicit) if explicit else None
     call_limits = {id(n): _call_limit(n) for n in ops}
     call_limits = {k: v for k, v in call_limits.items() if v is not None}
     limits = {k: v for k, v in call_limits.items() if v < workers}
@@ -304,8 +357,7 @@ def _make_stage(kind: str, owner: Any, ids: dict[int, int]) -> Stage:
                 f"num_parallel_workers={narrow}"
             )
             stage.workers = narrow
-        explicit = [explicit_workers(n) for n in ops if explicit_workers(n) is not None]
-        stage.max_workers = min(explicit) if explicit else None
+        stage.max_workers = stage.explicit
         return stage
     stage.call_limits = call_limits
     if limits:
@@ -354,4 +406,4 @@ def plan(root: Dataset) -> Plan:
     for stage in stages:
         stage.inline.reverse()  # data order: the feed's source first
     driver.reverse()
-    return Plan(stages, driver, ids, epoch_folds(root))
+    return Plan(stages, driver, ids, epoch_folds(root), batch_rows(root))

@@ -1,7 +1,7 @@
 """The one place where a stage's local pool is chosen and built.
 
 A stage runs on threads (:class:`.thread_pool.ThreadPool`), or on worker processes
-(:class:`.process_pool.ProcessPool`) when one of its nodes asked for
+(:class:`.processes.pool.ProcessPool`) when one of its nodes asked for
 ``python_multiprocessing``; under an executor (``config.set_executor``) the executor builds the
 pool instead (``ExecContext.pool``). The iterator hands :func:`local_pool` to its
 :class:`~.context.ExecContext`; a worker process's context runs tasks only and keeps the
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .process_pool import ProcessPool
+from .processes.pool import ProcessPool
 from .thread_pool import ThreadPool
 
 if TYPE_CHECKING:

@@ -10,11 +10,11 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
 from ..core.cpus import available_cpus
-from ..core.tuning import tuned_stage
 from .context import ExecContext, Stopped
 from .watchdog import StuckTaskWatch
 
 if TYPE_CHECKING:
+    from .plan import Stage
     from .tasks import StageTask
 
 _DONE = object()
@@ -39,8 +39,7 @@ def ordered_map(
     *,
     key: Any,
     name: str,
-    workers: int,
-    inflight: int,
+    stage: Stage,
     chunker: AdaptiveChunker | None = None,
 ) -> Iterator[Any]:
     """Run ``task(ctx, epoch, item)`` for ``(epoch, item)`` pairs; yield results in order.
@@ -54,18 +53,17 @@ def ordered_map(
     While it waits for a result, a :class:`.watchdog.StuckTaskWatch` warns about a task that
     runs too long and raises :class:`.errors.TaskTimeoutError` past ``config``'s sample timeout.
     """
-    stage_id = f"{name}#{ctx.node_id(task.node)}"  # the same in every run of this pipeline
-    tuned = ctx.tuned.get(stage_id)
-    max_workers = ctx.plan.max_workers(task.node)  # an op's explicit num_parallel_workers
-    if tuned is not None:  # a saved AutoTune result (checked when it was loaded)
-        workers, inflight = tuned_stage(
-            stage_id, tuned, workers, inflight, max_workers, available_cpus()
-        )
+    stage_id = stage.name  # the same in every run of this pipeline
+    max_workers = stage.max_workers  # an op's explicit num_parallel_workers
+    # the plan decides the width and the work in flight (a saved AutoTune result included)
+    workers, inflight = ctx.plan.shape(
+        stage, ctx.prefetch_size, ctx.tuned.get(stage_id), available_cpus()
+    )
     pool = ctx.pool(key, name, workers, task)
     # a remote pool (Ray) may run more workers than planned, and wants bigger tasks
-    inflight += getattr(pool, "extra_inflight", 0)
+    inflight += pool.extra_inflight
     if chunker is not None:
-        chunker.target_s = max(chunker.target_s, getattr(pool, "task_target_s", 0.0))
+        chunker.target_s = max(chunker.target_s, pool.task_target_s)
     watch = StuckTaskWatch(name, task, pool, ctx.settings)
     stats = ctx.stage_stats(key, stage_id, workers)  # None unless profiling or tuning
     slots = threading.Semaphore(max(1, inflight))

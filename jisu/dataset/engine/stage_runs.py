@@ -49,7 +49,7 @@ def run_epochs(
     rows_each = root.rows_per_item
     chunker = AdaptiveChunker(max_size=max(1, 4096 // rows_each))
     items = ((e, chunk) for e, first in epochs() for chunk in chunker.split(range(first, n)))
-    workers = ctx.plan.stage(root, FETCH).workers
+    stage = ctx.plan.stage(root, FETCH)
     results = ordered_map(
         ctx,
         StageTask(root, "fetch_rows"),
@@ -57,8 +57,7 @@ def run_epochs(
         chunker=chunker,
         key=(id(root), "fetch"),
         name=root.op_name,
-        workers=workers,
-        inflight=workers + -(-ctx.prefetch_size // rows_each),
+        stage=stage,
     )
     try:
         for _, first in epochs():
@@ -102,8 +101,7 @@ def _map(ctx: ExecContext, node: Any, epoch: int, start: int) -> Iterator[tuple]
         chunker=chunker,
         key=(id(node), "map"),
         name="map",
-        workers=stage.workers,
-        inflight=node._workers() + ctx.prefetch_size,
+        stage=stage,
     )
     out = itertools.chain.from_iterable(results)
     yield from itertools.islice(out, to_drop, None)  # replayed up to the restored position
@@ -121,8 +119,7 @@ def _batch(ctx: ExecContext, node: Any, epoch: int, start: int) -> Iterator[tupl
         at_epoch(epoch, enumerate(groups, start)),
         key=(id(node), "batch"),
         name="batch",
-        workers=stage.workers,
-        inflight=stage.workers + 1,
+        stage=stage,
     )
 
 
@@ -138,8 +135,7 @@ def _filter(ctx: ExecContext, node: Any, epoch: int, start: int) -> Iterator[tup
         chunker=chunker,
         key=(id(node), "filter"),
         name="filter",
-        workers=ctx.plan.stage(node, FILTER).workers,
-        inflight=node._workers() + ctx.prefetch_size,
+        stage=ctx.plan.stage(node, FILTER),
     )
     rows = itertools.chain.from_iterable(results)
     yield from itertools.islice(rows, start, None)
@@ -152,7 +148,7 @@ def _read(ctx: ExecContext, node: Any, epoch: int, start: int) -> Iterator[tuple
     epoch again from its start and drops the first ``start`` rows it delivers (the skips
     before them are found, and counted, again in this run)."""
     chunker = AdaptiveChunker(max_size=4096)
-    workers = ctx.plan.stage(node, READ).workers
+    stage = ctx.plan.stage(node, READ)
     results = ordered_map(
         ctx,
         StageTask(node, "fetch_rows"),
@@ -160,8 +156,7 @@ def _read(ctx: ExecContext, node: Any, epoch: int, start: int) -> Iterator[tuple
         chunker=chunker,
         key=(id(node), "read"),
         name=node.op_name,
-        workers=workers,
-        inflight=workers + ctx.prefetch_size,
+        stage=stage,
     )
     rows = itertools.chain.from_iterable(results)
     yield from itertools.islice(rows, start, None)  # replayed up to start

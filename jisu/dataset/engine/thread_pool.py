@@ -93,6 +93,8 @@ class ThreadPool:
 
     #: a new thread serves tasks at once (AutoTune judges a resize after this many seconds)
     start_seconds = 0.0
+    extra_inflight = 0  # runs the planned width
+    task_target_s = 0.0  # no wish for bigger tasks
 
     def resize(self, workers: int) -> None:
         """Run ``workers`` threads from now on (AutoTune): new threads start at once; a

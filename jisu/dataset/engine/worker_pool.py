@@ -1,6 +1,6 @@
 """What a stage needs of its pool of workers: threads (:class:`.thread_pool.ThreadPool`, the
-default), processes (:class:`.process_pool.ProcessPool`, ``python_multiprocessing``) or Ray
-actors (:class:`.ray_pool.RayPool`, ``config.set_executor(RayExecutor(...))``)."""
+default), processes (:class:`.processes.pool.ProcessPool`, ``python_multiprocessing``) or Ray
+actors (:class:`.ray.pool.RayPool`, ``config.set_executor(RayExecutor(...))``)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,10 @@ class WorkerPool(Protocol):
     busy_s: float
     #: how long a new worker takes before it serves tasks (AutoTune judges a resize after)
     start_seconds: float
+    #: items in flight beyond the plan's bound (a Ray pool running more actors than planned)
+    extra_inflight: int
+    #: the seconds a task should last at least (a remote pool: bigger tasks), 0 for no wish
+    task_target_s: float
 
     @property
     def pids(self) -> list[int]:

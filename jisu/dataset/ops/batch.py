@@ -20,7 +20,6 @@ from ..engine.errors import raise_in_context
 from ..engine.plan import BATCH, batch_map_chain, fetch_maps
 from ..engine.stage import chunked
 from .map import MapDataset, check_unique, column_layout
-from .sync_wait import tell_batch_size
 
 
 class BatchInfo:
@@ -128,7 +127,6 @@ class BatchDataset(Dataset):
             self.size_fn, self.batch_size = batch_size, -1  # -1: get_batch_size's answer
         else:
             self.batch_size = check_int("batch", "batch_size", batch_size, minimum=1)
-            tell_batch_size(child, self.batch_size)  # a sync_wait point below counts batches
         if not isinstance(drop_remainder, bool):
             raise TypeError(f"batch: drop_remainder must be a bool. Received: {drop_remainder!r}")
         self.drop_remainder = drop_remainder

@@ -4,8 +4,8 @@ MindSpore's way for a training loop to feed something back into the pipeline (an
 policy that follows the loss): rows pass a ``sync_wait`` point ``num_batch`` batches at a
 time; ``dataset.sync_update(condition_name, data=...)`` calls the callback with ``data`` and
 lets the next batches through. So the ops after the point process the rows of batch ``k + 1``
-only after the loop's ``k``-th update (a ``batch`` above the point sets the rows per batch).
-Each epoch starts with ``num_batch`` batches allowed.
+only after the loop's ``k``-th update (the rows per batch are those of the ``batch`` above the
+point, from the plan). Each epoch starts with ``num_batch`` batches allowed.
 
 The point is a stream node: everything after it runs as streams, fed by the rows it lets
 through; everything before it still runs ahead, up to the usual prefetch.
@@ -51,7 +51,7 @@ class SyncWaitDataset(Dataset):
         self.condition_name = condition_name
         self.num_batch = check_int("sync_wait", "num_batch", num_batch, minimum=1)
         self.callback = callback
-        self.rows_per_batch = 1  # set by a batch built above this point
+        self._rows_per_batch = 1  # of the running iterator: its plan's (a batch above)
         self._columns = child._columns
         self._condition = threading.Condition()
         self._allowed = 0  # rows of the current epoch allowed through
@@ -83,14 +83,16 @@ class SyncWaitDataset(Dataset):
                     f"'{self.condition_name}' failed",
                 )
         with self._condition:
-            self._allowed += count * self.rows_per_batch
+            self._allowed += count * self._rows_per_batch
             self._condition.notify_all()
 
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
+        rows = 1 if ctx.plan is None else ctx.plan.rows_per_batch(self)
         with self._condition:
+            self._rows_per_batch = rows
             self._passed = start
-            first = -(-start // self.rows_per_batch) if start else 0  # batches already out
-            self._allowed = (first + self.num_batch) * self.rows_per_batch
+            first = -(-start // rows) if start else 0  # batches already out
+            self._allowed = (first + self.num_batch) * rows
         for row in self.children[0]._stream(ctx, epoch, start):
             with self._condition:
                 while self._passed >= self._allowed:
@@ -109,15 +111,3 @@ def find_sync(root: Dataset, condition_name: str) -> SyncWaitDataset | None:
             return node
         stack.extend(node.children)
     return None
-
-
-def tell_batch_size(child: Dataset, batch_size: int) -> None:
-    """A batch of ``batch_size`` built on ``child``: the sync points right below it count
-    their batches in rows of that many."""
-    node = child
-    while True:
-        if isinstance(node, SyncWaitDataset):
-            node.rows_per_batch = batch_size
-        if len(node.children) != 1 or getattr(node, "batch_size", None) is not None:
-            return
-        node = node.children[0]

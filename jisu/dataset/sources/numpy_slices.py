@@ -51,10 +51,6 @@ class Slices:
     def __len__(self) -> int:
         return int(self.offsets[-1])
 
-    def part_rows(self) -> list[np.ndarray]:
-        """The row indices of each part (for ``Shuffle.FILES``/``INFILE``)."""
-        return [np.arange(a, b, dtype=np.int64) for a, b in zip(self.offsets, self.offsets[1:])]
-
     def row(self, index: int) -> tuple:
         arrays = self.arrays
         if arrays is None:

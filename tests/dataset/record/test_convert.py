@@ -17,7 +17,7 @@ import jisu.dataset as ds
 from jisu.cli import main
 from jisu.dataset import vision
 from tests.conftest import rows_of
-from tests.dataset.test_skip_mode import FifoWithWriter
+from tests.dataset.engine.test_skip_mode import FifoWithWriter
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "mindrecord"
 

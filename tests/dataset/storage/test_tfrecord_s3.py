@@ -1,5 +1,5 @@
 """TFRecordDataset over s3:// (moto's server over HTTP) reads what MindSpore read from the same
-files (the fixtures of tests/dataset/test_tfrecord.py), plain and gzip-compressed."""
+files (the fixtures of tests/dataset/sources/test_tfrecord.py), plain and gzip-compressed."""
 
 from __future__ import annotations
 

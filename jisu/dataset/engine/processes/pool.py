@@ -1,0 +1,413 @@
+"""Worker processes for stages whose Python code holds the GIL (``python_multiprocessing``).
+
+Start method: **forkserver**. ``fork`` would copy this process with its threads (jisu's own
+stage threads, torch's intra-op pool) mid-flight, and a lock held by one of them at that moment
+stays locked forever in the child; ``spawn`` is safe but re-imports torch and jisu in every
+worker (seconds). The forkserver is a clean single-threaded process that has imported the
+worker's module and the stage's, not all of jisu (:mod:`.start`); each worker is
+forked from it in milliseconds. No worker re-runs ``__main__`` (scripts without an
+``if __name__ == "__main__"`` guard work); the stage's ops and source travel to the workers
+once, with cloudpickle (lambdas and local functions included).
+
+Workers are started once per iterator and stage, on the pool's collector thread (tasks queue
+meanwhile, and go to each worker as it comes up), and kept across epochs. Each runs one task at
+a time; results come back through shared-memory slabs (:mod:`.slab_pool`) as zero-copy arrays,
+or pickled when no slab is free or the result outgrew the slabs (which then grow). A worker
+that dies (a signal, the OOM killer) is noticed at once through its process sentinel: its task
+fails with :class:`WorkerDiedError`, or, with ``config.set_worker_restart(True)``, the worker
+is replaced and its task re-run (the same task gives the same output).
+
+Workers are children of the forkserver, which reaps them as soon as they end (it waits on
+SIGCHLD), so a dead worker never lingers as a zombie. The forkserver itself is a child of this
+process: if it dies (the OOM killer, a stray ``kill``), its workers lose their parent and the
+pool stops them and reaps the dead forkserver (starting a new one for later workers), instead of
+mistaking the live workers for dead ones and leaving a zombie behind.
+
+A task that :mod:`.watchdog` reported as stuck (:meth:`ProcessPool.mark_stuck`) does not hold up
+shutdown: its worker is killed at once.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+from collections import deque
+from concurrent.futures import Future
+from multiprocessing.connection import wait
+from typing import TYPE_CHECKING, Any
+
+from ... import config
+from ..errors import PipelineError
+from . import start as process_start
+from .shared_arrays import dumps_sharing
+from .shm import shared_memory_available
+from .slab_pool import SlabPool
+from .start import mp_context
+from .workers import (
+    RemoteTraceback,
+    Task,
+    Worker,
+    WorkerDiedError,
+    Workers,
+    describe_exit,
+    rebuild_error,
+)
+
+if TYPE_CHECKING:
+    from ..context import ExecContext
+    from ..tasks import StageTask
+
+logger = logging.getLogger("jisu.dataset")
+
+_MAX_RESTARTS = 3
+_FORKSERVER_LOST = 255  # the exit code multiprocessing gives a worker whose forkserver died
+
+__all__ = ["ProcessPool", "RemoteTraceback", "WorkerDiedError", "mp_context"]
+
+
+class ProcessPool:
+    """``workers`` processes running one stage's task; a :class:`.worker_pool.WorkerPool`.
+
+    Args:
+        name: the stage, for messages.
+        workers: process count.
+        ctx: the iterator's context (seed and structural node ids go to the workers).
+        task: the stage's task; it and the nodes it uses must pickle with cloudpickle.
+    """
+
+    #: how long a new worker may take before it serves tasks (AutoTune judges a resize after)
+    start_seconds = 1.0
+    extra_inflight = 0  # runs the planned width
+    task_target_s = 0.0  # no wish for bigger tasks
+
+    def __init__(self, name: str, workers: int, ctx: ExecContext, task: StageTask) -> None:
+        self.name = name
+        self.workers = workers
+        self.busy_s = 0.0
+        self._ctx = ctx
+        self._stage_node = task.node  # the epoch of a task is this node's (for skip counts)
+        picklable, ids = task.for_process(ctx)
+        modules: set[str] = set()
+        try:
+            # large arrays (a NumPy source's data) go to shared memory, not into every worker
+            # the last item: whether to time the ops (the profiler is on), as threads do
+            stage = (picklable, ids, ctx.seed, ctx.prefetch_size, ctx.op_times is not None)
+            stage += (config.run_time_settings(),)  # what the forkserver's copy may lack
+            spec, shared = dumps_sharing(stage, modules)
+        except OSError:  # out of shared memory: dumps_sharing's message says so
+            raise
+        except Exception as exc:
+            raise TypeError(
+                f"{name}: python_multiprocessing=True sends the stage's ops and source to "
+                f"worker processes, but they cannot be pickled: {type(exc).__name__}: {exc}"
+            ) from exc
+        process_start.preload(modules)  # for a forkserver not started yet
+        self._restart = ctx.settings.worker_restart
+        self._lock = threading.RLock()  # RLock: slab release may run from GC inside the lock
+        self._closed = False
+        self._broken: BaseException | None = None
+        self._task_ids = itertools.count()
+        self._waiting: deque[Task] = deque()  # not sent yet
+        self._workers = Workers(name, workers, spec, shared)
+        self._restarts = 0
+        retired, shared = self._workers.slab_retired, ctx.settings.shared_mem
+        self._slabs = SlabPool(name, workers, self._lock, shared_memory_available, retired, shared)
+        self._started = threading.Event()  # the first workers are started
+        self._collector = threading.Thread(
+            target=self._run, name=f"jisu-{name}-collector", daemon=True
+        )
+        self._collector.start()
+
+    @property
+    def pids(self) -> list[int]:
+        """The workers' process ids (once the first workers are started: they start in the
+        background)."""
+        self._started.wait()
+        return [w.process.pid for w in self._workers.live()]
+
+    # ------------------------------------------------------------------ workers
+    def _start_all(self) -> None:
+        """Start the first workers (on the collector thread, the lock not held while the
+        forkserver starts, so that tasks can be queued meanwhile)."""
+        for i in range(self.workers):
+            if self._closed:
+                return
+            worker = self._workers.start_process(i)
+            with self._lock:
+                if self._closed:  # shutdown came first: let it exit (EOF) and be joined
+                    self._workers.slots[i] = worker
+                    worker.conn.close()
+                    return
+                self._workers.join(worker)
+                self._dispatch()
+
+    def resize(self, workers: int) -> None:
+        """Run ``workers`` processes from now on (AutoTune): new ones start at once and get
+        tasks when ready; a surplus one exits after the task it is running."""
+        workers = max(1, workers)
+        self._started.wait()
+        with self._lock:
+            if self._closed or self._broken is not None:
+                return
+            active = [w for w in self._workers.live() if not w.stopping]
+            for _ in range(workers - len(active)):
+                self._workers.add(self._workers.free_slot())
+            surplus = sorted(active, key=lambda w: w.index, reverse=True)
+            for worker in surplus[: max(0, len(active) - workers)]:
+                worker.stopping = True
+                if worker in self._workers.idle:  # busy ones stop when their result is in
+                    self._workers.idle.remove(worker)
+                    worker.tell_to_stop()
+            self.workers = workers
+            self._slabs.set_workers(workers)
+            self._dispatch()
+
+    # ------------------------------------------------------------------ tasks
+    def submit(self, epoch: int, item: Any) -> Future:
+        future: Future = Future()
+        future.running = None  # not started (see watchdog); shadows Future.running()
+        with self._lock:
+            if self._broken is not None:
+                future.set_exception(self._broken)
+                return future
+            if self._closed:
+                future.cancel()
+                return future
+            self._waiting.append(Task(future, next(self._task_ids), epoch, item))
+            self._dispatch()
+        return future
+
+    def _dispatch(self) -> None:
+        """Send waiting tasks to idle workers (called with the lock held)."""
+        idle = self._workers.idle
+        while idle and self._waiting and self._broken is None and not self._closed:
+            worker = idle.popleft()
+            task = self._waiting.popleft()
+            future = task.future
+            if not task.resent and not future.set_running_or_notify_cancel():
+                idle.appendleft(worker)
+                continue
+            try:
+                task.slab_id = self._slabs.take()
+            except (OSError, MemoryError) as exc:
+                idle.appendleft(worker)
+                self._fail_all(exc, future)
+                return
+            worker.task = task
+            # The watchdog's clock starts when the worker begins the task: now if it is ready,
+            # else when it says it is (see _on_message), so that a slow start never counts.
+            if worker.ready:
+                future.running = (time.perf_counter(), worker.process, task.epoch, task.item)
+            else:  # the watchdog tells a worker that is slow to load apart from a stuck task
+                future.waiting_for_worker = (time.perf_counter(), worker.process)
+            try:
+                worker.send_task(task, None if task.slab_id is None else self._slabs[task.slab_id])
+            except OSError:  # the worker is gone; its sentinel will say how
+                return
+            except Exception as exc:  # the item did not pickle: this task fails, not the pool
+                worker.task = None
+                idle.appendleft(worker)
+                self._put_back_slab(task)
+                future.set_exception(exc)
+
+    def _put_back_slab(self, task: Task) -> None:
+        if task.slab_id is not None:
+            self._slabs.put_back(task.slab_id)
+            task.slab_id = None
+
+    def mark_stuck(self, future: Future) -> None:
+        """The task of ``future`` was reported stuck: shutdown kills its worker at once."""
+        with self._lock:
+            worker = self._workers.running(future)
+            if worker is not None:
+                worker.stuck = True
+
+    def _fail_all(self, error: BaseException, future: Future | None) -> None:
+        """Break the pool: this future and every waiting one fail with ``error``."""
+        self._broken = error
+        if future is not None and not future.done():
+            future.set_exception(error)
+        while self._waiting:
+            task = self._waiting.popleft()
+            if task.resent or task.future.set_running_or_notify_cancel():
+                task.future.set_exception(error)
+
+    # ------------------------------------------------------------------ results
+    def _run(self) -> None:
+        """Collector thread: start the workers, then take in results, errors and deaths of
+        workers, as they happen."""
+        try:
+            self._start_all()
+        except BaseException as exc:  # no process could be started (out of memory, ...)
+            with self._lock:
+                if not self._closed:
+                    self._fail_all(exc, None)
+        finally:
+            self._started.set()
+        while not self._closed:
+            with self._lock:
+                live = self._workers.live()
+            conns = {w.conn: w for w in live}
+            sentinels = {w.process.sentinel: w for w in live}
+            try:
+                ready = wait(list(conns) + list(sentinels), timeout=0.1)
+            except OSError:
+                continue  # a pipe closed under us during shutdown or restart
+            for obj in ready:
+                if obj in conns:
+                    worker = conns[obj]
+                    try:
+                        message = obj.recv()
+                    except (EOFError, OSError):
+                        self._worker_died(worker)
+                        continue
+                    self._on_message(worker, message)
+            for obj in ready:
+                if obj in sentinels and not self._closed:
+                    worker = sentinels[obj]
+                    if self._workers.is_current(worker) and not worker.process.is_alive():
+                        self._worker_died(worker)
+
+    def _on_message(self, worker: Worker, message: tuple) -> None:
+        if message[0] == "ready":  # the worker has loaded the stage: a task sent runs from now
+            with self._lock:
+                worker.ready = True
+                task = worker.task
+                if task is not None:
+                    started = (time.perf_counter(), worker.process, task.epoch, task.item)
+                    task.future.running = started
+                    task.future.waiting_for_worker = None
+            return
+        kind, _task_id, seconds = message[:3]
+        with self._lock:
+            task, worker.task = worker.task, None
+            worker.stuck = False
+            if worker.stopping:
+                worker.tell_to_stop()
+            else:
+                self._workers.idle.append(worker)
+            self.busy_s += seconds
+        if task is None:
+            return
+        future = task.future
+        future.compute_s = seconds
+        future.running = None
+        if kind == "ok":
+            payload, (skipped, examples), op_times = message[3], message[4], message[5]
+            if op_times and self._ctx.op_times is not None:
+                self._ctx.op_times.merge(op_times)  # the worker's op timings (profiler on)
+            for k in range(skipped):  # samples dropped in "skip" mode count in this process
+                self._ctx.note_skip(
+                    examples[k] if k < len(examples) else "", task.epoch, self._stage_node
+                )
+            if payload[0] == "slab":
+                result = self._slabs.unpack(task.slab_id, payload[2])
+            else:
+                result = payload[1]
+                with self._lock:
+                    self._slabs.grow(payload[2])
+                    self._put_back_slab(task)
+            future.set_result(result)
+        else:
+            with self._lock:
+                self._put_back_slab(task)
+            future.set_exception(rebuild_error(message))
+        with self._lock:
+            self._dispatch()
+
+    def _worker_died(self, worker: Worker) -> None:
+        with self._lock:
+            if not self._workers.is_current(worker) or self._closed:
+                return
+            process = worker.process
+            if worker.stopping and worker.task is None:  # a surplus worker exited as told
+                self._workers.forget(worker)
+                process.join(timeout=1.0)
+                return
+            if self._drain(worker) or process.exitcode != _FORKSERVER_LOST:
+                process.join(timeout=1.0)
+                how = describe_exit(process.exitcode)
+            else:
+                how = worker.stop_orphan()
+            task, worker.task = worker.task, None
+            if task is not None:
+                task.future.running = task.future.waiting_for_worker = None
+                self._put_back_slab(task)
+                task.resent = True  # if it runs again: it cannot be cancelled any more
+            self._workers.forget(worker)
+            if worker.stopping and self._restart:  # it was to exit anyway: no restart
+                if task is not None:
+                    self._waiting.appendleft(task)
+                self._dispatch()
+                return
+            if self._restart and self._restarts < _MAX_RESTARTS:
+                self._restarts += 1
+                logger.warning(
+                    "jisu: %s worker %d (pid %s) %s; restarting it and re-running "
+                    "its task (restart %d of %d)",
+                    self.name,
+                    worker.index,
+                    process.pid,
+                    how,
+                    self._restarts,
+                    _MAX_RESTARTS,
+                )
+                self._workers.add(worker.index)
+                if task is not None:
+                    self._waiting.appendleft(task)
+                self._dispatch()
+                return
+            error = WorkerDiedError(
+                f"{self.name}: worker process {worker.index} (pid {process.pid}) {how} while "
+                f"the pipeline was running{' a task' if task else ''}. If the OOM killer ended "
+                "it, use fewer num_parallel_workers or less memory per sample; "
+                "config.set_worker_restart(True) restarts dead workers instead."
+            )
+            self._fail_all(error, task.future if task else None)
+
+    def _drain(self, worker: Worker) -> bool:
+        """Take in the results ``worker`` sent before it ended (they still count); True once
+        its pipe is at its end, False while the worker still holds it (it is alive)."""
+        while True:
+            try:
+                if not worker.conn.poll():
+                    return False
+                message = worker.conn.recv()
+            except (EOFError, OSError):
+                return True
+            self._on_message(worker, message)
+
+    # ------------------------------------------------------------------ shutdown
+    def shutdown(self, timeout: float) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._slabs.closed = True
+            while self._waiting:
+                task = self._waiting.popleft()
+                if task.resent:
+                    task.future.set_exception(_shut_down(self.name))
+                else:
+                    task.future.cancel()
+            for worker in self._workers.live():
+                worker.tell_to_stop()
+        if threading.current_thread() is not self._collector:
+            self._collector.join(timeout)  # it may be starting a worker: wait for that too
+        with self._lock:
+            workers = self._workers.live()
+        Workers.stop(workers, timeout)
+        with self._lock:
+            for worker in workers:
+                worker.conn.close()
+                task, worker.task = worker.task, None
+                if task is not None and not task.future.done():
+                    task.future.set_exception(_shut_down(self.name))
+            self._slabs.close()
+            self._workers.close_shared()
+
+
+def _shut_down(name: str) -> PipelineError:
+    return PipelineError(f"{name}: the pool was shut down")
