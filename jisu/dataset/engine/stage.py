@@ -122,9 +122,9 @@ def ordered_map(
             slots.release()
             if stats is not None:
                 waited = time.perf_counter() - begin
-                stats.finished(result, getattr(future, "compute_s", 0.0), waited, ready)
+                stats.finished(result, future.compute_s, waited, ready)
             if chunker is not None:
-                chunker.observe(getattr(future, "compute_s", 0.0), size)
+                chunker.observe(future.compute_s, size)
             yield result
     finally:
         closed.set()

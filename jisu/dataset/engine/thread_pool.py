@@ -5,8 +5,9 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
+
+from .worker_pool import TaskFuture
 
 if TYPE_CHECKING:
     from .context import ExecContext
@@ -54,8 +55,8 @@ class ThreadPool:
     def pids(self) -> list[int]:
         return []  # threads of this process
 
-    def submit(self, epoch: int, item: Any) -> Future:
-        future: Future = Future()
+    def submit(self, epoch: int, item: Any) -> TaskFuture:
+        future = TaskFuture()
         self._tasks.put((future, epoch, item))
         return future
 
@@ -70,24 +71,24 @@ class ThreadPool:
             if not future.set_running_or_notify_cancel():
                 continue
             begin = time.perf_counter()
-            future.running = (begin, me, epoch, item)
+            future.started = (begin, me, epoch, item)
             try:
                 result = self._task(self._ctx, epoch, item)
             except BaseException as exc:  # delivered to the consumer, never lost
                 future.compute_s = time.perf_counter() - begin
-                future.running = None
+                future.started = None
                 future.set_exception(exc)
             else:
                 future.compute_s = time.perf_counter() - begin
-                future.running = None
+                future.started = None
                 future.set_result(result)
             if self._stuck:  # a task reported stuck ended after all
                 self._stuck.discard(me)
             self.busy_s += future.compute_s
 
-    def mark_stuck(self, future: Future) -> None:
+    def mark_stuck(self, future: TaskFuture) -> None:
         """The task of ``future`` was reported stuck: shutdown will not wait for its thread."""
-        running = getattr(future, "running", None)
+        running = future.started
         if running is not None:
             self._stuck.add(running[1])
 

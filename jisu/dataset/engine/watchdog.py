@@ -6,7 +6,7 @@ op, the worker (a thread's name, a process's pid) and the sample. ``config.set_s
 turns a task that runs longer than that into a :class:`~.errors.TaskTimeoutError`.
 
 Cost: nothing per task beyond one tuple the pool stores on the task's future when it starts
-(``future.running = (start, worker, epoch, item)``, back to None when it ends). A task starts
+(``future.started = (start, worker, epoch, item)``, back to None when it ends). A task starts
 when its worker begins it: a thread when it takes the task, a worker process when it is ready
 (it has loaded the stage, which can take seconds for a large source) and has the task, so a
 short timeout never fails a task that is still waiting for its worker to start. The check runs
@@ -29,7 +29,6 @@ import reprlib
 import sys
 import threading
 import time
-from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from ..core.node import Dataset
@@ -40,6 +39,7 @@ from .tasks import StreamCut
 if TYPE_CHECKING:
     from .context import RunSettings
     from .tasks import StageTask
+    from .worker_pool import TaskFuture
 
 logger = logging.getLogger("jisu.dataset")
 
@@ -141,15 +141,14 @@ class StuckTaskWatch:
         self._task = task
         self._pool = pool
         self._unit = "batch" if task.node.op_name == "batch" else "sample"
-        self._future: Future | None = None
+        self._future: TaskFuture | None = None
         self._warnings = 0
 
-    def check(self, future: Future) -> None:
+    def check(self, future: TaskFuture) -> None:
         """Warn about ``future``'s task if it ran past the next multiple of the interval;
         raise :class:`TaskTimeoutError` if it ran past the timeout. Call it while waiting."""
-        running = getattr(future, "running", None)
-        # not started yet (queued, or its worker still starting; a Future's own ``running``
-        # method shows through until a pool sets the attribute), or just finished
+        running = future.started  # None: not started yet (queued, or its worker still
+        # starting), or just finished
         if future.done():
             return
         if not isinstance(running, tuple):
@@ -176,18 +175,18 @@ class StuckTaskWatch:
                 self.interval,
             )
 
-    def _seconds(self, future: Future, since: float) -> float:
+    def _seconds(self, future: TaskFuture, since: float) -> float:
         """Seconds since ``since``; a new future's warnings are counted afresh."""
         if future is not self._future:
             self._future, self._warnings = future, 0
         return time.perf_counter() - since
 
-    def _check_worker_start(self, future: Future) -> None:
+    def _check_worker_start(self, future: TaskFuture) -> None:
         """Warn (never time out: no sample runs yet) about a worker process that was sent
         ``future``'s task but has not finished loading the stage after the interval: the
         stage's ops or source block while they unpickle or import (a ``__setstate__`` that
         waits, a lock taken at import)."""
-        starting = getattr(future, "waiting_for_worker", None)
+        starting = future.waiting_for_worker
         if not isinstance(starting, tuple):
             return
         seconds = self._seconds(future, starting[0])

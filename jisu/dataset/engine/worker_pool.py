@@ -7,16 +7,32 @@ from __future__ import annotations
 from concurrent.futures import Future
 from typing import Any, Protocol, runtime_checkable
 
+from .errors import PipelineError
+
+
+class TaskFuture(Future):
+    """The future of one submitted item, and the record of its task that the watchdog and
+    the stage read (each pool keeps it up to date)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: ``(start, worker, epoch, item)`` while the task runs; None before and after
+        self.started: tuple[float, Any, int, Any] | None = None
+        #: ``(since, process)`` while the task waits for a worker process still loading
+        self.waiting_for_worker: tuple[float, Any] | None = None
+        #: the seconds the task took, once done
+        self.compute_s = 0.0
+
+
+def shut_down_error(name: str) -> PipelineError:
+    """What a task submitted to (or left in) a pool that was shut down fails with."""
+    return PipelineError(f"{name}: the pool was shut down")
+
 
 @runtime_checkable
 class WorkerPool(Protocol):
-    """Workers that run one stage's task, ``task(ctx, epoch, item)``, on submitted items.
-
-    The future of a submitted item carries, for :mod:`.watchdog`, ``running``:
-    ``(start, worker, epoch, item)`` while its task runs, None before and after (a process
-    pool also sets ``waiting_for_worker``: ``(since, process)`` while the task waits for a worker
-    that is still loading the stage); once done, ``compute_s``: the seconds the task took.
-    """
+    """Workers that run one stage's task, ``task(ctx, epoch, item)``, on submitted items;
+    each item's :class:`TaskFuture` records its task (for :mod:`.watchdog` and the stage)."""
 
     name: str
     #: the worker count (AutoTune reads it; :meth:`resize` changes it)
@@ -36,7 +52,7 @@ class WorkerPool(Protocol):
         on other machines)."""
         ...
 
-    def submit(self, epoch: int, item: Any) -> Future:
+    def submit(self, epoch: int, item: Any) -> TaskFuture:
         """Run the task on ``item`` of ``epoch``; its result or exception goes to the future."""
         ...
 
@@ -44,7 +60,7 @@ class WorkerPool(Protocol):
         """Run ``workers`` workers from now on; a surplus one stops after its task."""
         ...
 
-    def mark_stuck(self, future: Future) -> None:
+    def mark_stuck(self, future: TaskFuture) -> None:
         """The task of ``future`` was reported stuck: :meth:`shutdown` does not wait for it."""
         ...
 

@@ -14,7 +14,6 @@ import os
 import re
 import threading
 import time
-from concurrent.futures import Future
 
 import numpy as np
 import pytest
@@ -23,6 +22,7 @@ import jisu.dataset as ds
 from jisu.dataset.engine.context import RunSettings
 from jisu.dataset.engine.tasks import StageTask
 from jisu.dataset.engine.watchdog import StuckTaskWatch
+from jisu.dataset.engine.worker_pool import TaskFuture
 from tests.conftest import rows_of
 from tests.dataset.engine.test_processes import wait_dead
 
@@ -230,17 +230,18 @@ def test_a_worker_process_slow_to_start_is_not_timed_before_it_starts():
 
 
 def test_the_watch_ignores_a_task_not_started():
-    """A future no pool has started shows ``Future.running``, a method, where the pools put
-    their ``(start, worker, epoch, item)`` tuple: it is not a running task."""
+    """A task no worker has started (``TaskFuture.started`` None) is not a running task,
+    however short the timeout; nor is one that has finished."""
     ds.config.set_sample_timeout(0.001)
     data = ds.NumpySlicesDataset({"v": np.arange(2)})
     settings = RunSettings.from_config()
     watch = StuckTaskWatch("map", StageTask(data, "fetch_rows"), pool=None, settings=settings)
-    future = Future()
+    future = TaskFuture()
     time.sleep(0.002)
     watch.check(future)  # neither a TypeError nor a timeout
-    future.running = None  # what a pool sets before a task starts and after it ends
-    watch.check(future)
+    future.started = (time.perf_counter() - 1.0, None, 0, [0])
+    future.set_result([])
+    watch.check(future)  # done: not stuck
 
 
 class BlocksWhileLoading:

@@ -34,12 +34,11 @@ import logging
 import threading
 import time
 from collections import deque
-from concurrent.futures import Future
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Any
 
 from ... import config
-from ..errors import PipelineError
+from ..worker_pool import TaskFuture, shut_down_error
 from . import start as process_start
 from .shared_arrays import dumps_sharing
 from .shm import shared_memory_available
@@ -165,9 +164,8 @@ class ProcessPool:
             self._dispatch()
 
     # ------------------------------------------------------------------ tasks
-    def submit(self, epoch: int, item: Any) -> Future:
-        future: Future = Future()
-        future.running = None  # not started (see watchdog); shadows Future.running()
+    def submit(self, epoch: int, item: Any) -> TaskFuture:
+        future = TaskFuture()
         with self._lock:
             if self._broken is not None:
                 future.set_exception(self._broken)
@@ -199,7 +197,7 @@ class ProcessPool:
             # The watchdog's clock starts when the worker begins the task: now if it is ready,
             # else when it says it is (see _on_message), so that a slow start never counts.
             if worker.ready:
-                future.running = (time.perf_counter(), worker.process, task.epoch, task.item)
+                future.started = (time.perf_counter(), worker.process, task.epoch, task.item)
             else:  # the watchdog tells a worker that is slow to load apart from a stuck task
                 future.waiting_for_worker = (time.perf_counter(), worker.process)
             try:
@@ -217,14 +215,14 @@ class ProcessPool:
             self._slabs.put_back(task.slab_id)
             task.slab_id = None
 
-    def mark_stuck(self, future: Future) -> None:
+    def mark_stuck(self, future: TaskFuture) -> None:
         """The task of ``future`` was reported stuck: shutdown kills its worker at once."""
         with self._lock:
             worker = self._workers.running(future)
             if worker is not None:
                 worker.stuck = True
 
-    def _fail_all(self, error: BaseException, future: Future | None) -> None:
+    def _fail_all(self, error: BaseException, future: TaskFuture | None) -> None:
         """Break the pool: this future and every waiting one fail with ``error``."""
         self._broken = error
         if future is not None and not future.done():
@@ -277,7 +275,7 @@ class ProcessPool:
                 task = worker.task
                 if task is not None:
                     started = (time.perf_counter(), worker.process, task.epoch, task.item)
-                    task.future.running = started
+                    task.future.started = started
                     task.future.waiting_for_worker = None
             return
         kind, _task_id, seconds = message[:3]
@@ -293,7 +291,7 @@ class ProcessPool:
             return
         future = task.future
         future.compute_s = seconds
-        future.running = None
+        future.started = None
         if kind == "ok":
             payload, (skipped, examples), op_times = message[3], message[4], message[5]
             if op_times and self._ctx.op_times is not None:
@@ -333,7 +331,7 @@ class ProcessPool:
                 how = worker.stop_orphan()
             task, worker.task = worker.task, None
             if task is not None:
-                task.future.running = task.future.waiting_for_worker = None
+                task.future.started = task.future.waiting_for_worker = None
                 self._put_back_slab(task)
                 task.resent = True  # if it runs again: it cannot be cancelled any more
             self._workers.forget(worker)
@@ -389,7 +387,7 @@ class ProcessPool:
             while self._waiting:
                 task = self._waiting.popleft()
                 if task.resent:
-                    task.future.set_exception(_shut_down(self.name))
+                    task.future.set_exception(shut_down_error(self.name))
                 else:
                     task.future.cancel()
             for worker in self._workers.live():
@@ -404,10 +402,6 @@ class ProcessPool:
                 worker.conn.close()
                 task, worker.task = worker.task, None
                 if task is not None and not task.future.done():
-                    task.future.set_exception(_shut_down(self.name))
+                    task.future.set_exception(shut_down_error(self.name))
             self._slabs.close()
             self._workers.close_shared()
-
-
-def _shut_down(name: str) -> PipelineError:
-    return PipelineError(f"{name}: the pool was shut down")

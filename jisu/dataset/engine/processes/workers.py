@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 from collections import deque
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from multiprocessing.reduction import send_handle
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 import cloudpickle
 
 from ..errors import PipelineError
+from ..worker_pool import TaskFuture
 from . import start as process_start
 from . import worker as process_worker
 from .shm import Slab
@@ -58,7 +58,7 @@ def rebuild_error(message: tuple) -> BaseException:
 class Task:
     """One submitted item, from ``submit`` until its result is in."""
 
-    future: Future
+    future: TaskFuture
     task_id: int
     epoch: int
     item: Any
@@ -188,7 +188,7 @@ class Workers:
         worker.conn.close()
         self.slots[worker.index] = None
 
-    def running(self, future: Future) -> Worker | None:
+    def running(self, future: TaskFuture) -> Worker | None:
         """The worker that was sent the task of ``future``."""
         for worker in self.live():
             if worker.task is not None and worker.task.future is future:

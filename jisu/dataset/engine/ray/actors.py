@@ -111,7 +111,7 @@ class _ActorManagement(_TaskDispatch):
             for ref in [r for r, (a, _) in self._refs.items() if a is actor]:
                 del self._refs[ref]
             for task in tasks:
-                task.future.running = None
+                task.future.started = None
                 task.resent = True  # if it runs again: it cannot be cancelled any more
             self._actors.remove(actor)
             self._kill(actor)  # an object lost with a node that is still reachable, say

@@ -19,18 +19,19 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from concurrent.futures import Future, InvalidStateError
+from concurrent.futures import InvalidStateError
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import with_context
+from ..worker_pool import TaskFuture
 
 DEPTH = 2  # tasks sent to one actor at once (one running, one waiting in its mailbox)
 
 
 @dataclass(eq=False)
 class _Task:
-    future: Future
+    future: TaskFuture
     epoch: int
     item: Any
     resent: bool = False  # it ran on an actor that died and waits to run again
@@ -105,7 +106,7 @@ class _TaskDispatch:
         actor.tasks.append(task)
         self._refs[ref] = (actor, task)
         if len(actor.tasks) == 1:  # it runs now; a second one waits behind it
-            future.running = (time.perf_counter(), actor, task.epoch, task.item)
+            future.started = (time.perf_counter(), actor, task.epoch, task.item)
         self._wake.set()
 
     def _fail_all(self, error: BaseException, tasks: list[_Task]) -> None:
@@ -126,12 +127,12 @@ class _TaskDispatch:
                 actor.tasks.remove(task)
             except ValueError:
                 pass
-            task.future.running = None
+            task.future.started = None
             self.busy_s += seconds
             if actor.tasks:
                 following = actor.tasks[0]
-                if following.future.running is None:
-                    following.future.running = (
+                if following.future.started is None:
+                    following.future.started = (
                         time.perf_counter(),
                         actor,
                         following.epoch,
@@ -140,7 +141,7 @@ class _TaskDispatch:
             self._dispatch()
 
 
-def _settle(future: Future, result: Any = None, error: BaseException | None = None) -> None:
+def _settle(future: TaskFuture, result: Any = None, error: BaseException | None = None) -> None:
     """Complete ``future`` unless shutdown already failed it (a result that came in late)."""
     try:
         if error is not None:

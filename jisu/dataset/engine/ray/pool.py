@@ -39,7 +39,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 import cloudpickle
@@ -47,6 +46,7 @@ import cloudpickle
 from ..errors import PipelineError, with_context
 from ..processes.workers import WorkerDiedError, rebuild_error
 from ..watchdog import stage_ops
+from ..worker_pool import TaskFuture, shut_down_error
 from .actors import _actor_class, _ActorManagement, _reason
 from .dispatch import DEPTH, _Actor, _settle, _Task
 from .worker import run_time_settings
@@ -147,9 +147,8 @@ class RayPool(_ActorManagement):
         logger.debug("jisu: %s runs on Ray actors; resize(%d) ignored", self.name, workers)
 
     # ------------------------------------------------------------------ tasks
-    def submit(self, epoch: int, item: Any) -> Future:
-        future: Future = Future()
-        future.running = None  # not started (see watchdog); shadows Future.running()
+    def submit(self, epoch: int, item: Any) -> TaskFuture:
+        future = TaskFuture()
         with self._lock:
             if self._broken is not None:
                 future.set_exception(self._broken)
@@ -161,7 +160,7 @@ class RayPool(_ActorManagement):
             self._dispatch()
         return future
 
-    def mark_stuck(self, future: Future) -> None:
+    def mark_stuck(self, future: TaskFuture) -> None:
         """Nothing to do: shutdown kills every actor at once, stuck or not."""
 
     # ------------------------------------------------------------------ results
@@ -260,7 +259,7 @@ class RayPool(_ActorManagement):
             while self._waiting:
                 task = self._waiting.popleft()
                 if task.resent:
-                    task.future.set_exception(_shut_down(self.name))
+                    task.future.set_exception(shut_down_error(self.name))
                 else:
                     task.future.cancel()
             actors, self._actors = self._actors, []
@@ -268,14 +267,10 @@ class RayPool(_ActorManagement):
             for actor in actors:
                 for task in actor.tasks:
                     if not task.future.done():
-                        task.future.set_exception(_shut_down(self.name))
+                        task.future.set_exception(shut_down_error(self.name))
                 actor.tasks.clear()
                 self._kill(actor)
             self._spec_ref = None
         self._wake.set()
         if threading.current_thread() is not self._collector:
             self._collector.join(timeout)
-
-
-def _shut_down(name: str) -> PipelineError:
-    return PipelineError(f"{name}: the pool was shut down")
