@@ -12,7 +12,7 @@ signed ops get a random sign). A shear magnitude is the shear factor (turned int
 ``degrees(atan(m))`` about the image centre), a translation is in pixels. MindSpore 2.10 shears
 by ``tan(m)`` instead (torchvision's old bug), translates by ``m`` x the image size, and its
 AutoAugment's Solarize leaves the pixel at the rounded-up threshold; every other output of its
-policies is one of jisu's (``tests/dataset/test_vision_parity.py``).
+policies is one of jisu's (``tests/dataset/vision/test_vision_parity.py``).
 """
 
 from __future__ import annotations
