@@ -33,11 +33,11 @@ import itertools
 import logging
 import threading
 import time
-from collections import deque
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Any
 
 from ... import config
+from ..queued_pool import QueuedPool
 from ..worker_pool import TaskFuture, shut_down_error
 from . import start as process_start
 from .shared_arrays import dumps_sharing
@@ -66,7 +66,7 @@ _FORKSERVER_LOST = 255  # the exit code multiprocessing gives a worker whose for
 __all__ = ["ProcessPool", "RemoteTraceback", "WorkerDiedError", "mp_context"]
 
 
-class ProcessPool:
+class ProcessPool(QueuedPool):
     """``workers`` processes running one stage's task; a :class:`.worker_pool.WorkerPool`.
 
     Args:
@@ -104,11 +104,8 @@ class ProcessPool:
             ) from exc
         process_start.preload(modules)  # for a forkserver not started yet
         self._restart = ctx.settings.worker_restart
-        self._lock = threading.RLock()  # RLock: slab release may run from GC inside the lock
-        self._closed = False
-        self._broken: BaseException | None = None
+        self._init_queue(threading.RLock())  # RLock: slab release may run from GC inside it
         self._task_ids = itertools.count()
-        self._waiting: deque[Task] = deque()  # not sent yet
         self._workers = Workers(name, workers, spec, shared)
         self._restarts = 0
         retired, shared = self._workers.slab_retired, ctx.settings.shared_mem
@@ -164,18 +161,8 @@ class ProcessPool:
             self._dispatch()
 
     # ------------------------------------------------------------------ tasks
-    def submit(self, epoch: int, item: Any) -> TaskFuture:
-        future = TaskFuture()
-        with self._lock:
-            if self._broken is not None:
-                future.set_exception(self._broken)
-                return future
-            if self._closed:
-                future.cancel()
-                return future
-            self._waiting.append(Task(future, next(self._task_ids), epoch, item))
-            self._dispatch()
-        return future
+    def _new_task(self, future: TaskFuture, epoch: int, item: Any) -> Task:
+        return Task(future, next(self._task_ids), epoch, item)
 
     def _dispatch(self) -> None:
         """Send waiting tasks to idle workers (called with the lock held)."""
@@ -224,13 +211,7 @@ class ProcessPool:
 
     def _fail_all(self, error: BaseException, future: TaskFuture | None) -> None:
         """Break the pool: this future and every waiting one fail with ``error``."""
-        self._broken = error
-        if future is not None and not future.done():
-            future.set_exception(error)
-        while self._waiting:
-            task = self._waiting.popleft()
-            if task.resent or task.future.set_running_or_notify_cancel():
-                task.future.set_exception(error)
+        self._break(error, [] if future is None else [future])
 
     # ------------------------------------------------------------------ results
     def _run(self) -> None:

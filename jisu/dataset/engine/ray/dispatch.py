@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import with_context
+from ..queued_pool import QueuedPool
 from ..worker_pool import TaskFuture
 
 DEPTH = 2  # tasks sent to one actor at once (one running, one waiting in its mailbox)
@@ -62,16 +63,11 @@ class _Actor:
         return f"on node {self.node_id} ({self.ip})"
 
 
-class _TaskDispatch:
+class _TaskDispatch(QueuedPool):
     """The task queue and the sending of tasks to actors, a base of :class:`.pool.RayPool`
     (which sets the state below in its ``__init__``)."""
 
-    name: str
     busy_s: float
-    _lock: threading.Lock
-    _closed: bool
-    _broken: BaseException | None
-    _waiting: deque[_Task]  # not sent yet
     _actors: list[_Actor]
     _refs: dict[Any, tuple[_Actor, _Task | None]]  # None: the actor's ready()
     _wake: threading.Event
@@ -111,14 +107,7 @@ class _TaskDispatch:
 
     def _fail_all(self, error: BaseException, tasks: list[_Task]) -> None:
         """Break the pool (lock held): ``tasks`` and every waiting task fail with ``error``."""
-        self._broken = error
-        for task in tasks:
-            if not task.future.done():
-                task.future.set_exception(error)
-        while self._waiting:
-            task = self._waiting.popleft()
-            if task.resent or task.future.set_running_or_notify_cancel():
-                task.future.set_exception(error)
+        self._break(error, [task.future for task in tasks])
 
     def _finished(self, actor: _Actor, task: _Task, seconds: float) -> None:
         """``task`` is back from ``actor``: the next task in its mailbox runs from now."""

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import deque
 from typing import TYPE_CHECKING, Any
 
 import cloudpickle
@@ -119,10 +118,7 @@ class RayPool(_ActorManagement):
         self._resources = executor.resources_per_worker
         self._restart = ctx.settings.worker_restart
         self._restarts = 0
-        self._lock = threading.Lock()
-        self._closed = False
-        self._broken: BaseException | None = None
-        self._waiting: deque[_Task] = deque()  # not sent yet
+        self._init_queue(threading.Lock())
         self._actors: list[_Actor] = []
         self._refs: dict[Any, tuple[_Actor, _Task | None]] = {}  # None: the actor's ready()
         self._wake = threading.Event()
@@ -147,18 +143,8 @@ class RayPool(_ActorManagement):
         logger.debug("jisu: %s runs on Ray actors; resize(%d) ignored", self.name, workers)
 
     # ------------------------------------------------------------------ tasks
-    def submit(self, epoch: int, item: Any) -> TaskFuture:
-        future = TaskFuture()
-        with self._lock:
-            if self._broken is not None:
-                future.set_exception(self._broken)
-                return future
-            if self._closed:
-                future.cancel()
-                return future
-            self._waiting.append(_Task(future, epoch, item))
-            self._dispatch()
-        return future
+    def _new_task(self, future: TaskFuture, epoch: int, item: Any) -> _Task:
+        return _Task(future, epoch, item)
 
     def mark_stuck(self, future: TaskFuture) -> None:
         """Nothing to do: shutdown kills every actor at once, stuck or not."""
