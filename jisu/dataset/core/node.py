@@ -222,6 +222,21 @@ class Dataset(PipelineOps):
             self._size_cache = count
         return self._size_cache
 
+    def __len__(self) -> int:
+        """Rows (batches, after ``batch``) per epoch, when known without running the pipeline
+        (every random-access pipeline; a generator with ``__len__``). Otherwise a TypeError
+        that names :meth:`get_dataset_size`, which counts by running one epoch."""
+        size = self._row_count()
+        if size is None:
+            raise TypeError(
+                f"len(): the size of this {self.op_name} pipeline is not known without running "
+                "it (a stream, a filter, a callable batch size); get_dataset_size() counts it"
+            )
+        return size
+
+    def __bool__(self) -> bool:
+        return True  # a pipeline is a description: never falsy, even when empty or unsized
+
     def _spec(self) -> tuple[list, list]:
         if self._output_spec is None:
             iterator = self.create_tuple_iterator(num_epochs=1, output_numpy=True)

@@ -6,10 +6,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from .. import config
 from ..core.access import RandomAccess, is_random_access
 from ..core.node import Dataset
-from ..core.operation import apply_op, op_name
+from ..core.operation import TensorOperation, apply_op, op_name
 from ..core.rng import sample_rng
 from ..core.rows import as_columns
 from ..core.validation import check_columns
@@ -57,6 +59,19 @@ def check_unique(op: str, names: Sequence[str]) -> None:
             f"{op}: the output would have duplicate column names {duplicates}; "
             f"choose other output_columns. Resulting columns: {list(names)}"
         )
+
+
+def encoded_bytes_hint(op: Any, args: tuple) -> str:
+    """A hint for an image op given encoded image bytes (a 1-D uint8 column: the images were
+    never decoded), the most common first mistake with image folders and records."""
+    if not isinstance(op, TensorOperation) or type(op).__name__ == "Decode":
+        return ""
+    if not any(isinstance(a, np.ndarray) and a.ndim == 1 and a.dtype == np.uint8 for a in args):
+        return ""
+    return (
+        " (its input is a 1-D uint8 array: the column still holds encoded image bytes; put "
+        "vision.Decode() first in the operations)"
+    )
 
 
 class _MapKernels(RandomAccess):
@@ -238,7 +253,7 @@ class MapDataset(Dataset):
                 where = (
                     f"map: operation {op_name(op)} (#{k} of {len(self.operations)}) failed "
                     f"on input column(s) {self.input_columns} at sample {index} of epoch "
-                    f"{epoch}"
+                    f"{epoch}{encoded_bytes_hint(op, args)}"
                 )
                 if self.skip_errors:
                     ctx.note_skip(f"{where}: {type(exc).__name__}: {exc}", epoch, self)
