@@ -51,7 +51,7 @@ def _describe(plan: Plan, node: Any, part: Any) -> dict[str, Any]:
         "op": f"{label}: {_PARTS.get(part, part)}",
         "node": label,
         "name": _PARTS.get(part, part),
-        "python": part == "read" and getattr(node, "serial_reads", False),
+        "python": part == "read" and node.parallelism.serial_reads,
         "elementwise": False,
         "explicit_workers": explicit_workers(node),
         "kind": {"read": "read", "wait": "wait"}.get(part, "batch"),

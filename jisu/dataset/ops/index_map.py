@@ -19,7 +19,7 @@ def stream_row_count(node: Dataset) -> int | None:
     error samples mode "skip": the count is the rows they would deliver if nothing failed). Ops
     that place a position by counting their child's rows (concat, repeat) must then replay.
     """
-    if any(getattr(n, "skip_errors", False) for n in walk(node)):
+    if any(n.skip_errors for n in walk(node)):
         return None
     return node._row_count()
 
