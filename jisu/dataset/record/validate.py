@@ -3,6 +3,7 @@ that cannot point outside their data set's folder or at something that is not a 
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
@@ -94,6 +95,13 @@ def open_regular(path: str, listed_in: str | None = None) -> int:
         raise FileNotFoundError(f"'{path}'{where} does not exist") from None
     except IsADirectoryError:
         raise MalformedFileError(path, f"is a folder, not a regular file{where}") from None
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        shown = path if len(path) <= 120 else f"{path[:60]}...{path[-40:]}"
+        raise MalformedFileError(
+            shown, f"is a file name longer than this system allows ({len(path)} characters){where}"
+        ) from None
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):

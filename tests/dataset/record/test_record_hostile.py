@@ -286,3 +286,14 @@ def test_a_reader_opening_while_the_data_set_is_replaced_sees_the_new_one(tmp_pa
 
     monkeypatch.setattr(reader_module, "open_regular", replace_first)
     assert xs(path) == list(range(50, 57))
+
+
+def test_a_shard_name_longer_than_the_system_allows_is_a_malformed_file(tmp_path):
+    # a damaged page table may name a shard by a few hundred characters: the reader's error,
+    # not the OS's bare "File name too long" (found by test_mindrecord_fuzz)
+    from jisu.dataset.record.validate import open_regular
+
+    name = str(tmp_path / ("x" * 300))
+    for listed_in in (None, str(tmp_path / "data.mindrecord")):
+        with pytest.raises(MalformedFileError, match=r"longer than this system allows \(\d+ char"):
+            open_regular(name, listed_in)
