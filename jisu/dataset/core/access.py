@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .position import position
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -28,7 +30,11 @@ class RandomAccess:
 
     def fetch_rows(self, ctx: ExecContext, epoch: int, indices: list[int]) -> list[tuple]:
         """Task of a fetch stage: rows ``indices`` of ``epoch``."""
-        return [self._fetch(ctx, epoch, i) for i in indices]
+        here, rows = position(), []
+        for i in indices:
+            here.at(self, epoch, i)
+            rows.append(self._fetch(ctx, epoch, i))
+        return rows
 
 
 def is_random_access(node: Any) -> bool:

@@ -7,6 +7,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..core.position import position
 from .worker_pool import TaskFuture
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ class ThreadPool:
 
     def _run(self) -> None:
         me = threading.current_thread()
+        here = position()  # what the task's kernels are doing (read by the watchdog)
         _local.stop = self._ctx.stop  # see current_stop
         while True:
             entry = self._tasks.get()
@@ -82,6 +84,7 @@ class ThreadPool:
                 future.compute_s = time.perf_counter() - begin
                 future.started = None
                 future.set_result(result)
+            here.clear()
             if self._stuck:  # a task reported stuck ended after all
                 self._stuck.discard(me)
             self.busy_s += future.compute_s

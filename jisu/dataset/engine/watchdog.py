@@ -13,11 +13,11 @@ short timeout never fails a task that is still waiting for its worker to start. 
 in the stage's consumer (:func:`.stage.ordered_map`) only while it is already waiting for that
 future (it wakes every ``POLL_S`` to look at the stop flag): no thread and no timer per task.
 
-Where a task is in a thread, its stack tells the op and the sample exactly (a map stage may run
-several maps and a whole chunk of samples in one task): the innermost frame of a pipeline node
-that has a sample ``index`` in its locals, and, below it, the user code that is running. A
-worker process's stack cannot be read from here; its task is named by the stage's ops and the
-samples it was given (``py-spy dump --pid`` shows where the process is).
+Where a task is in a thread, the thread's position slot (``core/position.py``, written by the
+kernels) tells the op and the sample exactly (a map stage may run several maps and a whole
+chunk of samples in one task), and its stack the user code that is running. A worker process's
+slot and stack cannot be read from here; its task is named by the stage's ops and the samples
+it was given (``py-spy dump --pid`` shows where the process is).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..core.node import Dataset
 from ..core.operation import op_name
+from ..core.position import position_of
 from .errors import TaskTimeoutError
 from .tasks import StreamCut
 
@@ -80,42 +80,40 @@ def _index_list(unit: str, indices: list[int]) -> str:
 
 
 def thread_position(thread: threading.Thread) -> tuple[str | None, str | None]:
-    """Where a pipeline thread is: ``(op and sample, innermost user frames)``, from its stack.
+    """Where a pipeline thread is: ``(op and sample, innermost user frames)``.
 
-    The op and sample come from the innermost frame of a pipeline node (a ``Dataset`` method)
-    with an integer ``index`` in its locals (a map's ``apply_row``, a filter's predicate, a
-    source's ``_fetch``); None when there is none (the thread finished, or runs elsewhere).
+    The op and sample come from the thread's :class:`~..core.position.Position`, which the
+    kernels write as they read rows and run ops (None when the thread has not run one yet);
+    the code from its stack: the innermost frames that are not jisu's own.
     """
-    frame = sys._current_frames().get(thread.ident or -1)
-    inner: list[Any] = []
-    while frame is not None:
-        node = frame.f_locals.get("self")
-        index = frame.f_locals.get("index")
-        if isinstance(node, Dataset) and isinstance(index, numbers.Integral):
-            return _node_position(node, frame.f_locals), _frames_text(inner)
-        inner.append(frame)
-        frame = frame.f_back
-    return None, _frames_text(inner)
+    slot = position_of(thread.ident)
+    where = None
+    if slot is not None and slot.node is not None and isinstance(slot.index, numbers.Integral):
+        where = _node_position(slot.node, slot.op, slot.epoch, slot.index)
+    return where, _frames_text(sys._current_frames().get(thread.ident or -1))
 
 
-def _node_position(node: Any, local: dict[str, Any]) -> str:
-    """``"map operation f on column(s) ['x'] at sample 3 of epoch 0"`` from a node's frame."""
-    op = local.get("op")
-    if op is None and node.stream_stage != "map" and node.functions():
-        op = node.functions()[0]  # the user function a filter or a batch runs
+def _node_position(node: Any, op: Any, epoch: Any, index: int) -> str:
+    """``"map operation f on column(s) ['x'] at sample 3 of epoch 0"``."""
     what = node.op_name if op is None else f"{node.op_name} operation {op_name(op)}"
     columns = node.input_columns
     where = f" on column(s) {list(columns)}" if columns else ""
     unit = "batch" if node.op_name == "batch" else "sample"
-    epoch = local.get("epoch")
     of_epoch = f" of epoch {epoch}" if isinstance(epoch, numbers.Integral) else ""
-    return f"{what}{where} at {unit} {local['index']}{of_epoch}"
+    return f"{what}{where} at {unit} {index}{of_epoch}"
 
 
-def _frames_text(inner: list[Any]) -> str | None:
-    """The innermost frames below the pipeline's that are not jisu's own, outermost first, as
-    ``function (file:line)``: the user code that is running and what it waits in."""
-    user = [f for f in inner if not f.f_code.co_filename.startswith(_JISU_DIR)]
+def _frames_text(frame: Any) -> str | None:
+    """The innermost frames of a stack that are not jisu's own, inside its outermost jisu
+    frame (the pool's worker loop; what is outside it is the thread's start-up), outermost
+    first, as ``function (file:line)``: the user code that is running and what it waits in."""
+    stack = []  # innermost first
+    while frame is not None:
+        stack.append(frame)
+        frame = frame.f_back
+    ours = [k for k, f in enumerate(stack) if f.f_code.co_filename.startswith(_JISU_DIR)]
+    inside = stack[: ours[-1]] if ours else stack
+    user = [f for f in inside if not f.f_code.co_filename.startswith(_JISU_DIR)]
     if not user:
         return None
     shown = reversed(user[:_USER_FRAMES])

@@ -12,6 +12,7 @@ import numpy as np
 from ..core.access import RandomAccess, is_random_access
 from ..core.node import Dataset
 from ..core.operation import op_name
+from ..core.position import position
 from ..core.rows import to_array
 from ..core.validation import check_columns, check_int
 from ..engine.collate import Deferred, stack_column
@@ -78,6 +79,7 @@ class _BatchKernels(RandomAccess):
         # with the profiler on, one decision per batch: all its rows' ops timed, or none
         weight = ctx.op_times.weight(index) if ctx.op_times is not None else 0
         started = time.perf_counter()
+        here = position().at(child, epoch, begin)  # reading (the batch's first row)
         columns = child._fetch_columns(ctx, epoch, np.arange(begin, end))
         if columns is not None:
             if weight:  # the source gathered the batch's rows at once
@@ -87,6 +89,7 @@ class _BatchKernels(RandomAccess):
         steps = list(zip(chain, self.deferrable(chain)))
         rows = []
         for i in range(begin, end):
+            here.at(source, epoch, i)
             if weight:
                 started = time.perf_counter()
                 row = source._fetch(ctx, epoch, i)
@@ -252,6 +255,7 @@ class BatchDataset(Dataset):
     ):
         """One batch from its rows (tuples) or, when the source gathered them, its columns;
         ``empty`` allocates the batch arrays."""
+        position().at(self, epoch, batch_num, self.per_batch_map)
         if columns is not None:
             inputs = [columns[j] for j in range(len(columns))]
         else:

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..core.node import Dataset
 from ..core.operation import op_name
+from ..core.position import position
 from ..core.validation import check_columns
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
@@ -47,6 +48,7 @@ class FilterDataset(Dataset):
         return None
 
     def _keep(self, epoch: int, index: int, row: tuple) -> bool:
+        position().at(self, epoch, index, self.predicate)
         try:
             return bool(np.all(self.predicate(*(row[j] for j in self._in_idx))))
         except Exception as exc:

@@ -12,6 +12,7 @@ from .. import config
 from ..core.access import RandomAccess, is_random_access
 from ..core.node import Dataset
 from ..core.operation import TensorOperation, apply_op, op_name
+from ..core.position import position
 from ..core.rng import sample_rng
 from ..core.rows import as_columns
 from ..core.validation import check_columns
@@ -80,7 +81,10 @@ class _MapKernels(RandomAccess):
     def _fetch(self, ctx: ExecContext, epoch: int, index: int) -> tuple:
         child = self.children[0]
         weight = ctx.op_times.weight(index) if ctx.op_times is not None else 0
-        if not weight or isinstance(child, MapDataset):  # a map below times its own child
+        if isinstance(child, MapDataset):  # a map below names and times its own child's read
+            return self.apply_row(ctx, epoch, index, child._fetch(ctx, epoch, index), False, weight)
+        position().at(child, epoch, index)  # reading
+        if not weight:
             return self.apply_row(ctx, epoch, index, child._fetch(ctx, epoch, index), False, weight)
         begin = time.perf_counter()
         row = child._fetch(ctx, epoch, index)
@@ -235,9 +239,11 @@ class MapDataset(Dataset):
         key = ctx.node_id(self) << 8
         tail = self._tail if defer else None
         timer = ctx.op_times if weight else None
+        here = position().at(self, epoch, index)
         for step, (k, op) in enumerate(self._steps):
             if step == tail:
                 continue
+            here.op = op
             try:
                 begin = time.perf_counter() if timer is not None else 0.0
                 if isinstance(op, DevicePlan):  # draws for the ops it stands for, from k on

@@ -122,6 +122,54 @@ def test_a_stuck_per_batch_map_is_reported_naming_the_batch():
     )
 
 
+def test_a_stuck_filter_predicate_is_reported_naming_the_predicate_and_sample():
+    released = threading.Event()
+
+    def keep_but_stuck_at_3(x):
+        if int(x) == STUCK_AT:
+            released.wait(GIVE_UP_S)
+        return True
+
+    data = ds.NumpySlicesDataset({"v": np.arange(8)}, shuffle=False).filter(
+        keep_but_stuck_at_3, ["v"], num_parallel_workers=2
+    )
+    with OnStuckWarning(released.set) as warnings:
+        assert rows_of(data) == list(range(8))
+    assert warnings.messages, "no warning about the stuck task"
+    assert (
+        "filter operation keep_but_stuck_at_3 on column(s) ['v'] at sample 3 of epoch 0"
+        in warnings.messages[0]
+    )
+
+
+class StuckRead:
+    """A random-access source whose read of row ``STUCK_AT`` blocks until released."""
+
+    def __init__(self, released: threading.Event) -> None:
+        self.released = released
+
+    def __len__(self) -> int:
+        return 8
+
+    def __getitem__(self, index: int):
+        if index == STUCK_AT:
+            self.released.wait(GIVE_UP_S)
+        return (np.int64(index),)
+
+
+def test_a_stuck_source_read_is_reported_naming_the_source_and_sample():
+    released = threading.Event()
+    data = ds.GeneratorDataset(
+        StuckRead(released), ["v"], shuffle=False, num_parallel_workers=2
+    ).map(lambda v: v, "v")
+    with OnStuckWarning(released.set) as warnings:
+        assert rows_of(data) == list(range(8))
+    assert warnings.messages, "no warning about the stuck task"
+    message = warnings.messages[0]
+    assert "GeneratorDataset at sample 3 of epoch 0" in message, message
+    assert re.search(r"in __getitem__ \(.*test_stuck_tasks.py:\d+\) -> wait", message)
+
+
 def test_a_warning_repeats_at_the_interval_while_the_task_runs():
     released = threading.Event()
     warnings = OnStuckWarning(lambda: len(warnings.messages) >= 3 and released.set())
