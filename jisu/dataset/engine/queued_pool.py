@@ -2,10 +2,11 @@
 that are fed by a collector thread, a pool that breaks as a whole, and one that closes.
 
 ``submit`` queues a task and dispatches; a broken pool (a worker that died without restarts, a
-stage that cannot load) fails every waiting task with the same error; a closed pool cancels
-what is submitted after. The subclass says how a task is made (:meth:`_new_task`) and sent
-(:meth:`_dispatch`, called with the lock held). Threads (:mod:`.thread_pool`) need none of it:
-their queue is the workers' own.
+stage that cannot load) fails every waiting task with the same error (:meth:`_break`); a closed
+pool (:meth:`_close_queue`) cancels what is submitted after, and the tasks its workers held
+fail with the shut-down error (:meth:`_fail_sent`). The subclass says how a task is made
+(:meth:`_new_task`) and sent (:meth:`_dispatch`, called with the lock held). Threads
+(:mod:`.thread_pool`) need none of it: their queue is the workers' own.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import threading
 from collections import deque
 from typing import Any
 
-from .worker_pool import TaskFuture
+from .worker_pool import TaskFuture, shut_down_error
 
 
 class QueuedPool:
@@ -60,3 +61,24 @@ class QueuedPool:
             task = self._waiting.popleft()
             if task.resent or task.future.set_running_or_notify_cancel():
                 task.future.set_exception(error)
+
+    def _close_queue(self) -> bool:
+        """Close the pool (lock held): later submits are cancelled, waiting tasks cancelled (a
+        task resent after its worker died has started: it fails with the shut-down error).
+        False when it was closed already."""
+        if self._closed:
+            return False
+        self._closed = True
+        while self._waiting:
+            task = self._waiting.popleft()
+            if task.resent:
+                task.future.set_exception(shut_down_error(self.name))
+            else:
+                task.future.cancel()
+        return True
+
+    def _fail_sent(self, futures: list[TaskFuture]) -> None:
+        """Tasks sent to workers that are being stopped fail with the shut-down error."""
+        for future in futures:
+            if not future.done():
+                future.set_exception(shut_down_error(self.name))

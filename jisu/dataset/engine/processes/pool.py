@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from ... import config
 from ..queued_pool import QueuedPool
-from ..worker_pool import TaskFuture, shut_down_error
+from ..worker_pool import TaskFuture
 from . import start as process_start
 from .shared_arrays import dumps_sharing
 from .shm import shared_memory_available
@@ -178,7 +178,7 @@ class ProcessPool(QueuedPool):
                 task.slab_id = self._slabs.take()
             except (OSError, MemoryError) as exc:
                 idle.appendleft(worker)
-                self._fail_all(exc, future)
+                self._break(exc, [future])
                 return
             worker.task = task
             # The watchdog's clock starts when the worker begins the task: now if it is ready,
@@ -209,10 +209,6 @@ class ProcessPool(QueuedPool):
             if worker is not None:
                 worker.stuck = True
 
-    def _fail_all(self, error: BaseException, future: TaskFuture | None) -> None:
-        """Break the pool: this future and every waiting one fail with ``error``."""
-        self._break(error, [] if future is None else [future])
-
     # ------------------------------------------------------------------ results
     def _run(self) -> None:
         """Collector thread: start the workers, then take in results, errors and deaths of
@@ -222,7 +218,7 @@ class ProcessPool(QueuedPool):
         except BaseException as exc:  # no process could be started (out of memory, ...)
             with self._lock:
                 if not self._closed:
-                    self._fail_all(exc, None)
+                    self._break(exc, [])
         finally:
             self._started.set()
         while not self._closed:
@@ -344,7 +340,7 @@ class ProcessPool(QueuedPool):
                 "it, use fewer num_parallel_workers or less memory per sample; "
                 "config.set_worker_restart(True) restarts dead workers instead."
             )
-            self._fail_all(error, task.future if task else None)
+            self._break(error, [task.future] if task else [])
 
     def _drain(self, worker: Worker) -> bool:
         """Take in the results ``worker`` sent before it ended (they still count); True once
@@ -361,16 +357,9 @@ class ProcessPool(QueuedPool):
     # ------------------------------------------------------------------ shutdown
     def shutdown(self, timeout: float) -> None:
         with self._lock:
-            if self._closed:
+            if not self._close_queue():
                 return
-            self._closed = True
             self._slabs.closed = True
-            while self._waiting:
-                task = self._waiting.popleft()
-                if task.resent:
-                    task.future.set_exception(shut_down_error(self.name))
-                else:
-                    task.future.cancel()
             for worker in self._workers.live():
                 worker.tell_to_stop()
         if threading.current_thread() is not self._collector:
@@ -379,10 +368,12 @@ class ProcessPool(QueuedPool):
             workers = self._workers.live()
         Workers.stop(workers, timeout)
         with self._lock:
+            held = []
             for worker in workers:
                 worker.conn.close()
                 task, worker.task = worker.task, None
-                if task is not None and not task.future.done():
-                    task.future.set_exception(shut_down_error(self.name))
+                if task is not None:
+                    held.append(task.future)
+            self._fail_sent(held)
             self._slabs.close()
             self._workers.close_shared()

@@ -99,7 +99,7 @@ class _ActorManagement(_TaskDispatch):
         )
         with self._lock:
             tasks = [t for a in self._actors for t in a.tasks]
-            self._fail_all(error, tasks)
+            self._break(error, [task.future for task in tasks])
 
     def _actor_died(self, actor: _Actor, exc: BaseException) -> None:
         with self._lock:
@@ -150,7 +150,7 @@ class _ActorManagement(_TaskDispatch):
                 f"running{' a task' if tasks else ''} of the stage {self._ops}{restarts}. "
                 f"Ray says: {_reason(exc)}"
             )
-            self._fail_all(error, tasks)
+            self._break(error, [task.future for task in tasks])
 
     def _check_placement(self) -> None:
         """Warn while tasks wait and Ray has placed no actor of this stage (the cluster is

@@ -7,11 +7,11 @@ it runs one the next waits in its mailbox (hiding the round trip to the driver) 
 go to whichever actor frees a slot. :class:`_Actor` is the pool's record of an actor and of
 the tasks sent to it, in order; a task that comes back (:meth:`_TaskDispatch._finished`)
 starts the clock of the one behind it, which :mod:`.watchdog` reads. Breaking the pool fails
-every task it holds (:meth:`_TaskDispatch._fail_all`).
+every task it holds (:meth:`QueuedPool._break`).
 
 Kept apart from the actors' lifecycle (:mod:`.actors`) and the collector thread
 (:mod:`.pool`): this part only moves tasks between the queue and the actors' mailboxes.
-``_dispatch``, ``_send`` and ``_fail_all`` run with the pool's lock held; ``_finished`` takes it.
+``_dispatch``, ``_send`` and ``_break`` run with the pool's lock held; ``_finished`` takes it.
 """
 
 from __future__ import annotations
@@ -104,10 +104,6 @@ class _TaskDispatch(QueuedPool):
         if len(actor.tasks) == 1:  # it runs now; a second one waits behind it
             future.started = (time.perf_counter(), actor, task.epoch, task.item)
         self._wake.set()
-
-    def _fail_all(self, error: BaseException, tasks: list[_Task]) -> None:
-        """Break the pool (lock held): ``tasks`` and every waiting task fail with ``error``."""
-        self._break(error, [task.future for task in tasks])
 
     def _finished(self, actor: _Actor, task: _Task, seconds: float) -> None:
         """``task`` is back from ``actor``: the next task in its mailbox runs from now."""

@@ -45,7 +45,7 @@ import cloudpickle
 from ..errors import PipelineError, with_context
 from ..processes.workers import WorkerDiedError, rebuild_error
 from ..watchdog import stage_ops
-from ..worker_pool import TaskFuture, shut_down_error
+from ..worker_pool import TaskFuture
 from .actors import _actor_class, _ActorManagement, _reason
 from .dispatch import DEPTH, _Actor, _settle, _Task
 from .worker import run_time_settings
@@ -175,7 +175,7 @@ class RayPool(_ActorManagement):
                             f"{self.name}: lost the connection to Ray while the pipeline was "
                             f"running: {type(exc).__name__}: {_reason(exc)}"
                         )
-                        self._fail_all(error, tasks)
+                        self._break(error, [task.future for task in tasks])
                 return
             self._collect(done)
             self._check_placement()
@@ -209,7 +209,7 @@ class RayPool(_ActorManagement):
             error = with_context(exc, f"{self.name}: {actor.name} could not return a result")
             if task is None:
                 with self._lock:
-                    self._fail_all(error, [])
+                    self._break(error, [])
                 return
             self._finished(actor, task, 0.0)
             _settle(task.future, error=error)
@@ -239,21 +239,12 @@ class RayPool(_ActorManagement):
     def shutdown(self, timeout: float) -> None:
         """Cancel waiting tasks, fail those sent, and kill the actors (waiting for none)."""
         with self._lock:
-            if self._closed:
+            if not self._close_queue():
                 return
-            self._closed = True
-            while self._waiting:
-                task = self._waiting.popleft()
-                if task.resent:
-                    task.future.set_exception(shut_down_error(self.name))
-                else:
-                    task.future.cancel()
             actors, self._actors = self._actors, []
             self._refs.clear()
             for actor in actors:
-                for task in actor.tasks:
-                    if not task.future.done():
-                        task.future.set_exception(shut_down_error(self.name))
+                self._fail_sent([task.future for task in actor.tasks])
                 actor.tasks.clear()
                 self._kill(actor)
             self._spec_ref = None
