@@ -22,6 +22,13 @@ Guarantees:
   continue on the next batch with the weights, optimizer, loss scale and the states of the
   torch (CPU, and CUDA when in use), Python ``random`` and NumPy global generators that the
   uninterrupted run had at that step, so it gives the same losses.
+- **Numbering.** ``state["epoch"]`` is the number of whole epochs done (Keras'
+  ``initial_epoch``), ``state["step_in_epoch"]`` the steps done after them; the file's name
+  and ``state["epoch_num"]`` give the 1-based epoch the step belongs to (MindSpore's). At an
+  epoch's end they agree: ``run-2_24.ckpt`` (the end of the second epoch) holds ``epoch`` 2
+  and ``step_in_epoch`` 0; inside an epoch, ``run-3_10.ckpt`` holds ``epoch`` 2 and
+  ``step_in_epoch`` 10. An older file that holds an epoch's end as ``epoch`` N - 1 with
+  ``step_in_epoch`` equal to the epoch's steps resumes the same, at epoch N.
 
 File format: a checkpoint is a ``torch.save`` zip archive whose zip comment (the archive's
 last bytes, a standard zip field that zip tools and ``torch.load`` ignore) is
@@ -199,7 +206,9 @@ def load_checkpoint(
     Load it into ``net``/``optimizer``, or into a :class:`jisu.Model` with its
     ``load_state_dict`` (network, optimizer, loss scale; and, for a checkpoint written by
     :class:`ModelCheckpoint`, where to resume and the random generators' states, restored when
-    ``model.train`` starts with ``initial_epoch`` = the checkpoint's ``epoch``).
+    ``model.train`` starts with ``initial_epoch`` = the checkpoint's ``epoch``: the whole
+    epochs done, so a file written at the end of epoch N, named ``{prefix}-N_{steps}``, holds
+    ``epoch`` N and the resumed run begins epoch N + 1, 1-based).
 
     Args:
         ckpt_file_name: the checkpoint file.
@@ -212,10 +221,10 @@ def load_checkpoint(
             writes checksums always, so it requires them by default.)
 
     A MindSpore ``.ckpt`` file (recognised by its first bytes: a protobuf message, where a
-    jisu checkpoint is a zip archive) is read by :func:`jisu.train.serialization.
-    load_checkpoint` instead, and loaded into ``net`` (or ``model``'s network) by MindSpore's
-    parameter names; ``crc_check`` does not apply (a MindSpore CRC trailer that is present is
-    always verified).
+    jisu checkpoint is a zip archive) is read by
+    :func:`jisu.train.serialization.load_checkpoint` instead, and loaded into ``net`` (or
+    ``model``'s network) by MindSpore's parameter names; ``crc_check`` does not apply (a
+    MindSpore CRC trailer that is present is always verified).
 
     Returns:
         The checkpoint's dict; for a MindSpore file, what MindSpore's ``load_checkpoint``

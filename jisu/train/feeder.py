@@ -97,7 +97,7 @@ class BatchSource:
                     "resuming mid-epoch needs a jisu Dataset (its iterator state); this "
                     f"{type(dataset).__name__} has none"
                 )
-            self.size = len(dataset) if hasattr(dataset, "__len__") else None
+            self.size = _length(dataset)
 
     def one_pass(self) -> Iterator[Any]:
         """One epoch of batches."""
@@ -146,7 +146,17 @@ class BatchSource:
             self._iterator.close()
 
 
+def _length(dataset: Any) -> int | None:
+    """``len(dataset)``, None when it has none (a DataLoader over an IterableDataset has
+    ``__len__`` but raises TypeError)."""
+    try:
+        return len(dataset)
+    except TypeError:
+        return None
+
+
 _END = object()
+_NOTHING = object()
 
 
 class _Failure:
@@ -158,21 +168,47 @@ class InlineFeeder:
     """:class:`DeviceFeeder`'s interface without a thread: batches are fetched and copied on
     the calling thread. Used by the eager loop, and by sink mode on CPU when the data is a
     jisu pipeline, which already reads ahead on its own threads (one more hand-off per batch
-    would only cost time)."""
+    would only cost time).
+
+    With ``lookahead`` it fetches one batch ahead, so that ``exhausted`` says, as soon as a
+    batch is returned, whether it was the data's last: the training loop's way to know the
+    last step of an epoch whose size is unknown (an iterable without ``len``)."""
 
     def __init__(
-        self, batches: Iterator[Any], source: BatchSource, device: torch.device, limit: int | None
+        self,
+        batches: Iterator[Any],
+        source: BatchSource,
+        device: torch.device,
+        limit: int | None,
+        lookahead: bool = False,
     ) -> None:
         self._batches, self._source, self.device, self._left = batches, source, device, limit
+        self._lookahead = lookahead
+        self._ahead: Any = _NOTHING  # the batch fetched ahead, and the state after it
+        self.exhausted = False  # the data ended after the batch last returned (lookahead)
         self.waited = 0.0  # seconds waiting for the next batch
         self.copied = 0.0  # seconds copying batches to the device
 
+    def _fetch(self) -> tuple[Any, dict | None]:
+        """The next raw batch and the data state after it; StopIteration at the end."""
+        if self._ahead is not _NOTHING:
+            fetched, self._ahead = self._ahead, _NOTHING
+            return fetched
+        batch = next(self._batches)
+        return batch, self._source.state()
+
     def get(self) -> tuple[list[torch.Tensor], dict | None, int]:
-        if self._left == 0:
+        if self._left == 0 or self.exhausted:
             raise StopIteration
         begin = time.perf_counter()
         try:
-            batch = as_tensors(next(self._batches), self._source)
+            raw, state = self._fetch()
+            if self._lookahead:
+                try:
+                    self._ahead = (next(self._batches), self._source.state())
+                except StopIteration:
+                    self.exhausted = True
+            batch = as_tensors(raw, self._source)
         finally:  # the wait for the end of the data counts too
             fetched = time.perf_counter()
             self.waited += fetched - begin
@@ -181,7 +217,7 @@ class InlineFeeder:
         if self._left is not None:
             self._left -= 1
         samples = int(tensors[0].shape[0]) if tensors and tensors[0].dim() else 1
-        return tensors, self._source.state(), samples
+        return tensors, state, samples
 
     def close(self) -> None:
         """Nothing runs in the background."""
@@ -204,6 +240,7 @@ class DeviceFeeder:
         limit: int | None = None,
     ) -> None:
         self.device = device
+        self.exhausted = False  # InlineFeeder's: the end shows as StopIteration here
         self.waited = 0.0
         self.copied = 0.0  # copies overlap the steps on the feeder thread: not on the clock
         self._queue: queue.Queue = queue.Queue(maxsize=depth)

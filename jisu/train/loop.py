@@ -29,6 +29,11 @@ the step call that compiles (the first). The clocks in the
 each step's call (and a sink's read) as it runs, so a sink's replayed callbacks see its
 complete clocks. A stop request ends the epoch after the window in progress.
 
+The state's ``epoch_ended`` turns True at the epoch's last step, before that step's callbacks:
+when the epoch's ``batch_num`` steps are done, a sink ran to the end of the data or of its
+steps, or (eager, data of unknown size, read one batch ahead) the data ended after the step's
+batch. A checkpoint's position is then the next epoch (:meth:`TrainState.resume_point`).
+
 Evaluation (:class:`EvalLoop`) runs eagerly, one step at a time, with the ``on_eval_step_*``
 hooks around each step: its metrics need every output on the host anyway. It counts, clocks
 and feeds the same :class:`~jisu.train.state.TrainState` (``mode`` "eval") the same way.
@@ -56,14 +61,22 @@ _Record = tuple[Any, Any, int, Any]
 
 
 def open_feeder(
-    batches: Iterator[Any], source: BatchSource, device: torch.device, limit: int | None, sink: bool
+    batches: Iterator[Any],
+    source: BatchSource,
+    device: torch.device,
+    limit: int | None,
+    sink: bool,
+    train: bool = False,
 ) -> InlineFeeder | DeviceFeeder:
     """The feeder of an epoch: sink mode's prefetching :class:`DeviceFeeder`, except on CPU
     for a jisu pipeline, which already reads ahead on its own threads; the eager loop's
-    :class:`InlineFeeder`."""
+    :class:`InlineFeeder`. For training (``train``) over data of unknown size, the eager
+    feeder reads one batch ahead, so that the epoch's last step is known as it ends (a sink
+    runs to the end of the data before its steps are handed over: it knows anyway)."""
     if sink and not (device.type == "cpu" and source.prefetches):
         return DeviceFeeder(batches, source, device, limit=limit)
-    return InlineFeeder(batches, source, device, limit)
+    lookahead = train and not sink and limit is None and source.size is None
+    return InlineFeeder(batches, source, device, limit, lookahead)
 
 
 class BatchLoop:
@@ -149,19 +162,25 @@ class EpochLoop(BatchLoop):
         self._dispatched = cbs.on_train_step_dispatched
         self._compiled = step if isinstance(step, CompiledStep) else None
 
-    def run(self, limit: int | None) -> None:
+    def run(self, limit: int | None) -> bool:
         """Windows of steps until ``limit`` steps ran, the data ended or a stop was
-        requested; the feeder is closed after."""
+        requested; the feeder is closed after. Returns whether the epoch is complete (its
+        steps ran or its data ended; not when a stop ended it before): ``state.epoch_ended``,
+        which is set from its last step's callbacks on."""
         left = limit
         try:
             while left != 0:
                 window, ended = self._dispatch(left if self.replay else 1)
-                if window:
-                    self._hand_over(window)
                 if left is not None:
                     left -= len(window)
+                if window:
+                    self._hand_over(window, ended or left == 0)
+                if ended:  # the data ended (perhaps found only now, with no step left)
+                    self.state.epoch_ended = True
                 if ended or self.run_context.get_stop_requested():
-                    return
+                    return self.state.epoch_ended
+            self.state.epoch_ended = True  # the limit's steps ran
+            return True
         finally:
             self.feeder.close()
 
@@ -184,6 +203,8 @@ class EpochLoop(BatchLoop):
             if self.schedule is not None:  # the next step's rate, set before it is dispatched
                 self.schedule.after_step()
             self._dispatched(self.run_context)  # no host sync: the outputs are not read
+            if self.feeder.exhausted:  # a feeder reading ahead saw the end of the data
+                return window, True
         return window, False
 
     def _rate(self) -> Any:
@@ -195,8 +216,10 @@ class EpochLoop(BatchLoop):
         lr = optimizer.param_groups[0].get("lr")
         return lr.detach().clone() if isinstance(lr, torch.Tensor) else lr
 
-    def _hand_over(self, window: list[_Record]) -> None:
-        """The window's steps to the callbacks, in order (a sink's after its one read)."""
+    def _hand_over(self, window: list[_Record], ends_epoch: bool) -> None:
+        """The window's steps to the callbacks, in order (a sink's after its one read);
+        ``ends_epoch``: its last step is the epoch's last (``state.epoch_ended`` from then on,
+        as when the epoch's ``batch_num`` steps are done)."""
         state, run, cbs = self.state, self.run_context, self.cbs
         values = self._read(window) if self.replay else None  # eager: the outputs as they are
         bad = None if values is None else _first_non_finite(values)
@@ -210,6 +233,9 @@ class EpochLoop(BatchLoop):
             state.samples_seen += samples
             state.dataset_state = data_state
             state.weights_current = i == last  # the weights are those after the last step
+            state.epoch_ended = (i == last and ends_epoch) or bool(
+                state.batch_num and state.step_in_epoch >= state.batch_num
+            )
             if self.guard is not None:  # replayed: callbacks that act are watched
                 for hook in STEP_HOOKS:
                     self.guard.call(hook, run, i, last)

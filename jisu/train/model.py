@@ -54,6 +54,29 @@ def shard_by_rank(dataset: Any) -> Any:
     return dataset.shard(world, distributed.get_rank())
 
 
+def _resume_at(resume: dict[str, Any], steps: int | None, initial_epoch: int) -> tuple[dict, int]:
+    """The loaded position ``resume`` as the run starts, and the epoch to start at.
+
+    A position at an epoch's end counts the epoch as done: ``epoch`` N, ``step_in_epoch`` 0.
+    Older checkpoints could hold the end of the N-th epoch as ``epoch`` N - 1 with
+    ``step_in_epoch`` equal to the epoch's ``steps``: such a position is read as ``(N, 0)``
+    here, where the steps of an epoch are known (at load they are not), and ``initial_epoch``
+    may then be either number. Any other ``initial_epoch`` is refused.
+    """
+    epoch, done = resume["epoch"], resume["step_in_epoch"]
+    accepted = {epoch}
+    if steps and done >= steps:  # an epoch's end in the old numbering: the next epoch
+        epoch, done = epoch + 1, 0
+        accepted.add(epoch)
+    if initial_epoch not in accepted:
+        raise ValueError(
+            f"Model.train: the loaded checkpoint resumes after {epoch} complete epoch(s) (at "
+            f"epoch index {epoch}, step {done} of it), but initial_epoch={initial_epoch}; "
+            f"pass initial_epoch={epoch}"
+        )
+    return dict(resume, epoch=epoch, step_in_epoch=done), epoch
+
+
 def _check_count(op: str, name: str, value: Any, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise ValueError(f"Model.{op}: {name} must be an int >= {low}. Received {name}={value!r}")
@@ -221,17 +244,17 @@ class Model:
         self._check_train(epoch, sink_mode, sink_size, initial_epoch)
         resume = self._resume
         self._resume = None
-        if resume is not None and resume["epoch"] != initial_epoch:
-            raise ValueError(
-                f"Model.train: the loaded checkpoint resumes at epoch {resume['epoch']} "
-                f"(0-based), but initial_epoch={initial_epoch}; pass "
-                f"initial_epoch={resume['epoch']}"
-            )
         train_dataset = shard_by_rank(train_dataset)
         source = BatchSource(train_dataset, resume["dataset_state"] if resume else None)
         steps = sink_size if sink_mode and sink_size > 0 else source.size
-        if steps == 0:
-            raise ValueError("Model.train: the dataset has no batch per epoch")
+        try:
+            if steps == 0:
+                raise ValueError("Model.train: the dataset has no batch per epoch")
+            if resume is not None:
+                resume, initial_epoch = _resume_at(resume, steps, initial_epoch)
+        except BaseException:
+            source.close()
+            raise
         callbacks = list(CallbackList(callbacks).callbacks)
         if sys.stderr.isatty() and not any(isinstance(c, ProgressBar) for c in callbacks):
             callbacks.append(ProgressBar())
@@ -254,6 +277,7 @@ class Model:
             batch_num=steps,
             cur_epoch_num=initial_epoch,
             cur_step_num=resume["cur_step_num"] if resume else initial_epoch * (steps or 0),
+            epoch_ended=done_in_epoch == 0,  # no epoch in progress yet
             dataset_state=source.state(),
         )
         state.dispatched_step_num = state.cur_step_num
@@ -279,22 +303,24 @@ class Model:
             for e in range(initial_epoch, epoch):
                 state.cur_epoch_num = e + 1
                 state.step_in_epoch = done_in_epoch
+                state.epoch_ended = False
                 state.metrics = None
                 # one pass ends with the data's epoch; an endless source stops after `steps`
                 limit = steps - done_in_epoch if endless is not None else None
                 done_in_epoch = 0
                 cbs.on_train_epoch_begin(run)
                 batches = endless if endless is not None else source.one_pass()
-                feeder = open_feeder(batches, source, self.device, limit, sink_mode)
+                feeder = open_feeder(batches, source, self.device, limit, sink_mode, train=True)
                 loop = EpochLoop(
                     self._train_step, feeder, state, run, cbs, sink_mode, self._lr_schedule, guard
                 )
                 first_step.watch(loop)
-                loop.run(limit)
+                complete = loop.run(limit)
                 if valid is not None and (e + 1) % valid[1] == 0:
                     state.metrics = self.eval(valid[0])
                     self.network.train()
-                if self._lr_schedule is not None:
+                # a stopped epoch's schedule step is left to the run that completes it
+                if self._lr_schedule is not None and complete:
                     self._lr_schedule.after_epoch(state)
                 cbs.on_train_epoch_end(run)
                 if run.get_stop_requested():
@@ -376,13 +402,16 @@ class Model:
         """The checkpoint format, what ModelCheckpoint writes: ``network``, ``optimizer``,
         ``loss_scale_manager`` and ``lr_scheduler`` state dicts (the schedule's position: a
         resumed run continues it) and, once the Model has trained, where to resume:
-        ``epoch`` (0-based, the next to run when the last one is complete) and
-        ``step_in_epoch`` (its steps done), ``cur_step_num``, ``dataset_state`` (the data
-        iterator's state after the last batch) and ``rng_state`` (the global random
-        generators' states, captured now). During training, that is the step the callbacks
-        are at (in sink mode the weights are those of a sink's last step: take it when
-        ``cb_params.weights_current``, as ModelCheckpoint does); after it, where it stopped;
-        after ``load_state_dict``, the loaded position.
+        ``epoch``, the number of whole epochs done (Keras' ``initial_epoch``: the 0-based
+        index of the epoch a resumed run begins; N from the last step of the N-th epoch on,
+        N - 1 inside it), ``step_in_epoch`` (the steps done of that epoch: 0 at an epoch's
+        end), ``cur_step_num``, ``dataset_state`` (the data iterator's state after the last
+        batch) and ``rng_state`` (the global random generators' states, captured now).
+        During training, that is the step the callbacks are at (in sink mode the weights are
+        those of a sink's last step: take it when ``cb_params.weights_current``, as
+        ModelCheckpoint does; at an epoch's last step, take it at ``on_train_epoch_end``, as
+        ModelCheckpoint does, so that it holds the epoch's learning-rate step too); after
+        it, where it stopped; after ``load_state_dict``, the loaded position.
 
         Tensors and plain values only (``save_checkpoint`` writes it as it is), sharing
         memory with the live ones as torch's state dicts do: save or copy it before training
@@ -412,7 +441,10 @@ class Model:
         """Load ``state`` (from :meth:`state_dict`, or a checkpoint file's dict): the weights,
         optimizer and loss scale now; with a position (``epoch``), the next ``train`` (with
         ``initial_epoch`` = ``state["epoch"]``) resumes after it, on the next batch, with the
-        random generators' states (when present) restored as it starts."""
+        random generators' states (when present) restored as it starts. An older checkpoint
+        that holds an epoch's end as the last step of the epoch (``epoch`` N - 1,
+        ``step_in_epoch`` the epoch's steps) resumes at epoch N, step 0, from either
+        ``initial_epoch`` (the steps of an epoch are known when ``train`` starts)."""
         self.network.load_state_dict(state["network"])
         if self.optimizer is not None and "optimizer" in state:
             self.optimizer.load_state_dict(state["optimizer"])

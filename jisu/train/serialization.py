@@ -11,7 +11,7 @@ plain torch module with the same structure loads a MindSpore network's checkpoin
 Differences from MindSpore 2.10:
 
 - ``load_checkpoint`` returns an ``OrderedDict`` of torch tensors (CPU, fresh copies), not
-  ``Parameter``s; ``append_dict`` strings stay ``str`` as in MindSpore.
+  ``Parameter`` objects; ``append_dict`` strings stay ``str`` as in MindSpore.
 - A CRC trailer that is present is always verified (MindSpore only with ``crc_check=True``);
   a damaged file raises :class:`MalformedFileError` instead of loading.
 - Encryption (``dec_key``/``enc_key``), ``format="safetensors"``, ``remove_redundancy``,
@@ -77,7 +77,7 @@ def load_checkpoint(
 
     Returns:
         ``OrderedDict`` name -> torch tensor (or str for ``append_dict`` strings), in file
-        order. (MindSpore returns ``Parameter``s.)
+        order. (MindSpore returns ``Parameter`` objects.)
 
     Raises:
         FileNotFoundError: no such file.

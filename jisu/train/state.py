@@ -34,12 +34,17 @@ class TrainState(MutableMapping):
     Counters follow MindSpore: ``cur_epoch_num`` is the 1-based epoch in progress (the epochs
     done before the first, at ``on_train_begin``), ``cur_step_num`` the steps done since the
     start of training (a resumed run counts on from its checkpoint), ``step_in_epoch`` those
-    of the current epoch, ``batch_num`` the steps of an epoch. ``dispatched_step_num`` counts
-    the steps dispatched to the device: ``cur_step_num`` in step mode; in sink mode it runs
-    ahead while a sink's steps are dispatched (``on_train_step_dispatched`` reads it there),
-    and ``cur_step_num`` catches up as the sink's callbacks are replayed. ``learning_rate`` is,
-    from ``on_train_step_end`` (and in every replayed hook), the rate the step at hand trained
-    with: the first parameter group's, recorded as the step was dispatched.
+    of the current epoch, ``batch_num`` the steps of an epoch (None when the data's size is
+    unknown). ``epoch_ended`` is True once the epoch's last step is done: from that step's
+    ``on_train_step_end`` (the loop knows it is the last: the epoch's steps ran, or the data
+    ended) to ``on_train_epoch_end``, and before the first epoch; it is False again at
+    ``on_train_epoch_begin``, and stays False for an epoch stopped before its end.
+    ``dispatched_step_num`` counts the steps dispatched to the device: ``cur_step_num`` in
+    step mode; in sink mode it runs ahead while a sink's steps are dispatched
+    (``on_train_step_dispatched`` reads it there), and ``cur_step_num`` catches up as the
+    sink's callbacks are replayed. ``learning_rate`` is, from ``on_train_step_end`` (and in
+    every replayed hook), the rate the step at hand trained with: the first parameter
+    group's, recorded as the step was dispatched.
 
     The clocks are cumulative seconds: ``data_wait_seconds`` waiting for batches,
     ``copy_seconds`` copying them to the device, ``step_seconds`` in the train step (forward,
@@ -77,6 +82,7 @@ class TrainState(MutableMapping):
     cur_step_num: int = 0
     dispatched_step_num: int = 0
     step_in_epoch: int = 0
+    epoch_ended: bool = False
     samples_seen: int = 0
     dataset_state: dict | None = None
     net_outputs: Any = field(default=None, repr=False)
@@ -94,10 +100,14 @@ class TrainState(MutableMapping):
         self.step_in_epoch += 1
 
     def resume_point(self) -> tuple[int, int]:
-        """``(epoch, step_in_epoch)`` at which a run resumed from here starts: the 0-based
-        epoch and the steps of it already done (the next epoch, 0, after a complete one)."""
+        """``(epoch, step_in_epoch)`` at which a run resumed from here starts, Keras' numbers:
+        ``epoch`` is the whole epochs done (the 0-based index of the epoch to run, what
+        ``initial_epoch`` takes) and ``step_in_epoch`` the steps of it already done. Once an
+        epoch's last step is done that is ``(cur_epoch_num, 0)``, the next epoch: a
+        checkpoint named after epoch N (1-based) at its end holds ``epoch == N``; inside
+        epoch N it is ``(N - 1, step_in_epoch)``."""
         epoch, step = self.cur_epoch_num - 1, self.step_in_epoch
-        if self.batch_num and step >= self.batch_num:
+        if self.epoch_ended or (self.batch_num and step >= self.batch_num):
             epoch, step = epoch + 1, 0
         return epoch, step
 

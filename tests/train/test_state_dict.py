@@ -1,6 +1,7 @@
 """``Model.state_dict()`` / ``Model.load_state_dict()``: the checkpoint format, owned by the
 Model. A state taken after training, loaded into a fresh Model, continues with the
-uninterrupted run's losses bit for bit; ModelCheckpoint writes exactly that state."""
+uninterrupted run's losses bit for bit; ModelCheckpoint writes exactly that state (and the
+name's epoch, ``epoch_num``)."""
 
 from __future__ import annotations
 
@@ -54,7 +55,8 @@ def test_model_checkpoint_writes_the_models_state_dict(tmp_path):
     m.train(1, data()[0], callbacks=[saver])  # saved once, by on_train_end
     written = jisu.load_checkpoint(saver.latest_ckpt_file_name)
     state = m.state_dict()
-    assert list(written) == list(state)
+    assert list(written) == [*state, "epoch_num"]  # and the name's epoch, as MindSpore's
+    assert written["epoch_num"].item() == 1
     assert {k: written[k] for k in POSITION - {"rng_state"}} == {
         k: state[k] for k in POSITION - {"rng_state"}
     }

@@ -57,11 +57,13 @@ class CheckpointConfig:
         zero_pad: name the numbered files ``CKP-0010_000150.ckpt`` (``ls`` lists them in
             training order) instead of MindSpore's ``CKP-10_150.ckpt``.
         append_info: (MindSpore) extra top-level entries of every file: the strings
-            ``"epoch_num"``/``"step_num"`` (the epoch and global step at the save) and dicts
-            of name -> int/float/bool/str/tensor; numbers are stored as 0-d tensors, so the
-            model zoo's ``load_checkpoint(f).get("epoch_num").asnumpy().item()`` reads them.
+            ``"epoch_num"``/``"step_num"`` (the 1-based epoch of the file's name and the
+            global step at the save) and dicts of name -> int/float/bool/str/tensor; numbers
+            are stored as 0-d tensors, so the model zoo's
+            ``load_checkpoint(f).get("epoch_num").asnumpy().item()`` reads them.
             ``{"epoch_num": 0, "step_num": 0}`` (the model zoo's idiom) also means the
-            current values.
+            current values. ``"epoch_num"`` is stored in every file, asked for or not; at an
+            epoch's end it equals ``state["epoch"]``, the whole epochs done.
         integrated_save, async_save, exception_save, crc_check, format: MindSpore's flags,
             accepted: jisu always saves the whole (gathered) state synchronously and
             atomically, with a CRC-32 of its bytes.
@@ -220,9 +222,10 @@ def _check_append_info(append_info: Any) -> list[Any]:
 
 
 def appended(append_info: list[Any], params: Any) -> dict[str, Any]:
-    """The top-level entries ``append_info`` adds to a file saved at ``params``' step."""
+    """The top-level entries ``append_info`` adds to a file saved at ``params``' step, and
+    ``"epoch_num"`` always (the name's 1-based epoch; MindSpore's entry of that name)."""
     current = {"epoch_num": params.cur_epoch_num, "step_num": params.cur_step_num}
-    entries: dict[str, Any] = {}
+    entries: dict[str, Any] = {"epoch_num": torch.tensor(params.cur_epoch_num)}
     for item in append_info:
         for key, value in ({item: None} if isinstance(item, str) else item).items():
             if key in current:  # the model zoo passes {"epoch_num": 0}: a placeholder

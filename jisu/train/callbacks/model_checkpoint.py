@@ -42,14 +42,27 @@ class ModelCheckpoint(Callback):
 
     Without a ``monitor``: every ``save_checkpoint_steps`` steps (or seconds) and at the end
     of training. In sink mode a checkpoint is written at the end of the sink in which it fell
-    due (the weights and random states then match the last step). With a ``monitor``: at
-    epoch ends whose value qualifies (``save_top_k``, ``save_best_only``); each such file
-    also records the value (``state["monitor"] = {"name", "value"}``).
+    due (the weights and random states then match the last step). One that falls due at an
+    epoch's last step is written at the epoch's end (``on_train_epoch_end``: after
+    ``Model.fit``'s evaluation and the learning-rate schedule's epoch step), so that it is
+    exactly where the next epoch starts. With a ``monitor``: at epoch ends whose value
+    qualifies (``save_top_k``, ``save_best_only``); each such file also records the value
+    (``state["monitor"] = {"name", "value"}``).
 
     Each file holds what an exact resume needs, as the Model's ``state_dict()`` assembles it
     (``cb_params.model``): network, optimizer, loss scale, epoch/step, the dataset iterator's
     state and the random generators' states (see :func:`~jisu.train.checkpoint.load_checkpoint`;
     :func:`latest_checkpoint` finds the newest file to resume from).
+
+    The numbers: the name's epoch is the 1-based epoch the step belongs to (MindSpore's;
+    also stored as ``state["epoch_num"]``, a 0-d tensor as MindSpore's ``append_info``
+    writes it), the name's step the steps done in that epoch. ``state["epoch"]`` is the
+    number of whole epochs done, what ``Model.train(..., initial_epoch=state["epoch"])``
+    takes (Keras' meaning), and ``state["step_in_epoch"]`` the steps done after them. At an
+    epoch's end the two agree: ``run-2_24.ckpt``, written at the end of epoch 2 (24 steps),
+    holds ``epoch == 2``, ``step_in_epoch == 0`` (the resumed run begins the third epoch).
+    Inside an epoch they differ by one: ``run-3_10.ckpt`` holds ``epoch == 2``,
+    ``step_in_epoch == 10`` (the resumed run continues the third epoch at its 11th step).
 
     ``keep_checkpoint_max`` (0: keep all) counts every numbered file in ``directory`` for this
     exact prefix (padded or not), also those of earlier runs (a restart), and removes the
@@ -105,6 +118,8 @@ class ModelCheckpoint(Callback):
             self._due = True
         if not self._due or not params.get("weights_current", True):
             return
+        if params.get("epoch_ended", False):
+            return  # the epoch's last step: written at its end, where the next epoch starts
         if self.config.monitor is None:
             self._save(params)
         elif self.config.save_last:
@@ -114,9 +129,12 @@ class ModelCheckpoint(Callback):
 
     def on_train_epoch_end(self, run_context: RunContext) -> None:
         config = self.config
-        if config.monitor is None:
-            return
         params = run_context.original_args()
+        if config.monitor is None:
+            if self._due:  # fell due at the epoch's last step
+                self._save(params)
+            return
+        self._due = False  # a save_last refresh due at the last step: written below
         value = self._monitored(params)  # on every rank, so that an error stops them all
         if value is not None and is_main_process():
             self._recall()
