@@ -51,12 +51,17 @@ def as_tensors(batch: Any, source: BatchSource | None = None) -> list[torch.Tens
     return out
 
 
+#: integer label types that class-index losses refuse and that fit in int64
+_INDEX_DTYPES = (torch.int32, torch.int16, torch.int8, torch.uint8, torch.uint16, torch.uint32)
+
+
 def with_index_labels(batch: list[torch.Tensor]) -> list[torch.Tensor]:
     """The label (the batch's last tensor) widened to int64 when it is a narrower integer:
     PyTorch's losses take class indices as int64, and MindSpore-style pipelines commonly
-    cast labels to int32 (the article does)."""
+    cast labels to int32 (the article does); MindSpore's MNIST and CIFAR sources give
+    uint32 labels."""
     label = batch[-1]
-    if label.dtype in (torch.int32, torch.int16, torch.int8, torch.uint8):
+    if label.dtype in _INDEX_DTYPES:
         batch = [*batch[:-1], label.long()]
     return batch
 

@@ -15,7 +15,7 @@ from torch import nn
 
 import jisu
 import jisu.dataset as ds
-from jisu.train import LambdaCallback
+from jisu.train import History, LambdaCallback
 from jisu.train.first_step import FirstStep, FirstStepCheck, describe_columns
 
 N, BATCH = 32, 8
@@ -447,3 +447,16 @@ def test_graph_mode_with_the_real_compiler_explains_the_batch():
     finally:
         jisu.set_context(mode=jisu.PYNATIVE_MODE)
     assert not [w for w in seen if "torch.compile failed" in str(w.message)]
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.uint32])
+def test_narrow_integer_labels_reach_the_loss_as_int64(dtype):
+    """MindSpore-style label types (int32 casts, MNIST/CIFAR's uint32) train as int64 ones."""
+    chw, label = arrays()
+    losses = {}
+    for kind in (np.int64, dtype):
+        history = History()
+        make_model().train(2, dataset({"x": chw, "y": label.astype(kind)}), callbacks=[history])
+        losses[kind] = history.history["net_output"]
+    assert len(losses[dtype]) == 2
+    assert losses[dtype] == losses[np.int64]
