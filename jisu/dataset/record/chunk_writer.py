@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from tqdm import tqdm
 
+from .format import class_indexing_problem
 from .schema import NUMERIC
 from .writer import FileWriter
 
@@ -131,6 +132,7 @@ def write_dataset(
     progress: bool | None = None,
     description: str = "",
     storage_options: dict | None = None,
+    class_indexing: dict[str, int] | None = None,
 ) -> dict:
     """Write one epoch of ``dataset`` as a record data set; returns rows, bytes and seconds.
 
@@ -140,7 +142,12 @@ def write_dataset(
         progress: show a progress bar (default: when stderr is a terminal).
         storage_options: for a URL ``file_name``: the filesystem's options (see
             :class:`FileWriter`).
+        class_indexing: the ``{class name: label}`` to record in the manifest (see
+            :meth:`FileWriter.set_class_indexing`); default: ``dataset.get_class_indexing()``
+            when that is such a map (an image folder's, a record data set's), else none.
     """
+    if class_indexing is None:
+        class_indexing = _class_indexing_of(dataset)
     if schema is None:
         shapes, dtypes = dataset._spec()
         schema = {
@@ -161,7 +168,18 @@ def write_dataset(
         progress,
         description,
         storage_options,
+        class_indexing,
     )
+
+
+def _class_indexing_of(dataset: Dataset) -> dict[str, int]:
+    """The source's ``{class name: label}``, or ``{}`` where it has none the manifest can
+    hold: COCO's ``{name: [ids]}``, a task without one (``NotImplementedError``)."""
+    try:
+        indexing = dataset.get_class_indexing()
+    except NotImplementedError:
+        return {}
+    return {} if class_indexing_problem(indexing) else indexing
 
 
 def _rows_as_chunks(dataset: Dataset, schema: dict) -> Iterator[tuple[int, dict]]:
@@ -192,11 +210,13 @@ def write_chunks(
     progress: bool | None,
     description: str = "",
     storage_options: dict | None = None,
+    class_indexing: dict[str, int] | None = None,
 ) -> dict:
     """Write column chunks ``(rows, {field: values})`` as a record data set (all or nothing).
 
     With several files, rows are dealt so every shard gets its share (``total`` rows expected;
-    see :func:`balanced_block_rows`).
+    see :func:`balanced_block_rows`). ``class_indexing`` goes to the manifest
+    (:meth:`FileWriter.set_class_indexing`; None: ``{}``).
 
     Returns:
         ``rows``, ``bytes``, ``seconds``, ``files`` (the shards) and ``removed``: the
@@ -206,6 +226,8 @@ def write_chunks(
     begin = time.perf_counter()
     writer = _EvenWriter(file_name, num_files, overwrite, total, storage_options)
     writer.add_schema(schema, description)
+    if class_indexing:
+        writer.set_class_indexing(class_indexing)
     rows = 0
     bar = tqdm(
         total=total,

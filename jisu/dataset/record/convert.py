@@ -74,8 +74,9 @@ def convert(
 
     Args:
         src: a class-per-subfolder image folder (columns ``image``: the file's bytes, ``label``:
-            int32, the class's index among the sorted folder names), MindRecord files, a
-            ``.npz``/``.npy`` file (one column per array) or a jisu record data set.
+            int32, the class's index among the sorted folder names, recorded as the manifest's
+            ``class_indexing``), MindRecord files, a ``.npz``/``.npy`` file (one column per
+            array) or a jisu record data set (its ``class_indexing`` kept).
         dst: the record data set to write (``dst`` or ``dst0`` .. ``dst{shards-1}``, plus
             ``dst.manifest.json``).
         shards: number of shard files; rows are dealt evenly to all of them (a file-level
@@ -117,6 +118,7 @@ def convert(
     if file_names:
         image_schema["file_name"] = {"type": "string"}
     schema = None
+    class_indexing = None  # a record data set's own passes through write_dataset
     if file_names and not os.path.isdir(src):
         raise ValueError(
             f"convert: file_names=True applies to image folders only; '{src}' is not a folder. "
@@ -127,6 +129,7 @@ def convert(
         if not follow_links:
             check_inside(src, paths)  # before any byte is read
         description = f"image folder {os.path.abspath(src)}; classes {classes}"
+        class_indexing = classes  # sorted folder names -> 0, 1, ... (the labels written)
         if max_size is None and quality is None:  # bytes as stored: read and write by columns
             chunks = folder_chunks(src, paths, labels, workers or available_cpus(), file_names)
             return write_chunks(
@@ -139,6 +142,7 @@ def convert(
                 progress,
                 description,
                 storage_options,
+                class_indexing,
             )
         data = GeneratorDataset(
             ImageFiles(src, paths, labels, names=file_names),
@@ -187,5 +191,5 @@ def convert(
             "MindRecord files or a jisu record data set"
         )
     return write_dataset(
-        data, dst, shards, overwrite, schema, progress, description, storage_options
+        data, dst, shards, overwrite, schema, progress, description, storage_options, class_indexing
     )

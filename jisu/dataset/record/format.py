@@ -10,7 +10,9 @@ is committed, :mod:`.reader` and :mod:`.remote` for how it is read):
   block of rows. Each shard's Arrow metadata names its place (:data:`SHARD_PLACE_KEY`:
   ``"k/n"``) and the data set's id (:data:`DATASET_ID_KEY`);
 * ``train.rec.manifest.json`` (:data:`MANIFEST_SUFFIX`): format, version, id, schema, ``desc``,
-  ``index_fields``, rows, ``block_rows`` and, per shard, its file name, rows, bytes and CRC-32.
+  ``index_fields``, ``class_indexing`` (``{class name: label}``, ``{}`` when the data set has
+  none; optional: manifests written before it read as ``{}``), rows, ``block_rows`` and, per
+  shard, its file name, rows, bytes and CRC-32.
   Rows are dealt to the shards in blocks of ``block_rows``, block ``k`` to shard
   ``k % shard_num`` (:func:`block_layout`).
 
@@ -34,7 +36,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .schema import Field, parse_schema
@@ -46,6 +48,11 @@ MANIFEST_SUFFIX = ".manifest.json"
 MAX_MANIFEST_BYTES = 64 << 20  # a manifest is a few KB; anything this large is not one
 MAX_COUNT = 2**62  # rows and bytes: far beyond any real data set, within int64
 MAX_MANIFEST_BLOCK_ROWS = 2**31  # the most rows per block a manifest may give
+#: The most classes a manifest's ``class_indexing`` may name (ten times the classes
+#: ``jisu train`` builds a network for; face-identity sets reach about a million).
+MAX_MANIFEST_CLASSES = 2**20
+#: Labels of ``class_indexing`` lie in [0, MAX_LABEL): an int32 ``label`` column holds them.
+MAX_LABEL = 2**31
 #: Keys of a shard's Arrow metadata: its place in the data set (``"k/n"``) and the data set's
 #: id, so that a reader notices shards swapped or mixed in from another data set.
 SHARD_PLACE_KEY = "jisu.shard"
@@ -175,6 +182,8 @@ class Manifest:
     block_rows: int
     shards: list[ShardEntry]
     id: str | None
+    #: ``{class name: label}`` (``{}``: none recorded, or a manifest older than the key)
+    class_indexing: dict[str, int] = field(default_factory=dict)
 
 
 def block_layout(rows: int, block_rows: int, shards: int) -> list[list[int]]:
@@ -196,6 +205,30 @@ def _count(value: Any, what: str, path: str, upper: int = MAX_COUNT) -> int:
             path, f"{what} must be an int in [0, {upper}). Received: {value!r}"
         )
     return value
+
+
+def class_indexing_problem(value: Any) -> str | None:
+    """What is wrong with ``value`` as a ``class_indexing`` (None: nothing): it must be a
+    dict of at most :data:`MAX_MANIFEST_CLASSES` str keys to int labels (not bools) in
+    [0, :data:`MAX_LABEL`). Labels need not be distinct (classes may share a label)."""
+    if not isinstance(value, dict):
+        return (
+            f"class_indexing must be a JSON object of class name to label. Received: {value!r:.80}"
+        )
+    if len(value) > MAX_MANIFEST_CLASSES:
+        return (
+            f"class_indexing names {len(value)} classes, more than a manifest may "
+            f"({MAX_MANIFEST_CLASSES})"
+        )
+    for name, label in value.items():
+        if not isinstance(name, str):
+            return f"class_indexing's class names must be str. Received: {name!r:.80}"
+        if isinstance(label, bool) or not isinstance(label, int) or not 0 <= label < MAX_LABEL:
+            return (
+                f"class_indexing[{name!r:.80}] must be an int in [0, {MAX_LABEL}). "
+                f"Received: {label!r:.80}"
+            )
+    return None
 
 
 def _fields_of(schema: Any, path: str) -> list[Field]:
@@ -278,7 +311,11 @@ def parse_manifest(raw: Any, path: str) -> Manifest:
     data_set_id = raw.get("id")
     if data_set_id is not None and not isinstance(data_set_id, str):
         raise MalformedFileError(path, f"id must be a str. Received: {data_set_id!r:.80}")
-    return Manifest(path, fields, desc, index, rows, block_rows, shards, data_set_id)
+    classes = raw.get("class_indexing", {})  # absent from manifests written before it
+    problem = class_indexing_problem(classes)
+    if problem is not None:
+        raise MalformedFileError(path, problem)
+    return Manifest(path, fields, desc, index, rows, block_rows, shards, data_set_id, classes)
 
 
 def load_manifest(path: str) -> Manifest:
@@ -307,10 +344,16 @@ def write_manifest(
     block_rows: int,
     shards: list[str],
     sealed: list[dict],
+    class_indexing: dict[str, int] | None = None,
 ) -> None:
     """Write, durably (fsynced), at ``path`` (a writer's temporary name: publishing it is the
     commit) the manifest of a data set whose shards are ``shards`` (their names are recorded,
-    not their folders) holding ``sealed`` (``rows``, ``bytes`` and ``crc32`` of each)."""
+    not their folders) holding ``sealed`` (``rows``, ``bytes`` and ``crc32`` of each), with
+    ``class_indexing`` (checked by :func:`class_indexing_problem`; None: ``{}``)."""
+    class_indexing = dict(class_indexing or {})
+    problem = class_indexing_problem(class_indexing)
+    if problem is not None:
+        raise ValueError(f"FileWriter: {problem}")
     manifest = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -318,6 +361,7 @@ def write_manifest(
         "schema": {f.name: f.to_dict() for f in fields},
         "desc": desc,
         "index_fields": index_fields,
+        "class_indexing": class_indexing,
         "rows": sum(s["rows"] for s in sealed),
         "block_rows": block_rows,
         "shards": [{"file": os.path.basename(p), **s} for p, s in zip(shards, sealed)],

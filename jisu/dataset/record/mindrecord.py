@@ -187,6 +187,11 @@ class MindRecordReader:
     def __len__(self) -> int:
         return int(self._starts[-1])
 
+    @property
+    def class_indexing(self) -> dict[str, int]:
+        """``{}``: a MindRecord header records no class names."""
+        return {}
+
     def shard_indices(self, shard: int) -> np.ndarray:
         """The global row indices of shard ``shard``."""
         return np.arange(self._starts[shard], self._starts[shard + 1], dtype=np.int64)

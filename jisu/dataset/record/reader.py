@@ -240,6 +240,11 @@ class RecordReader:
     def __len__(self) -> int:
         return sum(self.shard_rows)
 
+    @property
+    def class_indexing(self) -> dict[str, int]:
+        """The manifest's ``{class name: label}`` (``{}`` when it records none)."""
+        return dict(self.meta.class_indexing)
+
     def locate(self, index: int) -> tuple[int, int]:
         """(shard, row within the shard) of global row ``index`` (the written order)."""
         block, offset = divmod(index, self.block_rows)

@@ -6,7 +6,8 @@ manifest and the metadata keys are defined in :mod:`.format`):
 * ``train.rec0`` .. ``train.rec3`` (``train.rec`` when ``shard_num=1``): Arrow IPC files, one
   record batch per block of rows; any Arrow reader opens them (``pyarrow.ipc.open_file``).
 * ``train.rec.manifest.json``: format version, schema, rows, bytes and CRC-32 of every shard,
-  ``block_rows`` and the data set's ``id``. Rows are dealt to the shards in blocks of
+  ``block_rows``, the data set's ``id`` and its ``class_indexing``
+  (:meth:`FileWriter.set_class_indexing`). Rows are dealt to the shards in blocks of
   ``block_rows`` (block ``k`` to shard ``k % shard_num``), so the written order can be rebuilt
   from the shards. Each shard's Arrow metadata names its place (``jisu.shard``: ``"k/n"``) and
   the data set's id, so a reader notices shards swapped or mixed in from another data set.
@@ -42,7 +43,14 @@ import pyarrow as pa
 import pyarrow.ipc
 
 from ...files import host_tag
-from .format import DATASET_ID_KEY, MANIFEST_SUFFIX, SHARD_PLACE_KEY, shard_files, write_manifest
+from .format import (
+    DATASET_ID_KEY,
+    MANIFEST_SUFFIX,
+    SHARD_PLACE_KEY,
+    class_indexing_problem,
+    shard_files,
+    write_manifest,
+)
 from .format import FORMAT as FORMAT  # re-exported (as X): defined here before format.py
 from .format import FORMAT_VERSION as FORMAT_VERSION
 from .format import MAX_MANIFEST_BYTES as MAX_MANIFEST_BYTES
@@ -145,6 +153,7 @@ class FileWriter:
         self._fields: list[Field] | None = None
         self._desc = ""
         self._index: list[str] = []
+        self._class_indexing: dict[str, int] = {}
         self._schema: pa.Schema | None = None
         self._writers: list[Any] = [None] * shard_num
         self._rows = [0] * shard_num
@@ -185,6 +194,21 @@ class FileWriter:
                     f"schema. Fields: {list(fields)}"
                 )
         self._index = list(index_fields)
+
+    def set_class_indexing(self, class_indexing: dict[str, int]) -> None:
+        """Record ``{class name: label}`` in the manifest, for ``RecordDataset``'s
+        ``get_class_indexing()`` (``jisu convert`` records an image folder's; by default a
+        data set has none, ``{}``).
+
+        Raises:
+            ValueError: not a dict of str to int labels in [0, 2**31) (bools are not labels),
+                or more than :data:`~.format.MAX_MANIFEST_CLASSES` classes.
+        """
+        self._check_open()
+        problem = class_indexing_problem(class_indexing)
+        if problem is not None:
+            raise ValueError(f"FileWriter.set_class_indexing: {problem}")
+        self._class_indexing = dict(class_indexing)
 
     # ------------------------------------------------------------------ rows
     def write_raw_data(self, raw_data: Sequence[dict], parallel_writer: bool = False) -> None:
@@ -373,6 +397,7 @@ class FileWriter:
             fields=self._fields,
             desc=self._desc,
             index_fields=self._index,
+            class_indexing=self._class_indexing,
             block_rows=self._block_rows or 1,
             shards=paths,
             sealed=sealed,

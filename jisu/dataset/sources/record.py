@@ -167,6 +167,12 @@ class RecordDataset(Source):
         )
         super().__init__(source, reader.columns, options)
 
+    def get_class_indexing(self) -> dict[str, int]:
+        """The ``{class name: label}`` recorded in the manifest (``jisu convert`` of an image
+        folder, ``Dataset.save`` of a pipeline with one, ``FileWriter.set_class_indexing``);
+        ``{}`` when there is none (MindRecord files, manifests written before the key)."""
+        return self.reader.class_indexing
+
     def _order(self, n: int, rng: np.random.Generator) -> np.ndarray:
         reader = self.reader  # Shuffle.FILES / INFILE work on the shards' rows
         files = [reader.shard_indices(s) for s in range(len(reader.shard_rows))]

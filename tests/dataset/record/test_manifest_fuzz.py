@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import jisu.dataset as ds
 from jisu.dataset.record import writer as writer_module
+from jisu.dataset.record.format import class_indexing_problem
 from jisu.dataset.record.reader import RecordReader
 from jisu.dataset.record.validate import MalformedFileError
 
@@ -27,6 +28,7 @@ SCHEMA = {
     "ids": {"type": "int32", "shape": [-1]},
 }
 ROWS = 14
+CLASSES = {"cat": 0, "dog": 1, "狗": 1}
 FUZZ = settings(
     max_examples=200,
     deadline=None,
@@ -52,6 +54,7 @@ def data_set(tmp_path_factory) -> str:
     with mock.patch.object(writer_module, "MAX_BLOCK_ROWS", 2):
         writer = ds.FileWriter(path, shard_num=3)
         writer.add_schema(SCHEMA)
+        writer.set_class_indexing(CLASSES)  # so that mutations reach into it too
         rows = [expected_row(x) for x in range(ROWS)]
         writer.write_raw_data([{**r, "b": r["b"].tobytes(), "s": str(r["s"])} for r in rows])
         writer.commit()
@@ -75,6 +78,7 @@ def assert_original(rows: list[dict]) -> None:
 
 def test_the_fuzzed_data_set_reads_back(data_set):
     assert_original(read_all(data_set + ".manifest.json"))
+    assert RecordReader(data_set + ".manifest.json").class_indexing == CLASSES
 
 
 # ---------------------------------------------------------------- manifest mutations
@@ -147,6 +151,8 @@ def test_a_mutated_manifest_reads_the_original_rows_or_fails_clearly(
         return
     event("the original rows")
     assert_original(rows)
+    # whatever class map was accepted is one (str -> int label in [0, 2**31))
+    assert class_indexing_problem(RecordReader(target).class_indexing) is None
 
 
 @FUZZ

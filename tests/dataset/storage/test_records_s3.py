@@ -339,6 +339,28 @@ def test_save_and_convert_round_trip_through_s3(s3, tmp_path):
         convert(url, back)
 
 
+def test_a_class_map_round_trips_through_s3(s3, tmp_path):
+    classes = {"cat": 0, "dog": 1, "狗": 1}
+    url = f"s3://{s3.bucket}/classes.rec"
+    writer = ds.FileWriter(url, shard_num=2)
+    writer.add_schema(SCHEMA)
+    writer.set_class_indexing(classes)
+    writer.write_raw_data(make_rows(10))
+    writer.commit()
+    remote = ds.RecordDataset(url)
+    assert remote.get_class_indexing() == classes
+    assert pickle.loads(pickle.dumps(remote.reader)).class_indexing == classes
+    convert(url, str(tmp_path / "local.rec"))  # kept by a conversion out of object storage
+    assert ds.RecordDataset(str(tmp_path / "local.rec")).get_class_indexing() == classes
+    # a malformed class map in a remote manifest is a MalformedFileError naming its URL
+    s3.fs().pipe(
+        f"{s3.bucket}/bad.rec.manifest.json",
+        s3.fs().cat(f"{s3.bucket}/classes.rec.manifest.json").replace(b'"cat": 0', b'"cat": -1'),
+    )
+    with pytest.raises(MalformedFileError, match=r"class_indexing\['cat'\] must be an int"):
+        ds.RecordDataset(f"s3://{s3.bucket}/bad.rec")
+
+
 def test_a_reader_pickles_by_url(s3, tmp_path):
     rows = make_rows(20)
     url = f"s3://{s3.bucket}/train.rec"
