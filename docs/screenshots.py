@@ -1,4 +1,4 @@
-"""Take the README's screenshots of a training run: the terminal and TensorBoard.
+"""Take the training guide's screenshots of a training run: the terminal and TensorBoard.
 
     pip install pyte "jisu[tensorboard]"     # pyte: a terminal emulator, for this script only
     python docs/screenshots.py               # needs Chromium (headless)

@@ -43,7 +43,7 @@ python_maximum_signature_line_length = 88  # one parameter per line beyond this
 add_module_names = False
 toc_object_entries_show_parents = "hide"
 
-# -- MyST: the markdown guides, and docs/*.md and README sections included into them ---------
+# -- MyST: the markdown guides, docs/*.md included into them, the README's Quick start ---------
 myst_heading_anchors = 3
 myst_enable_extensions = ["colon_fence"]
 
@@ -60,14 +60,15 @@ html_theme_options = {
 
 
 # -- Links in included text --------------------------------------------------------------------
-# README sections are included into the guides as they stand. Their links to docs/*.md point
-# at files on GitHub; on the site the same text is a guide page, so such links are pointed at
-# the guide (relative to the including page, which is in guides/). Images use
-# ``:relative-images:`` on the include.
+# The front page (index.md) includes the README's Quick start, so that the commands CI runs are
+# written once. The README's links are relative to the repository's root (they work on
+# GitHub); on the site the same text sits in index.md, in docs/site/, so they are pointed at
+# the pages there.
 README_LINKS = {
-    "](docs/porting.md)": "](porting.md)",
-    "](docs/scale-out.md)": "](scale-out.md#what-was-measured-and-what-limits-100-nodes)",
-    "](docs/benchmarks.md)": "](benchmarks.md)",
+    "](docs/site/guides/": "](guides/",
+    "](docs/porting.md)": "](guides/porting.md)",
+    "](docs/scale-out.md)": "](guides/scale-out.md#what-was-measured-and-what-limits-100-nodes)",
+    "](docs/benchmarks.md)": "](guides/benchmarks.md)",
 }
 
 
@@ -81,12 +82,7 @@ def _point_readme_links_at_guides(app, relative_path, parent_docname, content) -
 # (object, text as it stands, text to render). Each is a reST error in a docstring that makes
 # the -W build fail (or garbles the page). An entry whose text is gone (the docstring was
 # fixed) does nothing and can be deleted.
-DOCSTRING_FIXES = [
-    # ``Parameter``s: an inline literal must be followed by a space or punctuation
-    # (jisu/train/serialization.py:14, the module docstring; :80, load_checkpoint's Returns)
-    ("jisu.train.serialization", "``Parameter``s", "``Parameter`` objects"),
-    ("jisu.train.serialization.load_checkpoint", "``Parameter``s", "``Parameter`` objects"),
-]
+DOCSTRING_FIXES: list[tuple[str, str, str]] = []
 
 
 def _fix_docstrings(app, what, name, obj, options, lines) -> None:
