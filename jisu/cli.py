@@ -155,7 +155,10 @@ def _doctor(args: argparse.Namespace) -> int:
         if pipeline["items"] == 0:  # a verdict on no data would be made up
             raise ValueError("the pipeline gave no rows (its epoch is empty): nothing to measure")
     if args.train is not None:
-        profiler = doctor.diagnose_training(model, dataset, args.steps, args.sink)
+        if not args.skip_graph_mode and sys.stderr.isatty():  # a minute's compile: say why
+            print(f"jisu doctor: {_COMPILING}", file=sys.stderr, flush=True)
+        graph = 0 if args.skip_graph_mode else 4
+        profiler = doctor.diagnose_training(model, dataset, args.steps, args.sink, 4, graph)
         if profiler.summary().steps == 0:
             raise ValueError(
                 "the training ran no step (its dataset gave no batch): nothing to measure"
@@ -171,6 +174,13 @@ def _doctor(args: argparse.Namespace) -> int:
     print(f"verdict: {verdict}")
     print(f"report: {write_report(args.report, pipeline, profiler, verdict)}")
     return 0
+
+
+_COMPILING = (
+    "timing copies of the model at two AMP levels and eager against compiled after training "
+    "(torch.compile: seconds with a warm compile cache, a minute or more on a CPU without one; "
+    "--skip-graph-mode skips it)"
+)
 
 
 def _check_report_path(path: str) -> None:
@@ -329,7 +339,8 @@ def build_parser() -> argparse.ArgumentParser:
         "module may be a path to a .py file (its folder goes first on sys.path, so it can "
         "import the modules next to it). The pipeline is read for at least --batches batches "
         "and at least --min-seconds, and at most --seconds; a training run also times a few "
-        "steps of copies of the model at O0 and at its AMP level (O2 when it runs at O0).",
+        "steps of copies of the model at O0 and at its AMP level (O2 when it runs at O0), and "
+        "eager against compiled (GRAPH_MODE), the compile time included.",
         formatter_class=_HelpFormatter,
     )
     doctor.add_argument(
@@ -367,6 +378,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--steps", type=_positive_int, default=20, help="training: steps per epoch (x3)"
     )
     doctor.add_argument("--sink", action="store_true", help="training: in sink mode")
+    doctor.add_argument(
+        "--skip-graph-mode",
+        action="store_true",
+        help="training: do not time compiled (GRAPH_MODE) against eager copies of the model, "
+        "saving the compile time; the graph-mode advice then says 'not measured'",
+    )
     doctor.add_argument(
         "--report", default="jisu-doctor-report.html", help="where to write the HTML report"
     )

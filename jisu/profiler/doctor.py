@@ -11,12 +11,9 @@ A run that measures both the pipeline and the training ends with one verdict
 
 from __future__ import annotations
 
-import copy
 import importlib
 import importlib.util
-import itertools
 import os
-import statistics
 import sys
 import time
 import warnings
@@ -24,11 +21,23 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import cloudpickle
-import torch
 
 from ..dataset import config
-from ..train.callback import Callback, RunContext
-from .training import PrecisionComparison, TrainingProfiler
+from .measure import _first, measure_graph_mode, measure_precision
+from .training import TrainingProfiler
+
+__all__ = [
+    "diagnose_pipeline",
+    "diagnose_training",
+    "final_verdict",
+    "load_callable",
+    "measure_graph_mode",
+    "measure_precision",
+    "pipeline_from",
+    "pipeline_text",
+    "relate",
+    "training_from",
+]
 
 #: the shortest time ``diagnose_pipeline`` reads a pipeline for, by default: long enough for
 #: the output queue to fill or drain (its start-up alone can take a tenth of a second)
@@ -220,34 +229,22 @@ def diagnose_pipeline(
     return report
 
 
-class _FirstBatches:
-    """The first ``count`` batches of ``dataset``, as a re-iterable (one "epoch" each)."""
-
-    def __init__(self, dataset: Any, count: int) -> None:
-        self.dataset, self.count = dataset, count
-
-    def __iter__(self):
-        return itertools.islice(iter(self.dataset), self.count)
-
-    def __len__(self) -> int:
-        return self.count
-
-
-def _first(dataset: Any, count: int) -> Any:
-    """The first ``count`` batches of a jisu dataset or of a re-iterable."""
-    from ..dataset.core.node import Dataset
-
-    return dataset.take(count) if isinstance(dataset, Dataset) else _FirstBatches(dataset, count)
-
-
 def diagnose_training(
-    model: Any, dataset: Any, steps: int = 20, sink: bool = False, precision_steps: int = 4
+    model: Any,
+    dataset: Any,
+    steps: int = 20,
+    sink: bool = False,
+    precision_steps: int = 4,
+    graph_steps: int = 4,
 ) -> TrainingProfiler:
     """Train ``model`` for 3 short epochs of ``steps`` batches (the first is warm-up).
 
     Then, with ``precision_steps`` > 0, times copies of the model at O0 and at its own AMP
-    level (O2 when it runs at O0; :func:`measure_precision`), so that the advice on precision
-    follows from this machine's numbers (a failure there is a warning, not an error).
+    level (O2 when it runs at O0; :func:`measure_precision`), and with ``graph_steps`` > 0,
+    eager and compiled (:func:`measure_graph_mode`; compiling takes seconds to minutes on a
+    CPU), so that the advice on precision and on graph mode follows from this machine's
+    numbers. A failure there is a warning, not an error; graph mode not measured (turned
+    off, too little data, a failure) is said so in the figures and the advice.
 
     Raises:
         TypeError: ``model`` is not a :class:`jisu.Model`.
@@ -270,90 +267,23 @@ def diagnose_training(
                 f"({type(exc).__name__}: {exc}); the precision advice is not measured",
                 stacklevel=2,
             )
+    if graph_steps <= 0:
+        profiler.graph_note = "turned off"
+        return profiler
+    try:
+        profiler.graph = measure_graph_mode(model, dataset, graph_steps)
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        profiler.graph_note = f"the measurement failed: {type(exc).__name__}: {first}"
+        warnings.warn(
+            f"jisu doctor: could not time eager and compiled copies of the model "
+            f"({type(exc).__name__}: {first}); the graph-mode advice is not measured",
+            stacklevel=2,
+        )
+    else:
+        if profiler.graph is None:
+            profiler.graph_note = "the data set has fewer than 2 batches"
     return profiler
-
-
-class _StepTimer(Callback):
-    """Seconds of each train step (the device's queued work included)."""
-
-    acts_on_training = False  # reads only: sink mode need not watch it
-
-    def __init__(self, device: torch.device) -> None:
-        self.device, self.seconds, self._begin = device, [], 0.0
-
-    def _now(self) -> float:
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
-        return time.perf_counter()
-
-    def on_train_step_begin(self, run_context: RunContext) -> None:
-        self._begin = self._now()
-
-    def on_train_step_end(self, run_context: RunContext) -> None:
-        self.seconds.append(self._now() - self._begin)
-
-
-_HOOK_TABLES = (
-    "_forward_pre_hooks",
-    "_forward_pre_hooks_with_kwargs",
-    "_forward_hooks",
-    "_forward_hooks_with_kwargs",
-    "_forward_hooks_always_called",
-)
-
-
-def _plain_copy(model: Any) -> tuple[Any, Any, Any]:
-    """Copies of ``model``'s network, loss function and optimizer (over the copied
-    parameters), the network as it was before its AMP conversion: without the conversion's
-    mark and hooks, in fp32 when O3 had cast its weights in place, with no optimizer state
-    (it may hold low-precision buffers). The user's objects are not touched: a learning-rate
-    scheduler's wrapper of ``optimizer.step``, which would step the user's optimizer, is not
-    copied."""
-    from ..amp import MixedPrecisionNetwork
-
-    network, loss_fn, optimizer = copy.deepcopy((model.network, model.loss_fn, model.optimizer))
-    converted = getattr(model.train_network, "network", None)
-    if isinstance(converted, MixedPrecisionNetwork):
-        hooks = {handle.id for handle in converted._hooks}
-        for module in network.modules():
-            for name in _HOOK_TABLES:
-                table = getattr(module, name, None) or {}
-                for key in hooks & set(table):
-                    del table[key]
-    network.__dict__.pop("_jisu_amp", None)
-    if model.amp_level == "O3":
-        network.float()
-    optimizer.__dict__.pop("step", None)  # torch pickles an optimizer without it; others may not
-    optimizer.state.clear()
-    return network, loss_fn, optimizer
-
-
-def measure_precision(
-    model: Any, dataset: Any, steps: int = 4, candidate: str = "O2"
-) -> PrecisionComparison | None:
-    """Time ``steps`` train steps, after a warm-up step, of copies of ``model`` at O0 and at
-    its own AMP level (at ``candidate`` when it runs at O0). None when the data set has fewer
-    than two batches. The user's model and its weights are left as they are.
-
-    The copies are built as the model is (a :class:`jisu.Model`, compiled in GRAPH_MODE) and
-    trained on the data set's first batches without sink mode; each level's median step
-    counts, so that one step slowed down by another process does not decide."""
-    from ..train.model import Model
-
-    current = model.amp_level
-    other = "O0" if current != "O0" else candidate
-    seconds: dict[str, float] = {}
-    for level in ("O0", other if current == "O0" else current):
-        network, loss_fn, optimizer = _plain_copy(model)
-        trial = Model(network, loss_fn, optimizer, amp_level=level)
-        timer = _StepTimer(trial.device)
-        trial.train(1, _first(dataset, steps + 1), callbacks=[timer])
-        if len(timer.seconds) < 2:
-            return None
-        seconds[level] = statistics.median(timer.seconds[1:])
-    return PrecisionComparison(
-        current=current, other=other, seconds=seconds, device=str(model.device), steps=steps
-    )
 
 
 # ---------------------------------------------------------------------------- judging

@@ -135,6 +135,24 @@ figure.chart { margin: 1em 0; } figure.chart svg { max-width: 100%; height: auto
 """
 
 
+def _graph_rows(training: Any) -> list[list[str]]:
+    """The graph-mode measurement's rows of the training table (or why it was not made)."""
+    graph = getattr(training, "graph", None)
+    if graph is None:
+        note = getattr(training, "graph_note", None)
+        return [["graph mode", f"not measured ({note})"]] if note else []
+    if graph.error is not None:
+        return [
+            ["train step eager", f"{1000 * graph.eager:.1f} ms"],
+            ["graph mode", f"torch.compile failed ({graph.error})"],
+        ]
+    return [
+        ["train step eager", f"{1000 * graph.eager:.1f} ms"],
+        ["train step compiled (GRAPH_MODE)", f"{1000 * graph.compiled:.1f} ms"],
+        ["compiling (the first compiled step's extra time)", f"{graph.compile_seconds:.1f} s"],
+    ]
+
+
 def render(
     pipeline: dict[str, Any] | None = None, training: Any = None, verdict: str | None = None
 ) -> str:
@@ -151,6 +169,7 @@ def render(
              for level, seconds in precision.seconds.items()]
             if precision is not None else []
         )  # fmt: skip
+        measured += _graph_rows(training)
         sections.append(
             "<h2>Training</h2>"
             f'<figure class="chart" id="chart-steps">{step_chart(shares)}</figure>'

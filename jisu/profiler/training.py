@@ -22,6 +22,17 @@ import torch
 
 from ..distributed import is_main_process
 from ..train.callback import Callback, RunContext
+from .comparison import GRAPH_NOT_MEASURED, SAME_SPEED, GraphModeComparison, PrecisionComparison
+
+__all__ = [
+    "BOUND_SHARE",
+    "SAME_SPEED",
+    "GraphModeComparison",
+    "PrecisionComparison",
+    "TimeBreakdown",
+    "TrainingProfiler",
+    "counting_host_reads",
+]
 
 _HOST_READS = ("item", "__bool__", "__float__", "__int__", "tolist", "numpy", "cpu")
 
@@ -82,85 +93,19 @@ class TimeBreakdown:
         }
 
 
-#: a speed difference between two precision levels under which neither is advised over the
-#: other (the measurement is a few steps on a possibly busy machine)
-SAME_SPEED = 1.1
-
-
-def _where(device: str) -> str:
-    """Where a measurement ran, for the advice: "on this CPU", "on this GPU"."""
-    kind = torch.device(device).type
-    return {"cpu": "on this CPU", "cuda": "on this GPU"}.get(kind, f"on this {kind} device")
-
-
-@dataclass
-class PrecisionComparison:
-    """Seconds per train step of the same model at two AMP levels, measured on this machine
-    (:func:`jisu.profiler.doctor.measure_precision`), and the advice that follows from them.
-
-    ``current`` is the level the model runs at, ``other`` the one it was compared with (O0,
-    or O2 when it runs at O0); ``seconds`` maps each level to its seconds per step. Advice
-    comes from the measured ratio, not from assumptions about the hardware: bf16 is faster
-    than fp32 on some CPUs and slower on others, and a small model may gain nothing anywhere."""
-
-    current: str
-    other: str
-    seconds: dict[str, float]
-    device: str = "cpu"
-    steps: int = 0
-
-    @property
-    def ratio(self) -> float:
-        """How many times faster the faster level ran (>= 1)."""
-        a, b = self.seconds[self.current], self.seconds[self.other]
-        return max(a, b) / max(min(a, b), 1e-12)
-
-    @property
-    def faster(self) -> str:
-        """The level that ran faster (the current one on a tie)."""
-        return self.other if self.seconds[self.other] < self.seconds[self.current] else self.current
-
-    @property
-    def change(self) -> str | None:
-        """The level to switch to, or None: keep the current one."""
-        if self.faster == self.other and self.ratio >= SAME_SPEED:
-            return self.other
-        return None
-
-    @property
-    def advice(self) -> str:
-        """Which level to use, with the measured ratio and times; within ``SAME_SPEED`` of
-        each other, the current level stays."""
-        cur, other = self.current, self.other
-        fast = self.faster
-        slow = other if fast == cur else cur
-        ms = (
-            f"{fast} {1000 * self.seconds[fast]:.1f} ms, {slow} "
-            f"{1000 * self.seconds[slow]:.1f} ms per step"
-        )
-        where = _where(self.device)
-        if self.ratio < SAME_SPEED:
-            return (
-                f"{cur} and {other} ran within {SAME_SPEED - 1:.0%} of each other {where} "
-                f"({ms}): precision is not the lever; keep amp_level='{cur}'"
-            )
-        if self.change is None:
-            return (
-                f"{cur} ran {self.ratio:.2f}x faster than {other} {where} ({ms}): keep "
-                f"amp_level='{cur}'"
-            )
-        return (
-            f"{other} ran {self.ratio:.2f}x faster than {cur} {where} ({ms}): use "
-            f"amp_level='{other}'"
-        )
-
-
-def _faster_step(params: dict, precision: PrecisionComparison | None = None) -> str:
+def _faster_step(
+    params: dict,
+    precision: PrecisionComparison | None = None,
+    graph: GraphModeComparison | None = None,
+) -> str:
     """What may make a compute-bound train step faster, given how it runs now and, when
-    measured, how fast it runs at another AMP level."""
+    measured, how fast it runs at another AMP level and eager against compiled. Graph mode
+    unmeasured is only suggested for a trial ("not measured"): compiling can take longer
+    than a short run saves, and a small model's compiled step can be slower."""
     level = params.get("amp_level") or "O0"
     device = params.get("device")
     on_cpu = device is None or torch.device(device).type == "cpu"
+    compiled = bool(params.get("graph_mode"))
     changes, change = [], False
     if precision is not None:
         changes.append(precision.advice)
@@ -177,13 +122,15 @@ def _faster_step(params: dict, precision: PrecisionComparison | None = None) -> 
             f"measure amp_level='O0' against {level}: whether bf16 is faster than fp32 depends "
             "on the CPU (jisu doctor --train measures both)"
         )
-    if not params.get("graph_mode"):
+    if graph is not None:
+        changes.append(graph.advice)
+        change = change or graph.change is not None
+    elif not compiled:
         change = True
-        changes.append("compile the step with jisu.set_context(mode=jisu.GRAPH_MODE)")
+        changes.append(GRAPH_NOT_MEASURED)
     if not change:
-        changes.append(
-            f"it already runs compiled in {level}: use bigger batches or a smaller model"
-        )
+        how = "compiled" if compiled else "at its fastest measured setting, eager,"
+        changes.append(f"it already runs {how} in {level}: use bigger batches or a smaller model")
     return "; ".join(changes)
 
 
@@ -216,9 +163,15 @@ class TrainingProfiler(Callback):
         self._reads: list[int] = [0]
         self._start: dict[str, float] = {}
         self._params: Any = None
-        #: set by ``jisu doctor`` (:func:`~jisu.profiler.doctor.measure_precision`): the step
+        #: set by ``jisu doctor`` (:func:`~jisu.profiler.measure.measure_precision`): the step
         #: timed at two AMP levels, which the compute-bound advice then follows
         self.precision: PrecisionComparison | None = None
+        #: set by ``jisu doctor`` (:func:`~jisu.profiler.measure.measure_graph_mode`): the
+        #: step timed eager and compiled; the advice on graph mode follows it (without it,
+        #: graph mode is suggested as "not measured", never recommended)
+        self.graph: GraphModeComparison | None = None
+        #: why graph mode was not measured (turned off, too little data), for the figures
+        self.graph_note: str | None = None
 
     # ------------------------------------------------------------------ hooks
     def on_train_begin(self, run_context: RunContext) -> None:
@@ -320,11 +273,12 @@ class TrainingProfiler(Callback):
                 ".item()/bool() on tensors in callbacks, or use bigger batches"
             )
         return f"the train step takes {shares['step']:.0%} of the time: " + _faster_step(
-            params, self.precision
+            params, self.precision, self.graph
         )
 
     def report(self, verdict: bool = True, rate: bool = True) -> str:
-        """The figures, the precision measurement when there is one, and (with ``verdict``)
+        """The figures, the precision and graph-mode measurements when there are (or why
+        graph mode was not measured, when the doctor says), and (with ``verdict``)
         the verdict line; ``jisu doctor`` leaves the verdict out to print one for the whole
         run. ``rate=False`` leaves out the samples/s of the profiled steps (``jisu train``
         prints one throughput figure of its own)."""
@@ -343,6 +297,10 @@ class TrainingProfiler(Callback):
                 f"precision ({p.steps} steps each after a warm-up step): "
                 + ", ".join(f"{k} {1000 * v:.1f} ms per step" for k, v in p.seconds.items())
             )
+        if self.graph is not None:
+            lines.append(self.graph.figures_line())
+        elif self.graph_note is not None:
+            lines.append(f"graph mode: not measured ({self.graph_note})")
         if verdict:
             lines.append(f"verdict: {self.verdict} — {self.advice}")
         return "\n".join(lines)

@@ -6,6 +6,7 @@ import html
 import re
 import shutil
 import subprocess
+import sys
 import textwrap
 
 import cv2
@@ -15,7 +16,7 @@ from jisu.cli import main
 from jisu.profiler import TrainingProfiler
 from jisu.profiler.doctor import pipeline_text, relate
 from jisu.profiler.report import render
-from jisu.profiler.training import TimeBreakdown
+from jisu.profiler.training import GraphModeComparison, TimeBreakdown
 
 # the verdicts of runs on the real clock depend on the load of the machine: these tests check
 # that one is given; which one follows from which figures is tested on fixed figures below
@@ -120,13 +121,23 @@ def test_doctor_runs_a_files_pipeline_in_worker_processes(tmp_path, capsys):
     assert "pipeline: 4 batches" in out and "worker process" in out
 
 
-def test_doctor_measures_a_training_run(tmp_path, capsys):
+def test_doctor_measures_a_training_run(tmp_path, capsys, monkeypatch):
+    from jisu.profiler import doctor
+
+    # graph mode's figures as measured (a real compile takes seconds: tests/profiler/
+    # test_graph_mode.py has one); what the doctor prints and writes of them is checked here
+    graph = GraphModeComparison("eager", 0.030, 0.020, 4.0, steps=4, epoch_steps=32)
+    asked = []
+    monkeypatch.setattr(doctor, "measure_graph_mode", lambda *a: asked.append(a[2:]) or graph)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # a terminal: the compile is said
     path = tmp_path / "user_train.py"
     path.write_text(USER_CODE)
     report = tmp_path / "report.html"
     args = ["doctor", "--train", f"{path}:train", "--steps", "4", "--batches", "8"]
     assert main([*args, "--min-seconds", "0", "--report", str(report)]) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert asked == [(4,)] and "eager against compiled" in err and "--skip-graph-mode" in err
+    assert graph.figures_line() in out
     assert "where the time went (8 steps" in out  # 3 epochs of 4 steps, the first left out
     assert "stage batch" in out  # the training data set's pipeline is measured too
     assert re.search(r"alone it delivers \d+ samples/s; the training used \d+ samples/s", out)
@@ -140,6 +151,23 @@ def test_doctor_measures_a_training_run(tmp_path, capsys):
     assert page.count('class="verdict"') == 1
     shown = re.search(r'<p class="verdict">(.*?)</p>', page).group(1)
     assert html.unescape(shown) == verdict
+    assert "<td>train step compiled (GRAPH_MODE)</td><td>20.0 ms</td>" in page
+    assert "<td>train step eager</td><td>30.0 ms</td>" in page and "4.0 s</td>" in page
+
+
+def test_doctor_can_skip_the_graph_mode_measurement(tmp_path, capsys, monkeypatch):
+    from jisu.profiler import doctor
+
+    monkeypatch.setattr(doctor, "measure_graph_mode", None)  # never called
+    path = tmp_path / "user_train.py"
+    path.write_text(USER_CODE)
+    report = tmp_path / "report.html"
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    args = ["doctor", "--train", f"{path}:train", "--steps", "2", "--skip-graph-mode"]
+    assert main([*args, "--min-seconds", "0", "--report", str(report)]) == 0
+    out, err = capsys.readouterr()
+    assert "graph mode: not measured (turned off)" in out and "compiled" not in err
+    assert "<td>graph mode</td><td>not measured (turned off)</td>" in report.read_text()
 
 
 def fixed_training(data_wait: float, step: float, host: float) -> TrainingProfiler:

@@ -350,7 +350,7 @@ def amp_model(level: str = "O2", scheduler: bool = True):
 def test_doctor_times_the_model_at_o0_and_at_its_level():
     model = amp_model()[0]
     data = fast_rows(n=256, batch=32)
-    profiler = diagnose_training(model, data, steps=2, precision_steps=2)
+    profiler = diagnose_training(model, data, steps=2, precision_steps=2, graph_steps=0)
     p = profiler.precision
     assert (p.current, p.other, p.steps) == ("O2", "O0", 2)
     assert set(p.seconds) == {"O0", "O2"} and min(p.seconds.values()) > 0
@@ -386,5 +386,7 @@ def test_a_failed_precision_measurement_is_a_warning(monkeypatch):
 
     monkeypatch.setattr(doctor, "measure_precision", fails)
     with pytest.warns(UserWarning, match="no low precision here"):
-        profiler = diagnose_training(amp_model()[0], fast_rows(n=128, batch=32), steps=2)
+        profiler = diagnose_training(
+            amp_model()[0], fast_rows(n=128, batch=32), steps=2, graph_steps=0
+        )
     assert profiler.precision is None and len(profiler.epochs) == 3
