@@ -28,7 +28,7 @@ class Momentum(Optimizer):
         param -= lr * grad + lr * momentum * accum  # use_nesterov=True
 
     (MindSpore 2.10's CPU kernel ignores ``use_nesterov``: its Nesterov updates equal the plain
-    ones. jisu follows MindSpore's documented formula; README, differences.)
+    ones. jisu follows MindSpore's documented formula; see the porting guide's differences.)
 
     Args:
         params: parameters or group dicts (see :class:`~jisu.nn.optim.Optimizer`).
