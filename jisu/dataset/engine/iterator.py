@@ -9,6 +9,7 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ... import compat
 from .. import config
 from ..core.cpus import available_cpus
 from ..core.rows import to_output
@@ -107,6 +108,8 @@ class DatasetIterator:
                 "create_tuple_iterator", "columns", columns, dataset.get_col_names()
             )
             dataset = dataset.project(columns)
+        if not output_numpy:
+            compat.add_asnumpy()  # MindSpore loops call .asnumpy() on every output
         self._root = dataset
         self._columns = dataset.get_col_names()
         self._num_epochs = num_epochs
@@ -246,6 +249,12 @@ class DatasetIterator:
 
     def get_col_names(self) -> list[str]:
         return list(self._columns)
+
+    @property
+    def dataset(self) -> Dataset:
+        """The pipeline this iterator runs (MindSpore's ``Iterator.dataset``): the dataset it
+        was created from, behind a projection when ``columns`` was given."""
+        return self._root
 
     def plan(self) -> Plan:
         """The stages this iterator runs (see :meth:`Dataset.explain`)."""
