@@ -1,6 +1,8 @@
 """Reading MindSpore's MindRecord files without MindSpore, treating every file as hostile.
 
-**Format** (version "3.0", what current MindSpore writes). A shard is an 8-byte
+**Format** (version "3.0", what MindSpore writes since 0.5; version "2.0", what it wrote
+before, differs only in storing int32/int64 arrays as plain little-endian values and in having
+no ``compression_size`` header field; MindSpore 2.10 reads both). A shard is an 8-byte
 little-endian JSON length, a JSON header, zero padding to ``header_size``, then pages of at most
 ``page_size`` bytes at ``header_size + page_id * page_size``. The header's ``page`` table lists
 the pages in ``page_id`` order (``null`` for a shard without rows, whose file then ends at the
@@ -9,32 +11,33 @@ JSON). BLOB_DATA pages, numbered ``page_type_id`` 0, 1, ..., hold the rows ``sta
 and the blob fields (bytes and arrays) in ``blob_fields`` order, each behind an 8-byte big-endian
 length when there is more than one. Blob page ``g`` is row group ``g``; the row group's scalar
 fields lie in a RAW_DATA page, from the ``offset`` its ``row_group_ids`` entry gives to the next
-entry's (or the page's end), each row an 8-byte little-endian length and a msgpack map. int32 and
-int64 arrays are compressed: a 4-byte big-endian count, one 2-bit width code per value (MSB
-first: 1, 2, 4 or 8 bytes) and the values, little-endian and signed. Rows are read in page order,
-shard after shard: MindSpore's unshuffled order. The SQLite ``.db`` index beside a shard is not
-needed; when present, its row count is cross-checked.
+entry's (or the page's end), each row an 8-byte little-endian length and a msgpack map. In
+version 3.0, int32 and int64 arrays are compressed: a 4-byte big-endian count, one 2-bit width
+code per value (MSB first: 1, 2, 4 or 8 bytes) and the values, little-endian and signed. Rows
+are read in page order, shard after shard: MindSpore's unshuffled order. The SQLite ``.db``
+index beside a shard is not needed; when present, its row count is cross-checked.
 
 **What is checked.** When a shard is opened: it is a regular file (a FIFO cannot hang it); every
-header field the reader uses has the right JSON type and range (MindSpore's limits: JSON at most
-128 MiB, pages at most 256 MiB, 4096 shards at most; version "3.0", as "2.0" files store integer
-arrays otherwise); the schema has MindRecord's six types and valid shapes, and its blob fields are
-exactly its bytes and array fields; the page table lists pages 0, 1, ... in order, blob pages
-number 0, 1, ... with contiguous row ranges from 0, the raw pages list row groups 0, 1, ... (one
-per blob page) at offsets rising from 0 inside them; the file ends exactly where its last page
+header field the reader uses has the right JSON type and range (MindSpore's limits: JSON at most 128
+MiB, pages at most 256 MiB, 4096 shards at most; version "2.0" or "3.0", the two MindSpore wrote and
+the two MindSpore 2.10 reads); the schema has MindRecord's six types and valid shapes, and its blob
+fields are exactly its bytes and array fields; the page table lists pages 0, 1, ... in order, blob
+pages number 0, 1, ... with contiguous row ranges from 0, the raw pages list row groups 0, 1, ...
+(one per blob page) at offsets rising from 0 inside them; the file ends exactly where its last page
 does (a truncated file, appended bytes or a page table that lost entries are refused); every row's
 8-byte length fits in its page or row group, and the rows found fill each exactly, as many as the
-blob page declares; the ``.db`` index, when present, is a regular file SQLite reads (read-only)
-and lists as many rows. Shard addresses are plain file names looked for beside the shard that
-names them (MindSpore writes base names and reads ``dirname(shard) + name``; jisu never follows a
-name with a separator, ``..`` or an absolute path), 1 to 4096 of them, distinct, naming distinct
-files (no hard link read twice), and every shard names the same list. When a row is read: its
-msgpack map decodes and holds exactly the schema's scalar fields, each of the schema's type and
-range; its blob fields' lengths fit the row exactly; a compressed array's count fits its bytes
-*before* anything is allocated (each value takes 1 byte and 2 bits at least) and its widths add up
-to them exactly; the values fit the field's shape. Every failure is one
-:class:`~jisu.dataset.record.validate.MalformedFileError` naming the file and what is wrong (for
-a row: its number and pages); a missing shard is a ``FileNotFoundError``.
+blob page declares; the ``.db`` index, when present, is a regular file SQLite reads (read-only) and
+lists as many rows. Shard addresses are plain file names looked for beside the shard that names them
+(MindSpore writes base names and reads ``dirname(shard) + name``; jisu never follows a name with a
+separator, ``..`` or an absolute path), 1 to 4096 of them, distinct, naming distinct files (no hard
+link read twice), and every shard names the same list. When a row is read: its msgpack map decodes
+and holds exactly the schema's scalar fields, each of the schema's type and range; its blob fields'
+lengths fit the row exactly; a compressed array's count fits its bytes *before* anything is
+allocated (each value takes 1 byte and 2 bits at least) and its widths add up to them exactly; a
+plain (2.0) array's bytes are a whole number of values; the values fit the field's shape. All shards
+of a data set have one schema and one version. Every failure is one
+:class:`~jisu.dataset.record.validate.MalformedFileError` naming the file and what is wrong (for a
+row: its number and pages); a missing shard is a ``FileNotFoundError``.
 
 **What cannot be detected.** MindRecord stores no checksum, of the header or of the pages (the
 ``.db`` index holds offsets and indexed values, not checksums). So a changed byte inside a row's
@@ -63,7 +66,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .mindrecord_header import BLOB, MAX_JSON, MAX_PAGE, MAX_SHARDS, RAW, TYPES, VERSION
+from .mindrecord_header import BLOB, MAX_JSON, MAX_PAGE, MAX_SHARDS, RAW, TYPES, VERSION, VERSIONS
 from .mindrecord_shard import _check_index, _Shard
 from .mindrecord_values import _Corrupt, _show, decode_ints
 from .schema import select_fields
@@ -77,6 +80,7 @@ __all__ = [
     "RAW",
     "TYPES",
     "VERSION",
+    "VERSIONS",
     "MindRecordReader",
     "decode_ints",
     "is_mindrecord",
@@ -106,7 +110,8 @@ class MindRecordReader:
     Args:
         files: one shard (then all shards its header names, which must lie beside it, are read)
             or a list of shards.
-        columns: fields to read, in order (default: all, in schema order).
+        columns: fields to read, in order (default: all, in the header's order, which MindSpore
+            writes sorted; :class:`~.schema.ColumnOrder` for another).
 
     Raises:
         MalformedFileError: a shard or index is malformed.
@@ -163,8 +168,15 @@ class MindRecordReader:
         )
 
     def _check_same_data_set(self, shard: _Shard, lister: _Shard, first: _Shard) -> None:
-        """``shard`` has the schema of ``first`` and, when the shards come from a header,
-        names the same shards as ``lister`` (so a reordered or extended list is noticed)."""
+        """``shard`` has the schema and version of ``first`` (MindSpore refuses shards whose
+        headers differ) and, when the shards come from a header, names the same shards as
+        ``lister`` (so a reordered or extended list is noticed)."""
+        if shard.layout.version != first.layout.version:
+            raise MalformedFileError(
+                shard.path,
+                f"has MindRecord version {shard.layout.version}, but '{first.path}' has "
+                f"{first.layout.version}",
+            )
         if (shard.layout.schema, shard.layout.blob_fields) != (
             first.layout.schema,
             first.layout.blob_fields,

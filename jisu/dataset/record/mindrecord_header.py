@@ -20,9 +20,12 @@ from .mindrecord_values import _show
 from .schema import Field
 from .validate import MalformedFileError, shard_path
 
-__all__ = ["BLOB", "MAX_JSON", "MAX_PAGE", "MAX_SHARDS", "RAW", "TYPES", "VERSION"]
+__all__ = ["BLOB", "MAX_JSON", "MAX_PAGE", "MAX_SHARDS", "RAW", "TYPES", "VERSION", "VERSIONS"]
 
-VERSION = "3.0"  # MindSpore's kVersion; "2.0" files (no integer compression) are refused
+VERSION = "3.0"  # MindSpore's kVersion, what it writes: int32/int64 arrays compressed
+#: the versions MindSpore ever wrote: "2.0" (before MindSpore 0.5) stores integer arrays as
+#: plain little-endian values; everything else is laid out as in "3.0"
+VERSIONS = ("2.0", VERSION)
 MAX_JSON = 1 << 27  # MindSpore's kMaxHeaderSize
 MAX_PAGE = 1 << 28  # MindSpore's kMaxPageSize
 MAX_SHARDS = 4096  # MindSpore's kMaxFileCount
@@ -65,6 +68,8 @@ class _Layout:
     page_size: int
     groups: list[_Group]
     addresses: list[str]
+    version: str
+    compressed: bool  # integer arrays compressed (version 3.0) or plain (2.0)
 
 
 def _int(path: str, value: Any, what: str, low: int = 0, high: int | None = None) -> int:
@@ -268,9 +273,11 @@ def _check_addresses(path: str, header: dict) -> list[str]:
 def _check_header(path: str, header: dict, json_end: int, size: int) -> _Layout:
     """Everything the reader uses of a shard's header, checked against the file's size."""
     version = header.get("version")
-    if version != VERSION:
+    if version not in VERSIONS:  # MindSpore 2.10 refuses other versions too
         raise MalformedFileError(
-            path, f"has MindRecord version {_show(version)}; jisu reads version {VERSION} only"
+            path,
+            f"has MindRecord version {_show(version)}; MindSpore wrote versions "
+            f"{' and '.join(VERSIONS)}, which jisu reads",
         )
     schema, fields, blob_fields = _check_fields(path, header)
     header_size, page_size, pages = _check_pages(path, header, json_end, size)
@@ -278,5 +285,14 @@ def _check_header(path: str, header: dict, json_end: int, size: int) -> _Layout:
     addresses = _check_addresses(path, header)
     raw_fields = frozenset(f.name for f in fields) - set(blob_fields)
     return _Layout(
-        schema, fields, blob_fields, raw_fields, header_size, page_size, groups, addresses
+        schema,
+        fields,
+        blob_fields,
+        raw_fields,
+        header_size,
+        page_size,
+        groups,
+        addresses,
+        version,
+        compressed=version != "2.0",
     )

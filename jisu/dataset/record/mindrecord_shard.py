@@ -126,7 +126,7 @@ class _Shard:
         for field in fields:
             try:
                 values.append(
-                    _blob_value(field, blobs[field.name])
+                    _blob_value(field, blobs[field.name], self.layout.compressed)
                     if field.name in blobs
                     else _raw_value(field, raw)
                 )

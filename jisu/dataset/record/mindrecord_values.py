@@ -115,11 +115,12 @@ def _raw_value(field: Field, raw: dict) -> np.ndarray:
         return np.array(number, dtype=field.dtype)
 
 
-def _blob_value(field: Field, payload: memoryview) -> np.ndarray:
-    """A blob field's value: bytes, or an array of the field's type and shape."""
+def _blob_value(field: Field, payload: memoryview, compressed: bool = True) -> np.ndarray:
+    """A blob field's value: bytes, or an array of the field's type and shape (integer arrays
+    compressed in version 3.0 files, plain little-endian values in version 2.0 ones)."""
     if field.type == "bytes":
         return np.frombuffer(payload, dtype=np.uint8)
-    if field.type in _INT_RANGE:
+    if field.type in _INT_RANGE and compressed:
         values = decode_ints(payload, field.dtype)
     else:
         if len(payload) % field.dtype.itemsize:

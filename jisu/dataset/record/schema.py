@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -191,11 +192,22 @@ def checked_column(field: Field, values: Any) -> Any:
     return array.astype(field.dtype, copy=False).reshape(len(array), *shape)
 
 
+class ColumnOrder(Enum):
+    """Every field, in another order than the schema's (a readers' ``columns`` argument)."""
+
+    #: sorted by name: MindSpore's ``MindDataset`` order (its header stores the schema as a
+    #: JSON object, which MindSpore reads back sorted), whatever order ``add_schema`` had
+    SORTED = "sorted"
+
+
 def select_fields(fields: list[Field], columns: Any) -> list[Field]:
-    """The fields named by ``columns_list`` (in its order), or all of them."""
+    """The fields named by ``columns_list`` (in its order); all of them in the schema's order
+    (``None``) or sorted by name (:attr:`ColumnOrder.SORTED`, ``MindDataset``'s order)."""
     names = [f.name for f in fields]
     if columns is None:
         return list(fields)
+    if columns is ColumnOrder.SORTED:
+        return sorted(fields, key=lambda f: f.name)
     unknown = [c for c in columns if c not in names]
     if unknown:
         raise ValueError(

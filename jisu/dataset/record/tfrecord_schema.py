@@ -57,7 +57,9 @@ def load_schema_file(path: str) -> tuple[list[Column], int | None]:
         {"datasetType": "TF", "numRows": 3,
          "columns": {"label": {"type": "int64", "rank": 1, "shape": [1]}, ...}}
 
-    ``columns`` may also be a list of ``{"name": ..., "type": ..., "rank": ...}``.
+    ``columns`` may also be a list of ``{"name": ..., "type": ..., "rank": ...}``. The columns
+    come in MindSpore's order: an object's sorted by name (MindSpore parses the file into a
+    sorted JSON object), a list's in its order.
     """
 
     def bad(reason: str) -> MalformedFileError:
@@ -87,7 +89,7 @@ def load_schema_file(path: str) -> tuple[list[Column], int | None]:
     raw = doc["columns"]
     if isinstance(raw, dict):
         items = []
-        for name, attrs in raw.items():
+        for name, attrs in sorted(raw.items()):
             if not isinstance(attrs, dict):
                 raise bad(f"column {name!r} must be an object")
             if "name" in attrs and attrs["name"] != name:

@@ -15,6 +15,7 @@ from ..engine.errors import raise_in_context
 from ..record.format import find_manifest
 from ..record.mindrecord import MindRecordReader, is_mindrecord
 from ..record.reader import RecordReader
+from ..record.schema import ColumnOrder
 from ..record.storage import default_cache, is_url
 from .generator import Source
 from .options import ReadOptions, Shuffle
@@ -88,7 +89,8 @@ class RecordDataset(Source):
     Args:
         dataset_files: the data set's name, manifest or one of its shards; or MindRecord
             shard(s) (one file opens all shards named in its header; a list opens those).
-        columns_list: columns to read, in order (default: all).
+        columns_list: columns to read, in order (default: all, in the order written;
+            :class:`MindDataset`: sorted by name, MindSpore's order).
         num_parallel_workers: threads reading rows (default: ``config``'s).
         shuffle: True / ``Shuffle.GLOBAL`` (default), ``Shuffle.FILES``, ``Shuffle.INFILE``
             or False (rows in written order, shard after shard).
@@ -127,6 +129,9 @@ class RecordDataset(Source):
     serial_reads = False  # reads (pread) are thread-safe
     file_shuffle = True
     builds_indexed_source = True
+    #: the columns without a columns_list: None, the order written (jisu's own name keeps
+    #: it); MindDataset: sorted by name, as MindSpore's MindDataset yields them
+    default_order: ColumnOrder | None = None
 
     def __init__(
         self,
@@ -145,8 +150,9 @@ class RecordDataset(Source):
         cache_dir: str | None = None,
         cache_size: int | None = None,
     ) -> None:
+        columns = self.default_order if columns_list is None else columns_list
         reader = open_records(
-            dataset_files, columns_list, verify, storage_options, cache_dir, cache_size
+            dataset_files, columns, verify, storage_options, cache_dir, cache_size
         )
         self.reader = reader
         source: Any = reader
@@ -185,4 +191,14 @@ class RecordDataset(Source):
             raise_in_context(exc, f"{self.op_name}: reading {self._sample_name(index)} failed")
 
 
-MindDataset = RecordDataset
+class MindDataset(RecordDataset):
+    """MindSpore's ``MindDataset``: :class:`RecordDataset` with MindSpore's column order.
+
+    Without ``columns_list`` the columns come sorted by name, as MindSpore's ``MindDataset``
+    yields them (for files of jisu's ``FileWriter`` too, whatever order ``add_schema`` had),
+    so a ported script that unpacks ``data, label`` gets the columns it got from MindSpore;
+    ``RecordDataset`` keeps the order written. With ``columns_list``, its order (both).
+    Arguments and errors: :class:`RecordDataset`'s.
+    """
+
+    default_order = ColumnOrder.SORTED

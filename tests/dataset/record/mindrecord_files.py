@@ -1,5 +1,6 @@
-"""Copies of the MindRecord fixtures (written by MindSpore 2.10) to damage in tests, and what
-MindSpore's own ``.db`` index says about where each row's bytes lie."""
+"""Copies of the MindRecord fixtures (written by MindSpore 2.10, or made from its files as
+version 2.0 ones) to damage in tests, and what MindSpore's own ``.db`` index says about where
+each row's bytes lie."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "mindrecord"
 SETS = {
     "all_types": ["all_types.mindrecord"],
     "raw_only": ["raw_only.mindrecord0", "raw_only.mindrecord1"],
+    # version 2.0 (integer arrays stored plain), made from MindSpore 2.10's files
+    "v2_all": ["v2_all.mindrecord0", "v2_all.mindrecord1"],
+    "v2_one_blob": ["v2_one_blob.mindrecord"],
 }
 
 

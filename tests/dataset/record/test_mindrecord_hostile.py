@@ -72,8 +72,9 @@ HEADER_EDITS: list[tuple[Callable[[dict], None], str]] = [
     (lambda h: h["schema"][0].update(blob_fields=[{}]), r"'blob_fields' must list the bytes"),
     (lambda h: h.update(shard_addresses="x"), r"'shard_addresses' must list 1 to 4096 shards"),
     (lambda h: h.update(shard_addresses=[]), r"'shard_addresses' must list 1 to 4096 shards"),
-    (lambda h: h.update(version="2.0"), r"version '2.0'; jisu reads version 3.0 only"),
-    (lambda h: h.pop("version"), r"version None; jisu reads version 3.0 only"),
+    (lambda h: h.update(version="4.0"), r"version '4.0'; MindSpore wrote versions 2.0 and 3.0"),
+    (lambda h: h.update(version=3.0), r"version 3.0; MindSpore wrote versions 2.0 and 3.0"),
+    (lambda h: h.pop("version"), r"version None; MindSpore wrote versions 2.0 and 3.0"),
 ]
 
 
