@@ -44,6 +44,7 @@ from .csv_errors import (
     _records,
     _row_line,
 )
+from .file_order import file_rows_order
 from .generator import Source
 from .options import ReadOptions, Shuffle, check_cache
 
@@ -325,11 +326,17 @@ class CSVDataset(Source):
             column (default: all strings). An empty numeric field takes this value.
         column_names: names of the columns; then every line is data. None (default): the first
             line of each file is a header (all files' headers must be equal).
-        num_samples, num_parallel_workers, num_shards, shard_id: as in
-            :class:`GeneratorDataset`.
-        shuffle: ``Shuffle.GLOBAL`` / True (default: every row in a new order each epoch),
-            ``Shuffle.FILES`` (files in a new order, rows in file order), ``Shuffle.INFILE``
-            (rows shuffled within each file) or False.
+        num_samples, num_parallel_workers: as in :class:`GeneratorDataset`.
+        num_shards, shard_id: MindSpore's rule for these files: shard ``k`` reads the
+            contiguous block of ``ceil(n / num_shards)`` rows from row ``k * ceil(n /
+            num_shards)`` of the files laid end to end, wrapping around to the first rows
+            (see :mod:`jisu.dataset.sources.file_order`); ``num_samples`` keeps the block's
+            first rows.
+        shuffle: ``Shuffle.GLOBAL`` / True (default: the files in a new order each epoch, the
+            shard's block taken from them, then its rows in a new order), ``Shuffle.FILES``
+            (the same blocks, rows in file order), ``Shuffle.INFILE`` (the rows of
+            ``shuffle=False``, shuffled within each file; MindSpore ignores this level) or
+            False.
         cache: not supported (must be None).
 
     Fields are parsed as RFC 4180 (``"`` quotes, ``""`` inside quotes, quoted line breaks);
@@ -412,7 +419,7 @@ class CSVDataset(Source):
         super().__init__(rows, names, options)
 
     def _order(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        return self.order.indices(n, rng, self.source.file_indices())
+        return file_rows_order(self.order, n, rng, self.source.file_starts)
 
     def _sample_name(self, index: int) -> str:
         path, row = self.source.where(index)

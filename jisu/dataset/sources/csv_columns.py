@@ -154,10 +154,6 @@ class _CSVRows:
     def __getitem__(self, index: int) -> tuple:
         return tuple(c[index] for c in self.columns)
 
-    def file_indices(self) -> list[np.ndarray]:
-        s = self.file_starts
-        return [np.arange(s[k], s[k + 1], dtype=np.int64) for k in range(len(self.files))]
-
     def where(self, index: int) -> tuple[str, int]:
         k = int(np.searchsorted(self.file_starts, index, side="right")) - 1
         return self.files[k], index - int(self.file_starts[k])

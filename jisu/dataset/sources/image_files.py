@@ -10,11 +10,12 @@ from __future__ import annotations
 import errno
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from ..core.error_types import MissingFolderError
 from ..record.storage import filesystem
 from ..record.validate import open_regular
 
@@ -117,12 +118,13 @@ def list_local_image_folder(
     :func:`files_outside` to find the files that resolve outside ``root``.
 
     Raises:
-        FileNotFoundError: ``root`` is not a folder.
+        MissingFolderError: ``root`` is not a folder (a FileNotFoundError and, as in
+            MindSpore, a ValueError).
         ValueError: no image in the class folders, or a path of :data:`PATH_MAX` bytes or more.
         OSError: a folder below ``root`` cannot be listed (named).
     """
     if not os.path.isdir(root):
-        raise FileNotFoundError(f"image folder '{root}' does not exist")
+        raise MissingFolderError(f"image folder '{root}' does not exist")
     extensions = tuple(e.lower() for e in (extensions or IMAGE_EXTENSIONS))
     classes = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
     if not class_indexing:  # None or {} (MindSpore's default too): sorted folder names
@@ -214,7 +216,7 @@ def list_remote_image_folder(
             tuple(rest.rsplit("/", 1)) if "/" in rest else ("", rest)
         )
     if not by_class and not found:
-        raise FileNotFoundError(f"image folder '{root}' does not exist or is empty")
+        raise MissingFolderError(f"image folder '{root}' does not exist or is empty")
     classes = sorted(by_class)
     if not class_indexing:  # None or {}: sorted folder names (MindSpore's rule)
         class_indexing = {name: i for i, name in enumerate(classes)}
@@ -253,12 +255,14 @@ class ImageFiles:
         labels: list[int],
         names: bool = True,
         decode: bool = False,
+        decrypt: Callable[[str], bytes] | None = None,
     ) -> None:
         self.root = root
         self.paths = np.array(paths)  # one buffer, not a list of objects (see worker memory)
         self.labels = np.asarray(labels, dtype=np.int32)
         self.names = names
         self.decode = decode
+        self.decrypt = decrypt  # path -> the file's decrypted bytes (ImageFolderDataset's)
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -269,6 +273,8 @@ class ImageFiles:
 
         if self.remote:  # object storage (RemoteImageFiles)
             raw = self._read_remote(path)
+        elif self.decrypt is not None:
+            raw = self._decrypted(path)
         else:
             try:
                 fd = open_regular(path)  # a FIFO named like an image is refused, not waited on
@@ -290,6 +296,18 @@ class ImageFiles:
         if not self.names:
             return data, label
         return data, label, np.array(os.path.relpath(path, self.root))
+
+    def _decrypted(self, path: str) -> np.ndarray:
+        """``decrypt(path)``'s bytes, after checking that ``path`` is a regular file (a FIFO
+        named like an image would hang the user's function)."""
+        os.close(open_regular(path))
+        data = self.decrypt(path)
+        if not isinstance(data, bytes):
+            raise TypeError(
+                f"decrypt must return the file's decrypted bytes (bytes); it returned "
+                f"{type(data).__name__} for '{path}'"
+            )
+        return np.frombuffer(data, dtype=np.uint8)
 
 
 class RemoteImageFiles(ImageFiles):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from ..record.storage import is_url
 from .generator import Source
@@ -14,7 +16,7 @@ from .image_files import (
     list_local_image_folder,
     list_remote_image_folder,
 )
-from .options import ReadOptions
+from .options import ReadOptions, check_cache
 
 
 class ImageFolderDataset(Source):
@@ -28,11 +30,20 @@ class ImageFolderDataset(Source):
         class_indexing: ``{folder name: label}`` (default: sorted folder names -> 0, 1, ...);
             folders not in it are skipped.
         decode: decode images (HWC uint8 RGB) instead of returning their encoded bytes.
-        sampler: a sampler or an iterable of indices (not with ``shuffle`` or shards).
+        sampler: a sampler or an iterable of indices (not with ``shuffle`` or shards); a
+            :class:`PKSampler` draws from the classes of ``label``.
         storage_options: for a URL ``dataset_dir`` (``s3://bucket/train``, ``gs://``,
             ``hf://``, any fsspec URL): the filesystem's options (endpoint, credentials); by
             default the environment's (``AWS_ENDPOINT_URL``...). The folder is listed once;
             each image is read with one request. Needs ``pip install "jisu[s3]"``.
+        cache: only None (jisu has no cache server).
+        decrypt: ``decrypt(path) -> bytes``, as MindSpore's: called with a file's path (as
+            listed) each time the file is read, every epoch (and once for the first file when
+            the data set is built, which reads its first row to check it), returning the
+            file's decrypted content, which is then decoded (``decode=True``) or is the
+            ``image`` column. It must return ``bytes`` (anything else is a ``TypeError``
+            naming the file); local folders only. It runs in the reading workers: with
+            ``python_multiprocessing=True`` it must pickle (a module-level function).
 
     A file that cannot be read (a dangling symlink, no permission) or, with ``decode``,
     decoded fails the iteration with an error naming it; in error samples mode "skip" it is
@@ -70,7 +81,21 @@ class ImageFolderDataset(Source):
         python_multiprocessing: bool = False,
         sampler: Any = None,
         storage_options: dict | None = None,
+        cache: Any = None,
+        decrypt: Callable[[str], bytes] | None = None,
     ) -> None:
+        op = type(self).__name__
+        check_cache(op, cache)
+        if decrypt is not None and not callable(decrypt):
+            raise TypeError(
+                f"{op}: decrypt must be a callable (path -> decrypted bytes) or None. "
+                f"Received: decrypt={decrypt!r}"
+            )
+        if decrypt is not None and is_url(dataset_dir):
+            raise ValueError(
+                f"{op}: decrypt reads local files by path; it is not supported for a URL "
+                f"dataset_dir. Received: dataset_dir={dataset_dir!r}"
+            )
         if is_url(dataset_dir):
             paths, labels, indexing = list_remote_image_folder(
                 dataset_dir, extensions, class_indexing, storage_options
@@ -87,7 +112,9 @@ class ImageFolderDataset(Source):
             paths, labels, indexing = list_local_image_folder(
                 dataset_dir, extensions, class_indexing
             )
-            source = ImageFiles(dataset_dir, paths, labels, names=False, decode=decode)
+            source = ImageFiles(
+                dataset_dir, paths, labels, names=False, decode=decode, decrypt=decrypt
+            )
         self.dataset_dir = dataset_dir
         self._outside: list[tuple[str, str]] | None = None
         self.class_indexing = indexing
@@ -104,6 +131,11 @@ class ImageFolderDataset(Source):
 
     def _sample_name(self, index: int) -> str:
         return f"source[{index}] ('{self.source.paths[index]}')"
+
+    def class_labels(self, column: str) -> np.ndarray | None:
+        """Each row's class (the listing's labels, known without reading a file), for
+        :class:`PKSampler`; None for a column other than ``label``."""
+        return self.source.labels if column == "label" else None
 
     def get_class_indexing(self) -> dict[str, int]:
         """The folder-name-to-label mapping in use."""

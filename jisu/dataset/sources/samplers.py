@@ -56,6 +56,12 @@ class Sampler:
     def get_child(self) -> Sampler | None:
         return self.child
 
+    def parse(self) -> Sampler:
+        """The sampler the engine runs: this one (MindSpore's ``parse()`` builds its C++
+        sampler object, which scripts only pass back to MindSpore; jisu's engine runs the
+        Python sampler itself)."""
+        return self
+
     @property
     def uses_labels(self) -> bool:
         """Whether this sampler or one it chains to needs the source's class labels."""
@@ -289,7 +295,7 @@ def as_sampler(sampler: Any) -> Sampler:
     """Accept a jisu sampler or any iterable of indices."""
     if isinstance(sampler, Sampler):
         return sampler
-    if hasattr(sampler, "__iter__"):
+    if hasattr(sampler, "__iter__") and not isinstance(sampler, (str, bytes)):
         return IterableSampler(sampler)
     raise TypeError(
         f"sampler must be a jisu Sampler or an iterable of indices. Received: sampler={sampler!r}"

@@ -18,6 +18,7 @@ import numpy as np
 
 from .csv import find_dataset_files
 from .csv_errors import _located
+from .file_order import file_rows_order
 from .generator import Source
 from .options import ReadOptions, Shuffle, check_cache
 
@@ -104,10 +105,6 @@ class _Lines:
     def file_of(self, index: int) -> int:
         return int(np.searchsorted(self.file_starts, index, side="right")) - 1
 
-    def file_indices(self) -> list[np.ndarray]:
-        s = self.file_starts
-        return [np.arange(s[k], s[k + 1], dtype=np.int64) for k in range(len(self.files))]
-
     def _read_bytes(self, k: int, start: int, size: int) -> bytes:
         if k >= self.MAX_OPEN:
             with open(self.files[k], "rb") as f:
@@ -165,11 +162,17 @@ class TextFileDataset(Source):
     Args:
         dataset_files: a path or glob pattern, or a list of them; the matching files are read
             in sorted order.
-        num_samples, num_parallel_workers, num_shards, shard_id: as in
-            :class:`GeneratorDataset`.
-        shuffle: ``Shuffle.GLOBAL`` / True (default: every line in a new order each epoch),
-            ``Shuffle.FILES`` (files in a new order, lines in file order), ``Shuffle.INFILE``
-            (lines shuffled within each file) or False.
+        num_samples, num_parallel_workers: as in :class:`GeneratorDataset`.
+        num_shards, shard_id: MindSpore's rule for these files: shard ``k`` reads the
+            contiguous block of ``ceil(n / num_shards)`` lines from line ``k * ceil(n /
+            num_shards)`` of the files laid end to end, wrapping around to the first lines
+            (see :mod:`jisu.dataset.sources.file_order`); ``num_samples`` keeps the block's
+            first lines.
+        shuffle: ``Shuffle.GLOBAL`` / True (default: the files in a new order each epoch, the
+            shard's block taken from them, then its lines in a new order), ``Shuffle.FILES``
+            (the same blocks, lines in file order), ``Shuffle.INFILE`` (the lines of
+            ``shuffle=False``, shuffled within each file; MindSpore ignores this level) or
+            False.
         cache: not supported (must be None).
 
     Lines end with ``\\n`` or ``\\r\\n`` (neither is part of the row); empty lines are not rows
@@ -208,7 +211,7 @@ class TextFileDataset(Source):
         super().__init__(lines, ["text"], options)
 
     def _order(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        return self.order.indices(n, rng, self.source.file_indices())
+        return file_rows_order(self.order, n, rng, self.source.file_starts)
 
     def _sample_name(self, index: int) -> str:
         lines = self.source

@@ -4,9 +4,11 @@ The files are read into memory after their headers and sizes are checked (not ma
 truncated under a map kills the process with SIGBUS), so rows are slices of arrays (random
 access: shuffled, sharded and sampled like NumPy data; a batch gathers its rows with one
 fancy-index per file). Columns, dtypes, shapes and file order follow MindSpore
-2.10: ``image`` HWC uint8 and ``uint32`` scalar labels; with ``usage="all"`` (or None) the files
-are read in name order (MNIST: t10k before train; CIFAR-10: data_batch_1..5 before
-test_batch; CIFAR-100: test before train), as MindSpore does.
+2.10: ``image`` HWC uint8 and ``uint32`` scalar labels. The files are the ones present, found
+by name as MindSpore finds them (a folder holding only the train files, or one CIFAR batch, is
+read as it is) and read in name order (MNIST: t10k before train; CIFAR-10: data_batch_1..5
+before test_batch; CIFAR-100: test before train); only a folder with no file of the kind is an
+error, naming ``usage``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import math
 import os
 import stat
 import struct
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -120,18 +122,25 @@ class _VisionSet(ArraySource):
 
 
 # ---------------------------------------------------------------------------- MNIST
-def _find(op: str, folder: str, split: str, kind: str) -> str:
-    """The one file of ``folder`` whose name holds ``<split>-<kind>`` (MindSpore accepts
-    ``train-images-idx3-ubyte`` and ``train-images.idx3-ubyte`` alike)."""
-    key = f"{split}-{kind}"
-    names = sorted(n for n in os.listdir(folder) if key in n and not n.endswith(".gz"))
-    if len(names) != 1:
-        found = "none" if not names else f"several: {names}"
-        raise ValueError(
-            f"{op}: expected one '{key}' file (e.g. {key}-idx{3 if kind == 'images' else 1}"
-            f"-ubyte, uncompressed) in '{folder}'; found {found}"
-        )
-    return os.path.join(folder, names[0])
+_MNIST_SPLITS = {"train": ("train",), "test": ("t10k",), "all": ("train", "t10k")}
+
+
+def _names(folder: str) -> list[str]:
+    """The entries of ``folder``, sorted by name (MindSpore's file order)."""
+    return sorted(os.listdir(folder))
+
+
+def _mnist_files(op: str, folder: str, usage: str, kind: str) -> list[str]:
+    """The ``kind`` ("images" or "labels") files of ``usage`` in ``folder``, by name: every
+    entry whose name holds ``train-<kind>`` / ``t10k-<kind>`` (MindSpore accepts
+    ``train-images-idx3-ubyte`` and ``train-images.idx3-ubyte`` alike, and reads every match),
+    sorted; ``.gz`` files are left out (MindSpore reads them and fails on the magic number)."""
+    keys = [f"{split}-{kind}" for split in _MNIST_SPLITS[usage]]
+    return [
+        os.path.join(folder, name)
+        for name in _names(folder)
+        if any(key in name for key in keys) and not name.endswith(".gz")
+    ]
 
 
 #: Largest row of an empty idx file (shape ``(0, h, w)``): its rows hold no bytes, so only
@@ -184,9 +193,12 @@ class MnistDataset(_VisionSet):
     Args:
         dataset_dir: the folder holding the four files (uncompressed, as MindSpore reads
             them).
-        usage: "train" (60,000 rows), "test" (10,000) or "all"/None: the splits whose files
-            are in the folder, test then train as MindSpore orders them (MindSpore's tutorial
-            layout ``MNIST_Data/train`` holds only the train files).
+        usage: "train" (60,000 rows), "test" (10,000) or "all"/None: the files present, found
+            by name as MindSpore finds them — every file whose name holds ``train-images`` /
+            ``t10k-images`` (and its ``-labels`` partner; ``.gz`` files are left out), all
+            of them in name order, so "all" reads t10k then train, or only the split that is
+            there (MindSpore's tutorial layout ``MNIST_Data/train`` holds only the train
+            files). An error names ``usage`` when no images file is found.
         num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id: as in
             :class:`GeneratorDataset` (shuffled by default); ``sampler`` may be a
             :class:`PKSampler`.
@@ -195,20 +207,23 @@ class MnistDataset(_VisionSet):
 
     def _open(self, folder: str, usage: str) -> tuple[list[list[np.ndarray]], list[str]]:
         op = self.op_name
-        if usage == "all":  # the splits present; an error only when there is none
-            names = os.listdir(folder)
-            splits = [s for s in ("t10k", "train") if any(f"{s}-" in n for n in names)]
-            if not splits:
-                raise ValueError(
-                    f"{op}: no MNIST idx files (train-images-idx3-ubyte, t10k-...) in "
-                    f"'{folder}' (usage='all' reads the splits present)"
-                )
-        else:
-            splits = ["t10k" if usage == "test" else "train"]
-        parts, files = [], []
-        for split in splits:
-            images_path = _find(op, folder, split, "images")
-            labels_path = _find(op, folder, split, "labels")
+        images_files = _mnist_files(op, folder, usage, "images")
+        labels_files = _mnist_files(op, folder, usage, "labels")
+        if not images_files:
+            kinds = " or ".join(f"'{s}-images'" for s in _MNIST_SPLITS[usage])
+            raise ValueError(
+                f"{op}: no {kinds} idx file (e.g. {_MNIST_SPLITS[usage][0]}-images-idx3-ubyte, "
+                f"uncompressed) in '{folder}' for usage={usage!r}"
+            )
+        if len(images_files) != len(labels_files):  # paired by name order, as MindSpore
+            raise ValueError(
+                f"{op}: '{folder}' holds {len(images_files)} images file(s) but "
+                f"{len(labels_files)} labels file(s) for usage={usage!r}: "
+                f"{[os.path.basename(p) for p in images_files]} and "
+                f"{[os.path.basename(p) for p in labels_files]}"
+            )
+        parts = []
+        for images_path, labels_path in zip(images_files, labels_files):
             images = _idx(op, images_path, 0x803, 3)
             labels = _idx(op, labels_path, 0x801, 1)
             if len(images) != len(labels):
@@ -217,8 +232,7 @@ class MnistDataset(_VisionSet):
                     f"{len(labels)} labels"
                 )
             parts.append([images[..., None], np.asarray(labels, dtype=np.uint32)])
-            files.append(images_path)
-        return parts, files
+        return parts, images_files
 
 
 class FashionMnistDataset(MnistDataset):
@@ -232,8 +246,6 @@ def _cifar_records(op: str, path: str, labels: int) -> np.ndarray:
     Only the binary version is read, as raw bytes: the Python version's pickles are never
     unpickled (unpickling runs code), so a pickle named like a binary file is refused by its
     size or read as bytes."""
-    if not os.path.exists(path):
-        raise ValueError(f"{op}: '{path}' is missing (the CIFAR binary version is expected)")
     width = labels + 3072
     size = _regular_size(op, path)
     if size % width:
@@ -267,27 +279,26 @@ def chw_to_hwc(images: np.ndarray) -> np.ndarray:
 
 
 class _CifarSet(_VisionSet):
-    train_files: tuple[str, ...] = ()
-    test_files: tuple[str, ...] = ()
+    #: what a file's name holds for each split (MindSpore's rule: any ``.bin`` file, lower
+    #: case, whose name holds the word)
+    split_words: ClassVar[dict[str, str]] = {}
     label_bytes = 1
 
     def _open(self, folder: str, usage: str) -> tuple[list[list[np.ndarray]], list[str]]:
-        if usage == "all":  # the splits present, each whole (MindSpore's eval folder of
-            # the model zoo, cifar-10-verify-bin, holds test_batch.bin alone)
-            present = [
-                split
-                for split in (self.train_files, self.test_files)
-                if any(os.path.exists(os.path.join(folder, name)) for name in split)
-            ]
-            if not present:
-                raise ValueError(
-                    f"{self.op_name}: no CIFAR binary files ({', '.join(self.train_files)}, "
-                    f"{', '.join(self.test_files)}) in '{folder}'"
-                )
-            names = sorted(name for split in present for name in split)
-        else:
-            names = list(self.train_files if usage == "train" else self.test_files)
-        files = [os.path.join(folder, name) for name in names]
+        # the files present, by name: MindSpore's tutorial and model-zoo folders hold one
+        # or two batches (cifar-10-verify-bin: test_batch.bin alone)
+        words = list(self.split_words.values()) if usage == "all" else [self.split_words[usage]]
+        files = [
+            os.path.join(folder, name)
+            for name in _names(folder)
+            if name.endswith(".bin") and any(word in name for word in words)
+        ]
+        if not files:
+            wanted = " or ".join(f"'{word}'" for word in words)
+            raise ValueError(
+                f"{self.op_name}: no CIFAR binary file (a .bin file whose name holds {wanted}) "
+                f"in '{folder}' for usage={usage!r}"
+            )
         parts = [
             _cifar_part(_cifar_records(self.op_name, path, self.label_bytes), self.label_bytes)
             for path in files
@@ -306,26 +317,31 @@ class Cifar10Dataset(_CifarSet):
     """CIFAR-10, binary version (``data_batch_1.bin`` … ``data_batch_5.bin``,
     ``test_batch.bin`` in ``dataset_dir``): rows ``(image (32, 32, 3) uint8, label uint32)``.
 
-    Arguments as in :class:`MnistDataset`; ``usage="all"`` (or None) reads the splits present,
-    the training batches, then the test batch; a split present must be whole (all five
-    training batches). Unlike MindSpore, files of any whole number of records are read (it
-    expects 10,000 per file).
+    Arguments as in :class:`MnistDataset`. The files are those present, found by name as
+    MindSpore finds them: ``usage="train"`` reads every ``.bin`` file whose name holds
+    ``data_batch``, ``"test"`` those holding ``test_batch``, ``"all"`` (or None) both, in name
+    order (``data_batch_1.bin`` … ``data_batch_5.bin``, then ``test_batch.bin``); a folder
+    holding one batch is read as it is. An error names ``usage`` when no file is found.
+    Unlike MindSpore, a file of any whole number of records is read whole (MindSpore reads
+    the first 10,000 records of each file and fails on shorter ones).
     """
 
-    train_files = tuple(f"data_batch_{k}.bin" for k in range(1, 6))
-    test_files = ("test_batch.bin",)
+    split_words: ClassVar[dict[str, str]] = {"train": "data_batch", "test": "test_batch"}
 
 
 class Cifar100Dataset(_CifarSet):
     """CIFAR-100, binary version (``train.bin``, ``test.bin`` in ``dataset_dir``): rows
     ``(image (32, 32, 3) uint8, coarse_label uint32, fine_label uint32)``.
 
-    Arguments as in :class:`MnistDataset`; ``usage="all"`` reads test, then train (name
-    order, as MindSpore). A :class:`PKSampler` takes ``class_column="fine_label"`` or
-    ``"coarse_label"``.
+    Arguments as in :class:`MnistDataset`. The files are found by name as MindSpore finds
+    them: ``usage="train"`` reads every ``.bin`` file whose name holds ``train``, ``"test"``
+    those holding ``test``, ``"all"`` (or None) both, in name order (``test.bin``, then
+    ``train.bin``); other ``.bin`` files are left out (MindSpore's ``"all"`` fails on them). A
+    file of any whole number of records is read whole (MindSpore reads 10,000 records of a
+    test file and 50,000 of a train file). A :class:`PKSampler` takes
+    ``class_column="fine_label"`` or ``"coarse_label"``.
     """
 
     column_names = ("image", "coarse_label", "fine_label")
-    train_files = ("train.bin",)
-    test_files = ("test.bin",)
+    split_words: ClassVar[dict[str, str]] = {"train": "train", "test": "test"}
     label_bytes = 2
