@@ -38,7 +38,7 @@ def init(backend: str | None = None) -> None:
     dist.init_process_group(backend=backend)
     if not config.seed_was_set():  # every rank must shuffle alike, or the shards overlap
         device = torch.device("cuda", torch.cuda.current_device()) if backend == "nccl" else None
-        seed = torch.tensor([config.get_seed()], dtype=torch.int64, device=device)
+        seed = torch.tensor([config.pipeline_seed()], dtype=torch.int64, device=device)
         dist.broadcast(seed, src=0)
         config.set_seed(int(seed.item()))
 

@@ -27,6 +27,7 @@ _num_parallel_workers = _DEFAULT_WORKERS
 _worker_restart = False
 _profiler = False
 _autotune = False
+_auto_offload = False
 _autotune_file: str | None = None
 _tuned: dict | None = None
 _error_samples_mode = "raise"
@@ -238,8 +239,23 @@ def set_seed(seed: int) -> None:
     _seed = seed
 
 
+#: what ``get_seed()`` reports before ``set_seed`` (MindSpore's default: mt19937's seed)
+DEFAULT_SEED = 5489
+
+
 def get_seed() -> int:
-    """The seed set by :func:`set_seed`, or this process's random default."""
+    """The seed set by :func:`set_seed`, or 5489 before any (what MindSpore reports).
+
+    As in MindSpore, the default is only a report: until ``set_seed`` is called, pipelines
+    draw from this process's random seed (:func:`pipeline_seed`), so runs differ.
+    """
+    return DEFAULT_SEED if _seed is None else _seed
+
+
+def pipeline_seed() -> int:
+    """The seed pipelines draw from: the one set by :func:`set_seed`, or this process's random
+    default (drawn at import time: runs differ, but within a run the output still does not
+    depend on worker counts)."""
     return _session_seed if _seed is None else _seed
 
 
@@ -278,6 +294,22 @@ def _check_bool(name: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{name}: the argument must be a bool. Received: {value!r}")
     return value
+
+
+def set_auto_offload(offload: bool) -> None:
+    """MindSpore's automatic offload: with True, every ``map`` built afterwards whose ops end
+    with ops that run on the device (Rescale, Normalize, HWC2CHW, TypeCast) leaves them to the
+    device, as ``map(..., offload=True)`` does (``Model.train`` applies the offload module);
+    maps without such a tail are unchanged. Default False."""
+    if not isinstance(offload, bool):
+        raise TypeError(f"set_auto_offload: offload must be a bool. Received: offload={offload!r}")
+    global _auto_offload
+    _auto_offload = offload
+
+
+def get_auto_offload() -> bool:
+    """Whether :func:`set_auto_offload` is on (default False)."""
+    return _auto_offload
 
 
 def set_enable_shared_mem(enable: bool) -> None:

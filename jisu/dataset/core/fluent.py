@@ -28,6 +28,7 @@ class PipelineOps:
         python_multiprocessing: bool = False,
         offload: bool = False,
         column_order: Sequence[str] | None = None,
+        max_rowsize: int | list[int] | None = None,
     ) -> Dataset:
         """Apply ``operations`` (one or a list, applied in order) to ``input_columns`` of each row.
 
@@ -44,7 +45,14 @@ class PipelineOps:
                 (see :meth:`offload_module`); the pipeline then ships the data before them.
             column_order: the columns to keep after the map, in order (MindSpore 1.x's
                 argument, which 2.x dropped: the same as ``.project(column_order)``).
+            max_rowsize: MindSpore's shared-memory size per row in MB (an int, or
+                ``[in_rowsize, out_rowsize]``; -1 or None: from the data), checked as
+                MindSpore 2.10 does; jisu's worker processes always size their shared memory
+                from the data, so a value changes nothing else.
         """
+        from .validation import check_max_rowsize
+
+        check_max_rowsize("map", max_rowsize)
         MapDataset = bound("MapDataset")
 
         mapped = MapDataset(
@@ -154,8 +162,10 @@ class PipelineOps:
         find_sync = bound("find_sync")
 
         point = find_sync(self, condition_name)
-        if point is None:
-            raise ValueError(
+        if point is None:  # a RuntimeError in MindSpore: both here
+            from .error_types import PipelineValueError
+
+            raise PipelineValueError(
                 f"sync_update: no sync_wait point named '{condition_name}' in this pipeline"
             )
         point.update(num_batch, data)

@@ -87,6 +87,10 @@ class Dataset(PipelineOps):
     python_multiprocessing: bool = False
     #: a source whose reads must not overlap (a generator)
     serial_reads: bool = False
+    #: whether the node holds rows back until the training loop releases them (``sync_wait``):
+    #: the stages above it take one item per task, as a bigger chunk could wait for an item
+    #: that only comes out after the loop has seen the ones before it
+    holds_rows: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

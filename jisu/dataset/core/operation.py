@@ -3,11 +3,13 @@ transforms), and how the engine names and applies an op or a plain callable."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
 
 from .. import config
+from .error_types import PipelineTypeError
 from .pil_images import is_pil, to_pil
 from .rows import to_array
 
@@ -35,6 +37,11 @@ class TensorOperation:
     runs_on_device: bool = False
     #: where the op runs: "CPU", in the pipeline, or "GPU" (set by :meth:`device`)
     device_target: str = "CPU"
+    #: a one-image op that takes several images at once and gives each the same random
+    #: parameters (an image and its mask cropped alike), as MindSpore 2.10's RandomCrop,
+    #: RandomResizedCrop, RandomResize and the random flips do; other one-input ops refuse
+    #: a second input, as MindSpore's do
+    multi_input: bool = False
 
     def device(self, device_target: str = "CPU") -> TensorOperation:
         """Run this op on ``device_target`` (MindSpore's ``.device()``); returns the op.
@@ -97,7 +104,9 @@ class TensorOperation:
         """
         arrays = [to_array(a) for a in args]
         rng = self._eager_rng() if self.randomized else None
-        result = self.apply(*arrays, rng=rng)
+        result = apply_op(self, tuple(arrays), lambda: rng)
+        if isinstance(result, tuple) and len(args) > 1 and len(result) == len(args):
+            return tuple(self._eager_out(a, r) for a, r in zip(args, result))
         if (
             len(args) == 1
             and self.pil_out
@@ -108,6 +117,13 @@ class TensorOperation:
             return to_pil(type(self).__name__, result)
         if isinstance(result, tuple):
             return tuple(_contiguous(r) for r in result)
+        return _contiguous(result)
+
+    def _eager_out(self, arg: Any, result: Any) -> Any:
+        """One result of an eager call on several inputs: a PIL image for a PIL input where
+        the single-input call gives one."""
+        if self.pil_out and not self.view_op and is_pil(arg) and _is_image(result):
+            return to_pil(type(self).__name__, result)
         return _contiguous(result)
 
     def _eager_rng(self) -> np.random.Generator:
@@ -144,8 +160,69 @@ def op_name(op: Any) -> str:
     return getattr(op, "__name__", None) or type(op).__name__
 
 
+_arities: dict[type, tuple[int, int | None]] = {}
+
+
+def input_count(op: TensorOperation) -> tuple[int, int | None]:
+    """How many arrays ``op.apply`` takes: ``(fewest, most)``, most None for any number; read
+    from its signature (``rng`` aside) once per class."""
+    cls = type(op)
+    found = _arities.get(cls)
+    if found is None:
+        fewest, most = 0, 0
+        for param in inspect.signature(cls.apply).parameters.values():
+            if param.kind is param.VAR_POSITIONAL:
+                most = None
+                break
+            if param.name in ("self", "rng") or param.kind is not param.POSITIONAL_OR_KEYWORD:
+                continue
+            most += 1
+            fewest += param.default is param.empty
+        found = _arities[cls] = (fewest, most)
+    return found
+
+
+def check_inputs(op: TensorOperation, given: int, where: str = "") -> None:
+    """Refuse ``given`` input columns for ``op`` unless it takes them (its own count, or one
+    per column for a :attr:`~TensorOperation.multi_input` op); ``where`` starts the message.
+
+    Raises:
+        PipelineTypeError: a TypeError here and the RuntimeError MindSpore 2.10 raises ("The
+            op is OneToOne, can only accept one tensor as input").
+    """
+    fewest, most = input_count(op)
+    if fewest <= given and (most is None or given <= most):
+        return
+    if op.multi_input and most == 1 and given > 1:
+        return
+    takes = f"{fewest}" if fewest == most else f"{fewest} to {most}"
+    if most is None:
+        takes = f"at least {fewest}"
+    hint = "; map it over each column with a map(..., input_columns=...) of its own" * (
+        given > 1 and most == 1
+    )
+    raise PipelineTypeError(
+        f"{where}{op_name(op)} takes {takes} input column(s), but was given {given}{hint}"
+    )
+
+
 def apply_op(op: Any, args: tuple, rng_factory) -> Any:
-    """Apply ``op`` to ``args``: jisu ops get an RNG when random; callables are called."""
-    if isinstance(op, TensorOperation):
-        return op.apply(*args, rng=rng_factory() if op.randomized else None)
-    return op(*args)
+    """Apply ``op`` to ``args``: jisu ops get an RNG when random; callables are called.
+
+    A :attr:`~TensorOperation.multi_input` op given several arrays is applied to each with the
+    same random draws (the RNG's state is rewound before each) and returns a tuple.
+    """
+    if not isinstance(op, TensorOperation):
+        return op(*args)
+    rng = rng_factory() if op.randomized else None
+    check_inputs(op, len(args))
+    if len(args) == 1 or input_count(op)[1] != 1:
+        return op.apply(*args, rng=rng)
+    if rng is None:
+        return tuple(op.apply(a, rng=None) for a in args)
+    state = rng.bit_generator.state
+    results = []
+    for array in args:
+        rng.bit_generator.state = state
+        results.append(op.apply(array, rng=rng))
+    return tuple(results)

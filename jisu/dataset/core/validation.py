@@ -6,6 +6,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from .cpus import available_cpus
+from .error_types import PipelineValueError
+
+#: the largest value MindSpore 2.10 takes for an int32 argument such as ``max_rowsize``
+INT32_MAX = 2**31 - 1
 
 
 def check_int(
@@ -39,8 +43,8 @@ def check_columns(
         raise ValueError(f"{op}: {name} has duplicate names. Received: {name}={columns}")
     if available is not None:
         unknown = [c for c in columns if c not in available]
-        if unknown:
-            raise ValueError(
+        if unknown:  # MindSpore finds it when the pipeline runs: a RuntimeError there
+            raise PipelineValueError(
                 f"{op}: unknown column(s) {unknown} in {name}; the dataset has columns "
                 f"{list(available)}. Received: {name}={columns}"
             )
@@ -94,3 +98,32 @@ def resolve_shards(op: str, num_shards: int | None, shard_id: int | None) -> tup
             f"Received: num_shards={num_shards}, shard_id={shard_id}"
         )
     return num_shards, shard_id
+
+
+def check_max_rowsize(op: str, value: Any) -> Any:
+    """MindSpore's ``max_rowsize``: None, an int in [-1, 2**31 - 1] (MB of shared memory per
+    row), or a list ``[in_rowsize, out_rowsize]`` of two. jisu takes it and sizes its worker
+    processes' shared memory from the data itself (MindSpore's -1/None), so only the checks
+    are MindSpore's.
+
+    Raises:
+        TypeError: not None, an int or a list/tuple of two ints.
+        ValueError: an int below -1 or above 2**31 - 1.
+    """
+    if value is None:
+        return None
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    if (isinstance(value, (list, tuple)) and len(values) != 2) or not all(
+        isinstance(v, int) and not isinstance(v, bool) for v in values
+    ):
+        raise TypeError(
+            f"{op}: max_rowsize must be an int or a list [in_rowsize, out_rowsize] of two ints. "
+            f"Received: max_rowsize={value!r}"
+        )
+    for v in values:
+        if not -1 <= v <= INT32_MAX:
+            raise ValueError(
+                f"{op}: max_rowsize must be in [-1, {INT32_MAX}] (MB; -1: sized from the data). "
+                f"Received: max_rowsize={value!r}"
+            )
+    return value

@@ -75,6 +75,8 @@ def split_device(ops: Sequence[Any]) -> tuple[list[Any], DevicePlan | None, int]
     if _is(head, "Decode"):
         if head.to_pil:
             raise ValueError("map: Decode(to_pil=True) cannot run on the device")
+        if not getattr(head, "rgb", True):
+            raise ValueError("map: Decode(rgb=False) cannot run on the device")
         if k >= len(ops) or not _is(ops[k], *_CROPS):
             after = type(ops[k]).__name__ if k < len(ops) else "nothing"
             raise ValueError(

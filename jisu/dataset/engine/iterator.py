@@ -95,11 +95,12 @@ class DatasetIterator:
         output_numpy: bool,
         as_dict: bool,
     ) -> None:
+        from ..core.error_types import PipelineValueError
         from ..core.validation import check_columns, check_int
 
         check_int("create_tuple_iterator", "num_epochs", num_epochs)
-        if num_epochs == 0 or num_epochs < -1:
-            raise ValueError(
+        if num_epochs == 0 or num_epochs < -1:  # MindSpore: a RuntimeError
+            raise PipelineValueError(
                 "create_tuple_iterator: num_epochs must be -1 (no limit) or a positive int. "
                 f"Received: num_epochs={num_epochs}"
             )
@@ -115,7 +116,7 @@ class DatasetIterator:
         self._num_epochs = num_epochs
         self._output_numpy = output_numpy
         self._as_dict = as_dict
-        self._seed = config.get_seed()
+        self._seed = config.pipeline_seed()
         self._settings = RunSettings.from_config()  # the configuration it runs with
         self._plan = build_plan(dataset)  # the stages each run starts
         if self._settings.tuned:  # saved AutoTune settings: for this pipeline's stages only

@@ -83,6 +83,19 @@ def run_stream(ctx: ExecContext, node: Dataset, epoch: int, start: int) -> Itera
     return _RUNS[kind](ctx, node, epoch, start)
 
 
+def _chunker(feed: Dataset) -> AdaptiveChunker:
+    """The chunker of a stage fed by ``feed``: one item per task when a node below holds rows
+    back (``holds_rows``), since a chunk still filling would wait for rows that come out only
+    after the training loop has seen the rows before them (a hang)."""
+    stack = [feed]
+    while stack:
+        node = stack.pop()
+        if node.holds_rows:
+            return AdaptiveChunker(max_size=1)
+        stack.extend(node.children)
+    return AdaptiveChunker()
+
+
 def _map(ctx: ExecContext, node: Any, epoch: int, start: int) -> Iterator[tuple]:
     """Maps after a stream. Maps that cannot drop rows start their input at ``start`` too; a
     map in "skip" mode can: its output row ``start`` is some later input row, known only by
@@ -92,7 +105,7 @@ def _map(ctx: ExecContext, node: Any, epoch: int, start: int) -> Iterator[tuple]
     base = stage.feed
     drops = any(m.skip_errors for m in stage.ops)
     first, to_drop = (0, start) if drops else (start, 0)
-    chunker = AdaptiveChunker()
+    chunker = _chunker(base)
     rows = chunker.split(enumerate(run_stream(ctx, base, epoch, first), first))
     results = ordered_map(
         ctx,
@@ -127,7 +140,7 @@ def _filter(ctx: ExecContext, node: Any, epoch: int, start: int) -> Iterator[tup
     """A filter: its predicate on chunks of rows; a restored position is replayed (which rows
     pass is known only by running it)."""
     child = node.children[0]
-    chunker = AdaptiveChunker()
+    chunker = _chunker(child)
     results = ordered_map(
         ctx,
         StageTask(node, "filter_rows", cut=child),

@@ -10,8 +10,9 @@ import numpy as np
 
 from .. import config
 from ..core.access import RandomAccess, is_random_access
+from ..core.error_types import ArgumentError, PipelineValueError
 from ..core.node import Dataset
-from ..core.operation import TensorOperation, apply_op, op_name
+from ..core.operation import TensorOperation, apply_op, check_inputs, op_name
 from ..core.position import position
 from ..core.rng import sample_rng
 from ..core.rows import as_columns
@@ -119,12 +120,16 @@ class MapDataset(Dataset):
         if not ops:
             raise ValueError("map: operations must not be empty. Received: operations=[]")
         for k, op in enumerate(ops):
-            if not callable(op):
-                raise TypeError(
+            if not callable(op):  # a ValueError in MindSpore 2.10: both here
+                raise ArgumentError(
                     f"map: operation {k} is not callable; pass jisu ops or functions. "
                     f"Received: operations[{k}]={op!r}"
                 )
         self.offloaded: list = []
+        if not offload and config.get_auto_offload():  # offload the tail when there is one
+            from ..device.offload import split_offload
+
+            offload = bool(split_offload(ops)[1])
         on_device = [op for op in ops if getattr(op, "device_target", "CPU") == "GPU"]
         if on_device and not offload:
             raise ValueError(
@@ -162,10 +167,17 @@ class MapDataset(Dataset):
         )
         check_unique("map", self._columns)
         self._in_idx = [child._columns.index(c) for c in self.input_columns]
+        if isinstance(ops[0], TensorOperation):  # (the later ops get what the first returns)
+            check_inputs(ops[0], len(self.input_columns), "map: ")
         # in "skip" mode a failing sample vanishes, so rows can no longer be found by index
         self.skip_errors = config.get_error_samples_mode() == "skip"
         self._settle_kind(is_random_access(child) and not self.skip_errors)
         self._tail = self._elementwise_tail()
+        if not isinstance(python_multiprocessing, (bool, np.bool_)):
+            raise TypeError(
+                "map: python_multiprocessing must be a bool. "
+                f"Received: python_multiprocessing={python_multiprocessing!r}"
+            )
         self.python_multiprocessing = bool(python_multiprocessing)
         self._workers()  # validates num_parallel_workers when the pipeline is built
 
@@ -271,7 +283,7 @@ class MapDataset(Dataset):
                 perm = tuple(perm[a] for a in op.axes(len(perm)))
             args = (Deferred(args[0], self._steps[tail][1], perm),)
         if len(args) != len(self.output_columns):
-            raise ValueError(
+            raise PipelineValueError(
                 f"map: the last operation ({op_name(self.operations[-1])}) returned "
                 f"{len(args)} column(s) but output_columns names {len(self.output_columns)}: "
                 f"{self.output_columns} (at sample {index} of epoch {epoch}). "

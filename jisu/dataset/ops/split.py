@@ -90,7 +90,7 @@ class PickDataset(Dataset):
 
 def _split_rng() -> np.random.Generator:
     """The split's own generator: drawn from the seed once, whatever the epoch."""
-    return np.random.default_rng([config.get_seed(), _SPLIT_STREAM])
+    return np.random.default_rng([config.pipeline_seed(), _SPLIT_STREAM])
 
 
 _SPLIT_STREAM = 0x5B117  # keeps the split's draws apart from the engine's streams

@@ -8,7 +8,9 @@ only after the loop's ``k``-th update (the rows per batch are those of the ``bat
 point, from the plan). Each epoch starts with ``num_batch`` batches allowed.
 
 The point is a stream node: everything after it runs as streams, fed by the rows it lets
-through; everything before it still runs ahead, up to the usual prefetch.
+through, one row (or batch) per task (``holds_rows``): a task that gathered several would wait
+for rows not yet let through, and with two points in a pipeline (or none of its rows batched)
+nothing would come out. Everything before it still runs ahead, up to the usual prefetch.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class SyncWaitDataset(Dataset):
     """See the module docstring and :meth:`Dataset.sync_wait`."""
 
     op_name = "sync_wait"
+    holds_rows = True  # the stages above take one row (or batch) per task: no chunk waits
 
     def __init__(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator, Sequence
 from itertools import islice
@@ -11,10 +12,12 @@ import numpy as np
 
 from .. import config
 from ..core.access import RandomAccess
+from ..core.error_types import PipelineTypeError, PipelineValueError
 from ..core.node import Dataset
 from ..core.order import buffer_shuffle, shard_stream
 from ..core.rng import epoch_rng
 from ..core.rows import to_array, to_numpy_dtype
+from ..core.validation import check_int
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context, with_context
 from ..engine.plan import READ
@@ -36,8 +39,25 @@ ONE_SHOT_REPLAY_BYTES = 1 << 30
 class Schema:
     """Column names, types and shapes of a source (``mindspore.dataset.Schema``'s role)."""
 
-    def __init__(self) -> None:
+    def __init__(self, schema_file: str | os.PathLike | None = None) -> None:
+        """``schema_file``: a MindSpore schema JSON file to take the columns from (names,
+        types, shapes), checked strictly; None: no columns yet (add them with
+        :meth:`add_column`)."""
         self.columns: list[dict[str, Any]] = []
+        if schema_file is None:
+            return
+        if not isinstance(schema_file, (str, os.PathLike)):
+            raise TypeError(
+                f"Schema: schema_file must be a path or None. Received: schema_file={schema_file!r}"
+            )
+        from ..record.tfrecord_schema import load_schema_file
+
+        path = os.fspath(schema_file)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"Schema: the schema file '{path}' does not exist")
+        for column in load_schema_file(path)[0]:
+            shape = None if column.shape is None else list(column.shape)
+            self.columns.append({"name": column.name, "type": column.dtype, "shape": shape})
 
     def add_column(self, name: str, de_type: Any = None, shape: Sequence[int] | None = None):
         if not isinstance(name, str) or not name:
@@ -119,10 +139,16 @@ class Source(Dataset):
         column_types: Sequence[Any] | None = None,
     ) -> None:
         options = options or ReadOptions()
-        super().__init__((), options.num_parallel_workers)
         op = self.op_name
+        check_int(op, "num_parallel_workers", options.num_parallel_workers, 1, allow_none=True)
+        super().__init__((), options.num_parallel_workers)
         if isinstance(column_names, str):
             column_names = [column_names]
+        if column_names is not None and not isinstance(column_names, (list, tuple)):
+            raise TypeError(
+                f"{op}: column_names must be a str or a list of str. "
+                f"Received: column_names={column_names!r}"
+            )
         if not column_names or not all(isinstance(c, str) for c in column_names):
             raise ValueError(
                 f"{op}: column_names must be a non-empty list of str. "
@@ -162,22 +188,48 @@ class Source(Dataset):
         ncols = len(self._columns)
         if isinstance(item, tuple) or (isinstance(item, list) and ncols > 1):
             values = item
-        elif isinstance(item, dict):
+        elif isinstance(item, dict):  # by column name (MindSpore 2.10 keeps the dict whole)
+            missing = [c for c in self._columns if c not in item]
+            if missing:
+                raise PipelineValueError(
+                    f"{self.op_name}: the source yielded a dict at {where} without the "
+                    f"column(s) {missing}; its keys: {list(item)[:10]}. A dict row is read by "
+                    f"column name: give it every name in column_names {list(self._columns)}"
+                )
             values = tuple(item[c] for c in self._columns)
         else:
             values = (item,)
-        if len(values) != ncols:
-            raise ValueError(
+        if len(values) != ncols:  # MindSpore: a RuntimeError while the pipeline runs
+            raise PipelineValueError(
                 f"{self.op_name}: the source yielded {len(values)} value(s) at {where} but "
                 f"column_names has {ncols}: {list(self._columns)}. Make them match."
             )
-        row = tuple(to_array(v) for v in values)
+        row = tuple(self._column_value(v, c, where) for v, c in zip(values, self._columns))
         if self.column_types is not None:
             row = tuple(
                 v if t is None or v.dtype == t else v.astype(t)
                 for v, t in zip(row, self.column_types)
             )
         return row
+
+    def _column_value(self, value: Any, column: str, where: str) -> np.ndarray:
+        """``value`` as the array of ``column``, refusing what MindSpore 2.10 refuses with a
+        RuntimeError: None, a ragged list, a set or another object that is no number, string
+        or array (a dict stays one value, as MindSpore keeps it)."""
+        try:
+            array = to_array(value)
+        except ValueError as exc:  # a ragged list
+            raise PipelineValueError(
+                f"{self.op_name}: the source yielded a value for column '{column}' at {where} "
+                f"that is no array (a ragged list?): {exc}"
+            ) from exc
+        if array.dtype == object and not isinstance(value, (np.ndarray, dict)):
+            raise PipelineTypeError(
+                f"{self.op_name}: the source yielded {type(value).__name__} for column "
+                f"'{column}' at {where}; a column holds numbers, strings, bytes or arrays "
+                f"(NumPy or torch) of them. Received: {value!r:.80}"
+            )
+        return array
 
     def _source_len(self) -> int:
         return len(self.source)
@@ -264,6 +316,14 @@ class Source(Dataset):
         order = EpochOrder(sampler=as_sampler(new_sampler))
         self._check_sampler(order.sampler)
         self.order = order
+
+    def add_sampler(self, new_sampler: Any) -> None:
+        """MindSpore's ``add_sampler``: from now on ``new_sampler`` picks positions in what
+        this source read so far (its sampler, or its shuffle, shards and ``num_samples``);
+        call it before creating iterators."""
+        from .sampler_chain import chained
+
+        self.use_sampler(chained(self.op_name, self.order, new_sampler))
 
     @property
     def stream_stage(self) -> str | None:  # type: ignore[override]

@@ -8,13 +8,14 @@ from typing import Any
 
 import numpy as np
 
+from ..core.error_types import ArgumentError
 from ..core.operation import TensorOperation, apply_op
 from ..core.rows import as_columns, to_array, to_numpy_dtype
 
 
 def _check_ops(op: str, transforms: Any) -> list[Callable]:
     if not isinstance(transforms, (list, tuple)) or not transforms:
-        raise TypeError(
+        raise ArgumentError(  # MindSpore: a ValueError for [], a TypeError for others
             f"{op}: transforms must be a non-empty list of ops. Received: transforms={transforms!r}"
         )
     for k, t in enumerate(transforms):
@@ -98,7 +99,9 @@ class OneHot(TensorOperation):
 
     def __init__(self, num_classes: int, smoothing_rate: float = 0.0) -> None:
         if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 1:
-            raise ValueError(f"OneHot: num_classes must be an int >= 1. Received: {num_classes!r}")
+            raise ArgumentError(
+                f"OneHot: num_classes must be an int >= 1. Received: {num_classes!r}"
+            )
         if not 0.0 <= smoothing_rate <= 1.0:
             raise ValueError(
                 f"OneHot: smoothing_rate must be in [0, 1]. Received: {smoothing_rate}"
@@ -127,6 +130,9 @@ class Fill(TensorOperation):
 
     A float value filling an integer array is truncated (2.7 -> 2), as in MindSpore. A value
     outside an integer dtype's range is an error (MindSpore wraps it: -1 fills uint8 with 255).
+    Strings and bytes fill only string and bytes arrays, with the whole value (the result's
+    dtype fits it, so ``Fill("xyz")`` on ``["ab"]`` gives ``["xyz"]``); mixing them with each
+    other or with numbers is a ``TypeError``, as in MindSpore.
     """
 
     def __init__(self, fill_value: Any) -> None:
@@ -134,6 +140,14 @@ class Fill(TensorOperation):
 
     def apply(self, x: np.ndarray, rng=None) -> np.ndarray:
         value = self.fill_value
+        text = "U" if isinstance(value, str) else "S" if isinstance(value, bytes) else None
+        if text is not None or x.dtype.kind in "US":
+            if text != x.dtype.kind:
+                raise TypeError(
+                    f"Fill: fill_value and the input must both be strings or both bytes when "
+                    f"either is; received fill_value={value!r} for an input of dtype {x.dtype}"
+                )
+            return np.full(x.shape, value)
         if x.dtype.kind in "iu" and isinstance(value, (int, float, np.integer, np.floating)):
             info = np.iinfo(x.dtype)
             finite = not isinstance(value, (float, np.floating)) or np.isfinite(value)

@@ -57,7 +57,16 @@ from .transform_geometry import (
     ResizedCrop,
     VerticalFlip,
 )
-from .utils import Border, Inter
+from .utils import (
+    Border,
+    ImageReadMode,
+    Inter,
+    SliceMode,
+    get_image_num_channels,
+    get_image_size,
+    read_file,
+    read_image,
+)
 
 __all__ = [
     "HWC2CHW",
@@ -85,6 +94,7 @@ __all__ = [
     "Grayscale",
     "HorizontalFlip",
     "ImageBatchFormat",
+    "ImageReadMode",
     "Inter",
     "Invert",
     "MixUp",
@@ -119,6 +129,7 @@ __all__ = [
     "Resize",
     "ResizedCrop",
     "Rotate",
+    "SliceMode",
     "Solarize",
     "ToPIL",
     "ToTensor",
@@ -126,4 +137,8 @@ __all__ = [
     "TrivialAugmentWide",
     "UniformAugment",
     "VerticalFlip",
+    "get_image_num_channels",
+    "get_image_size",
+    "read_file",
+    "read_image",
 ]

@@ -17,6 +17,8 @@ import cv2
 import numpy as np
 
 from ..core.operation import TensorOperation
+from ..core.pil_images import is_pil
+from .pil_geometry import PIL_FILTERS, pil_rotate
 from .transform_geometry import (
     channel_fill,
     check_fill,
@@ -118,10 +120,11 @@ class Rotate(TensorOperation):
             centre ((width - 1) / 2, (height - 1) / 2).
         fill_value: the value of pixels from outside: an int, or (R, G, B) for channels 0-2.
 
-    Takes an HW/HWC image or an NHWC batch.
+    Takes an HW/HWC image, or HWC images under leading axes (NHWC, NTHWC ...).
     """
 
     pil_out = False  # MindSpore's returns an array for a PIL image
+    _inters = WARP_INTERS
 
     def __init__(
         self,
@@ -135,7 +138,7 @@ class Rotate(TensorOperation):
         if not _number(degrees):
             raise TypeError(f"{op}: degrees must be a number. Received: {degrees!r}")
         self.degrees = float(degrees)
-        self.resample = check_inter(op, "resample", resample, WARP_INTERS)
+        self.resample = check_inter(op, "resample", resample, self._inters)
         if not isinstance(expand, bool):
             raise TypeError(f"{op}: expand must be a bool. Received: {expand!r}")
         self.expand = expand
@@ -171,9 +174,17 @@ def _range(op: str, name: str, value: Any, symmetric_from: float | None = None):
 
 class RandomRotation(Rotate):
     """Rotate by an angle drawn uniformly from ``degrees``: (min, max), or a number ``d`` for
-    (-d, d). Other arguments as :class:`Rotate`; one image (HW/HWC) at a time."""
+    (-d, d). Other arguments as :class:`Rotate`; one image (HW/HWC) at a time.
+
+    Called on a PIL image with NEAREST, BILINEAR, BICUBIC or ANTIALIAS, it rotates with
+    Pillow's ``Image.rotate``, as MindSpore does: ``center`` is then in Pillow's coordinates
+    (the origin at the top-left pixel's corner) and ``expand`` sizes the canvas as Pillow
+    does. ANTIALIAS takes PIL images only, and only turns by multiples of 90 degrees that
+    Pillow can do without resampling (see :func:`~jisu.dataset.vision.pil_geometry.pil_rotate`).
+    """
 
     pil_out = True  # MindSpore's returns a PIL image (its Rotate an array)
+    _inters = (*WARP_INTERS, Inter.ANTIALIAS)
 
     randomized = True
 
@@ -193,8 +204,23 @@ class RandomRotation(Rotate):
         """The angle of one application."""
         return float(rng.uniform(*self.degrees))
 
+    def __call__(self, *args: Any) -> Any:
+        """Pillow's rotation for one PIL image (MindSpore's path for it), else the array op."""
+        if len(args) == 1 and is_pil(args[0]) and self.resample in PIL_FILTERS:
+            angle = self.draw(self._eager_rng())
+            return pil_rotate(
+                "RandomRotation", args[0], angle, self.resample, self.expand, self.center,
+                self.fill_value,
+            )  # fmt: skip
+        return super().__call__(*args)
+
     def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         check_image("RandomRotation", image)
+        if self.resample is Inter.ANTIALIAS:
+            raise TypeError(
+                "RandomRotation: Inter.ANTIALIAS is Pillow's filter and takes a PIL image "
+                f"only; use another resample for arrays. Received an array of shape {image.shape}"
+            )
         return self._rotate(image, self.draw(rng))
 
 

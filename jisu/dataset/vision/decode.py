@@ -31,6 +31,7 @@ import numpy as np
 import simplejpeg
 
 from .. import config
+from ..core.error_types import PipelineValueError
 from ..core.operation import TensorOperation
 
 
@@ -275,7 +276,7 @@ def check_declared_size(op: str, data: np.ndarray, buf: np.ndarray) -> tuple[int
     try:
         size = declared_size(buf)
     except _HeaderError as exc:
-        raise ValueError(f"{op}: cannot decode {describe(data)}: {exc}") from None
+        raise PipelineValueError(f"{op}: cannot decode {describe(data)}: {exc}") from None
     if size is not None:
         check_pixels(op, data, *size)
     return size
@@ -360,7 +361,7 @@ def decode_jpeg(
         )
     else:
         why = "its image data is corrupt"
-    raise ValueError(
+    raise PipelineValueError(
         f"{op}: cannot decode {describe(data)}: {why}; libjpeg-turbo: {text}"
     ) from error
 
@@ -369,13 +370,13 @@ def decode_opencv(op: str, data: np.ndarray, buf: np.ndarray) -> np.ndarray:
     """Any format OpenCV reads, to RGB; the result is checked against the pixel limit too,
     for formats whose header :func:`declared_size` does not read."""
     if buf.size == 0:  # an empty file (OpenCV's own error is a failed assertion)
-        raise ValueError(f"{op}: cannot decode {describe(data)}: it is empty (0 bytes)")
+        raise PipelineValueError(f"{op}: cannot decode {describe(data)}: it is empty (0 bytes)")
     try:
         image = cv2.imdecode(np.asarray(buf), cv2.IMREAD_COLOR)
     except cv2.error as exc:  # e.g. more pixels than OPENCV_IO_MAX_IMAGE_PIXELS
-        raise ValueError(f"{op}: cannot decode {describe(data)}: OpenCV: {exc}") from exc
+        raise PipelineValueError(f"{op}: cannot decode {describe(data)}: OpenCV: {exc}") from exc
     if image is None:
-        raise ValueError(
+        raise PipelineValueError(  # MindSpore: a RuntimeError
             f"{op}: cannot decode {describe(data)} as an image "
             "(corrupt, truncated or unsupported format)"
         )
@@ -404,6 +405,9 @@ class Decode(TensorOperation):
     same checks; needs Pillow, ``jisu[pil]``). In a pipeline it becomes an array again as it
     enters the row.
 
+    ``rgb`` is MindSpore 1.x's ``c_transforms.Decode(rgb=True)``: ``rgb=False`` gives the
+    channels in BGR order, as its documentation describes (MindSpore 2.x has no ``rgb``).
+
     Raises:
         DecompressionBombError: (a ValueError) the image is larger than the pixel limit.
         ValueError: the bytes are not a decodable image (truncated or corrupt).
@@ -411,10 +415,15 @@ class Decode(TensorOperation):
 
     runs_on_device = True  # device("GPU") decodes in the offload module
 
-    def __init__(self, to_pil: bool = False) -> None:
+    def __init__(self, to_pil: bool = False, rgb: bool = True) -> None:
         if not isinstance(to_pil, bool):
             raise TypeError(f"Decode: to_pil must be a bool. Received: to_pil={to_pil!r}")
+        if not isinstance(rgb, bool):
+            raise TypeError(f"Decode: rgb must be a bool. Received: rgb={rgb!r}")
+        if to_pil and not rgb:
+            raise ValueError("Decode: a PIL image is RGB; rgb=False needs to_pil=False")
         self.to_pil = to_pil
+        self.rgb = rgb
         if to_pil:
             from ..core.pil_images import pil_image_module
 
@@ -422,6 +431,8 @@ class Decode(TensorOperation):
 
     def apply(self, data: np.ndarray, rng=None):
         image = decode_image("Decode", data)
+        if not self.rgb:
+            return np.ascontiguousarray(image[..., ::-1])
         if self.to_pil:
             from ..core.pil_images import to_pil
 

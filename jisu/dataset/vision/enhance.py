@@ -4,7 +4,6 @@ lookup tables, colour conversions and filters, and NumPy vector ops (GIL release
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Any
 
 import cv2
@@ -12,7 +11,7 @@ import numpy as np
 
 from ..core.operation import TensorOperation
 from .adjust import apply_lut, check_number, check_prob, is_number
-from .utils import check_image
+from .utils import ConvertMode, check_image
 
 _LEVELS = np.arange(256, dtype=np.float64)
 MAX_FACTOR = float(1 << 24)  # MindSpore's upper bound of factors
@@ -109,32 +108,6 @@ class RandomGrayscale(TensorOperation):
 
 
 # ------------------------------------------------------------------------------ ConvertColor
-
-
-class ConvertMode(Enum):
-    """Colour conversions of :class:`ConvertColor` (MindSpore's names and values; the RGB/BGR
-    pairs that are the same channel shuffle are aliases, e.g. ``COLOR_RGB2BGR``)."""
-
-    COLOR_BGR2BGRA = 0
-    COLOR_RGB2RGBA = 0
-    COLOR_BGRA2BGR = 1
-    COLOR_RGBA2RGB = 1
-    COLOR_BGR2RGBA = 2
-    COLOR_RGB2BGRA = 2
-    COLOR_RGBA2BGR = 3
-    COLOR_BGRA2RGB = 3
-    COLOR_BGR2RGB = 4
-    COLOR_RGB2BGR = 4
-    COLOR_BGRA2RGBA = 5
-    COLOR_RGBA2BGRA = 5
-    COLOR_BGR2GRAY = 6
-    COLOR_RGB2GRAY = 7
-    COLOR_GRAY2BGR = 8
-    COLOR_GRAY2RGB = 8
-    COLOR_GRAY2BGRA = 9
-    COLOR_GRAY2RGBA = 9
-    COLOR_BGRA2GRAY = 10
-    COLOR_RGBA2GRAY = 11
 
 
 # mode value -> (OpenCV code, input channels)

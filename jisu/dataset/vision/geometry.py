@@ -8,7 +8,10 @@ from typing import Any
 import cv2
 import numpy as np
 
+from ..core.error_types import PipelineValueError
 from ..core.operation import TensorOperation
+from ..core.pil_images import is_pil
+from .pil_geometry import PIL_FILTERS, pil_resize
 from .utils import (
     CV_DTYPES,
     Border,
@@ -38,7 +41,12 @@ def _cv_ok(image: np.ndarray) -> bool:
 
 class Resize(TensorOperation):
     """Resize to ``size``: (height, width), or an int for the shorter side (keeping the
-    aspect ratio; the longer side is ``int(long * size / short)``)."""
+    aspect ratio; the longer side is ``int(long * size / short)``).
+
+    Called on a PIL image with NEAREST, BILINEAR, BICUBIC or ANTIALIAS (Pillow's Lanczos,
+    antialiased), it resizes with Pillow's ``Image.resize`` and returns a PIL image, as
+    MindSpore does; AREA and PILCUBIC resize a PIL image with the array kernels.
+    """
 
     def __init__(self, size: int | tuple[int, int], interpolation: Inter = Inter.LINEAR) -> None:
         if isinstance(size, int) and not isinstance(size, bool):
@@ -57,6 +65,12 @@ class Resize(TensorOperation):
         if height <= width:
             return self.size, int(width * self.size / height)
         return int(height * self.size / width), self.size
+
+    def __call__(self, *args: Any) -> Any:
+        """Pillow's resize for one PIL image (MindSpore's path for it), else the array op."""
+        if len(args) == 1 and is_pil(args[0]) and self.interpolation in PIL_FILTERS:
+            return pil_resize(args[0], self.size, self.interpolation)
+        return super().__call__(*args)
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
         if image.ndim >= 4:
@@ -120,6 +134,7 @@ class RandomCrop(TensorOperation):
     """
 
     randomized = True
+    multi_input = True  # MindSpore 2.10: several images, the same draw
 
     def __init__(
         self,
@@ -152,7 +167,7 @@ class RandomCrop(TensorOperation):
             image = pad_image(image, pw, ph, pw, ph, self.padding_mode, self.fill_value)
             h, w = image.shape[:2]
         if h < th or w < tw:
-            raise ValueError(
+            raise PipelineValueError(  # MindSpore: a RuntimeError
                 f"RandomCrop: crop size {self.size} is larger than the image "
                 f"{(h, w)}; set pad_if_needed=True or padding"
             )
@@ -174,6 +189,7 @@ class RandomHorizontalFlip(TensorOperation):
     """Mirror left-right with probability ``prob``."""
 
     randomized = True
+    multi_input = True  # MindSpore 2.10: several images, the same draw
 
     def __init__(self, prob: float = 0.5) -> None:
         if not 0.0 <= prob <= 1.0:
@@ -191,6 +207,7 @@ class RandomVerticalFlip(TensorOperation):
     """Mirror top-bottom with probability ``prob``."""
 
     randomized = True
+    multi_input = True  # MindSpore 2.10: several images, the same draw
 
     def __init__(self, prob: float = 0.5) -> None:
         if not 0.0 <= prob <= 1.0:

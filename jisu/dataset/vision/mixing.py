@@ -18,13 +18,13 @@ Conventions checked against MindSpore 2.10:
 from __future__ import annotations
 
 import math
-from enum import IntEnum
 from typing import Any
 
 import numpy as np
 
 from ..core.operation import TensorOperation
 from .adjust import check_number, check_prob, is_number
+from .utils import ImageBatchFormat
 
 
 def _is_int(value: Any) -> bool:
@@ -282,13 +282,6 @@ class MixUpBatch(TensorOperation):
         _check_batch("MixUpBatch", images, labels)
         perm, lam = self.draw(rng, images.shape[0])
         return mix_up(images, labels, perm, lam)
-
-
-class ImageBatchFormat(IntEnum):
-    """Layout of a batch of images: NHWC or NCHW (MindSpore's names and values)."""
-
-    NHWC = 0
-    NCHW = 1
 
 
 def crop_box(height: int, width: int, lam: float, cy: int, cx: int) -> tuple[int, int, int, int]:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
+from ..core.error_types import ArgumentError, PipelineValueError
 from ..core.operation import TensorOperation
 from .utils import CV_DTYPES
 
@@ -86,8 +87,13 @@ class Rescale(TensorOperation):
     elementwise = True
 
     def __init__(self, rescale: float, shift: float) -> None:
-        self.rescale = float(rescale)
-        self.shift = float(shift)
+        try:
+            self.rescale, self.shift = float(rescale), float(shift)
+        except (TypeError, ValueError):  # MindSpore: a TypeError
+            raise ArgumentError(
+                f"Rescale: rescale and shift must be numbers. Received: rescale={rescale!r}, "
+                f"shift={shift!r}"
+            ) from None
 
     def apply(self, x: np.ndarray, rng=None) -> np.ndarray:
         out = np.empty(x.shape, dtype=np.float32)
@@ -168,8 +174,14 @@ class Normalize(ChannelAffine):
     """
 
     def __init__(self, mean: Sequence[float], std: Sequence[float], is_hwc: bool = True) -> None:
-        mean_a = np.asarray(mean, dtype=np.float32).ravel()
-        std_a = np.asarray(std, dtype=np.float32).ravel()
+        try:
+            mean_a = np.asarray(mean, dtype=np.float32).ravel()
+            std_a = np.asarray(std, dtype=np.float32).ravel()
+        except (TypeError, ValueError):  # MindSpore: a TypeError
+            raise ArgumentError(
+                f"Normalize: mean and std must be sequences of numbers. Received: mean={mean!r}, "
+                f"std={std!r}"
+            ) from None
         if mean_a.size == 0 or mean_a.shape != std_a.shape:
             raise ValueError(
                 f"Normalize: mean and std must have the same non-zero length. "
@@ -242,4 +254,6 @@ class HWC2CHW(TensorOperation):
             return x.transpose(0, 3, 1, 2)
         if x.ndim == 2:
             return x
-        raise ValueError(f"HWC2CHW: expected an HW, HWC or NHWC array. Received shape {x.shape}")
+        raise PipelineValueError(  # MindSpore: a RuntimeError
+            f"HWC2CHW: expected an HW, HWC or NHWC array. Received shape {x.shape}"
+        )

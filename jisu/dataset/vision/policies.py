@@ -18,7 +18,6 @@ policies is one of jisu's (``tests/dataset/vision/test_vision_parity.py``).
 from __future__ import annotations
 
 import math
-from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -29,7 +28,7 @@ from .affine import WARP_INTERS, affine_matrix, rotation_matrix, warp
 from .enhance import adjust_brightness, adjust_contrast, adjust_saturation
 from .filters import adjust_sharpness
 from .transform_geometry import check_fill, check_inter
-from .utils import Inter
+from .utils import AutoAugmentPolicy, Inter
 
 #: ops whose magnitude gets a random sign
 SIGNED = frozenset(
@@ -206,14 +205,6 @@ class TrivialAugmentWide(_Policy):
         table = space[name]
         magnitude = 0.0 if table is None else float(table[int(rng.integers(len(table)))])
         return [(name, self._signed(rng, name, magnitude))]
-
-
-class AutoAugmentPolicy(str, Enum):
-    """The AutoAugment policies (MindSpore's names and values)."""
-
-    IMAGENET = "imagenet"
-    CIFAR10 = "cifar10"
-    SVHN = "svhn"
 
 
 # (op, probability, magnitude bin of 10) pairs: MindSpore's documented tables

@@ -113,6 +113,8 @@ class RandomResizedCrop(_RandomCropResize):
         max_attempts: draws before falling back to a central crop (default 10).
     """
 
+    multi_input = True  # MindSpore 2.10: several images, the same draw
+
     def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         if image.ndim >= 4:
             return per_image("RandomResizedCrop", image, lambda im: self.apply(im, rng=rng))

@@ -31,21 +31,26 @@ def check_inter(op: str, name: str, value: Any, allowed: tuple[Inter, ...]) -> I
 
 
 def check_image_or_batch(op: str, image: np.ndarray) -> np.ndarray:
-    """HW, HWC or a batch NHWC (ops MindSpore applies to batches too)."""
-    if image.ndim not in (2, 3, 4):
+    """HW, HWC, or HWC images under leading axes (NHWC, a video batch NTHWC ...), as the ops
+    MindSpore applies to ``<..., H, W, C>`` take; 1-D and 0-D input is refused."""
+    if image.ndim < 2:
         raise ValueError(
-            f"{op}: expected an HW or HWC image or an NHWC batch. Received shape {image.shape}"
+            f"{op}: expected an HW or HWC image or a batch of HWC images (..., H, W, C). "
+            f"Received shape {image.shape}"
         )
     return image
 
 
 def per_image(image: np.ndarray, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    """``fn`` on an HW/HWC image, or on each image of an NHWC batch (stacked)."""
+    """``fn`` on an HW/HWC image, or on each HWC image under the leading axes (stacked back
+    under them)."""
     if image.ndim < 4:
         return fn(image)
-    if image.shape[0] == 0:
+    if image.size == 0:
         return image.copy()
-    return np.stack([fn(img) for img in image])
+    flat = image.reshape(-1, *image.shape[-3:])
+    outs = np.stack([fn(img) for img in flat])
+    return outs.reshape(*image.shape[:-3], *outs.shape[1:])
 
 
 def cv_image(image: np.ndarray) -> np.ndarray:
@@ -72,26 +77,26 @@ def resize_image(image: np.ndarray, height: int, width: int, interpolation: Inte
 
 
 class HorizontalFlip(TensorOperation):
-    """Mirror left-right: an HW/HWC image or an NHWC batch."""
+    """Mirror left-right: an HW/HWC image, or HWC images under leading axes (N, T ...)."""
 
     pil_out = False  # MindSpore's returns an array for a PIL image
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
         check_image_or_batch("HorizontalFlip", image)
-        if image.ndim == 4:
-            return np.ascontiguousarray(image[:, :, ::-1])
+        if image.ndim >= 4:
+            return np.ascontiguousarray(image[..., ::-1, :])
         return _flip(image, 1)
 
 
 class VerticalFlip(TensorOperation):
-    """Mirror top-bottom: an HW/HWC image or an NHWC batch."""
+    """Mirror top-bottom: an HW/HWC image, or HWC images under leading axes (N, T ...)."""
 
     pil_out = False  # MindSpore's returns an array for a PIL image
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
         check_image_or_batch("VerticalFlip", image)
-        if image.ndim == 4:
-            return np.ascontiguousarray(image[:, ::-1])
+        if image.ndim >= 4:
+            return np.ascontiguousarray(image[..., ::-1, :, :])
         return _flip(image, 0)
 
 
@@ -196,11 +201,12 @@ RANDOM_RESIZE_INTERS = (Inter.LINEAR, Inter.NEAREST, Inter.CUBIC, Inter.AREA)
 class RandomResize(TensorOperation):
     """Resize like :class:`~jisu.dataset.vision.Resize` (``size``: (height, width), or an int
     for the shorter side) with an interpolation drawn uniformly from LINEAR, NEAREST, CUBIC and
-    AREA. Takes an HW/HWC image or an NHWC batch (one draw for the whole batch)."""
+    AREA. Takes an HW/HWC image or HWC images under leading axes (one draw for them all)."""
 
     pil_out = False  # MindSpore's returns an array for a PIL image
 
     randomized = True
+    multi_input = True  # MindSpore 2.10: several images, the same draw
 
     def __init__(self, size: int | tuple[int, int]) -> None:
         if _is_int(size):
@@ -224,7 +230,7 @@ class RandomResize(TensorOperation):
     def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         check_image_or_batch("RandomResize", image)
         inter = self.draw(rng)
-        hw = image.shape[1:3] if image.ndim == 4 else image.shape[:2]
+        hw = image.shape[-3:-1] if image.ndim >= 4 else image.shape[:2]
         h, w = self.output_size(*hw)
         return per_image(image, lambda img: resize_image(img, h, w, inter))
 

@@ -1,12 +1,30 @@
-"""Enums and checks shared by the vision ops."""
+"""``mindspore.dataset.vision.utils``: the vision enums (MindSpore's names, bases and values),
+the image helpers of that module, and the checks the vision ops share."""
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import Enum, IntEnum
 from typing import Any
 
 import cv2
 import numpy as np
+
+from ..core.error_types import ArgumentError, PipelineValueError
+from .image_io import ImageReadMode, get_image_num_channels, get_image_size, read_file, read_image
+
+__all__ = [
+    "AutoAugmentPolicy",
+    "Border",
+    "ConvertMode",
+    "ImageBatchFormat",
+    "ImageReadMode",
+    "Inter",
+    "SliceMode",
+    "get_image_num_channels",
+    "get_image_size",
+    "read_file",
+    "read_image",
+]
 
 #: dtypes OpenCV's kernels take
 CV_DTYPES = frozenset(
@@ -14,9 +32,9 @@ CV_DTYPES = frozenset(
 )
 
 
-class Inter(Enum):
-    """Interpolation modes (MindSpore's names); each value but PILCUBIC's is the OpenCV flag
-    that implements it (:attr:`cv_flag` gives one for every mode).
+class Inter(IntEnum):
+    """Interpolation modes, with MindSpore's names and values (``Inter.BILINEAR == 2``);
+    :attr:`cv_flag` is the OpenCV flag that implements each.
 
     - NEAREST: nearest neighbour.
     - LINEAR / BILINEAR (the same mode): bilinear.
@@ -30,19 +48,29 @@ class Inter(Enum):
       filter); here OpenCV's Lanczos-4. Ops that MindSpore refuses it for refuse it too.
     """
 
-    NEAREST = cv2.INTER_NEAREST
-    LINEAR = cv2.INTER_LINEAR
-    BILINEAR = cv2.INTER_LINEAR
-    CUBIC = cv2.INTER_CUBIC
-    BICUBIC = cv2.INTER_CUBIC
-    AREA = cv2.INTER_AREA
-    PILCUBIC = "pilcubic"
-    ANTIALIAS = cv2.INTER_LANCZOS4
+    NEAREST = 0
+    ANTIALIAS = 1
+    BILINEAR = 2
+    LINEAR = 2
+    BICUBIC = 3
+    CUBIC = 3
+    AREA = 4
+    PILCUBIC = 5
 
     @property
     def cv_flag(self) -> int:
         """The OpenCV interpolation flag of this mode (PILCUBIC: bicubic)."""
-        return cv2.INTER_CUBIC if self is Inter.PILCUBIC else self.value
+        return _CV_INTER[self]
+
+
+_CV_INTER = {
+    Inter.NEAREST: cv2.INTER_NEAREST,
+    Inter.ANTIALIAS: cv2.INTER_LANCZOS4,
+    Inter.BILINEAR: cv2.INTER_LINEAR,
+    Inter.BICUBIC: cv2.INTER_CUBIC,
+    Inter.AREA: cv2.INTER_AREA,
+    Inter.PILCUBIC: cv2.INTER_CUBIC,
+}
 
 
 def resize_plane(image: np.ndarray, height: int, width: int, inter: Inter) -> np.ndarray:
@@ -52,22 +80,88 @@ def resize_plane(image: np.ndarray, height: int, width: int, inter: Inter) -> np
         from .pil_resample import pil_bicubic_resize
 
         return pil_bicubic_resize(image, height, width)
-    return cv2.resize(image, (width, height), interpolation=inter.value)
+    return cv2.resize(image, (width, height), interpolation=inter.cv_flag)
 
 
-class Border(Enum):
-    """Padding modes: CONSTANT value, EDGE repeat, REFLECT (no edge repeat), SYMMETRIC."""
+class Border(str, Enum):
+    """Padding modes, with MindSpore's names and values (``Border.EDGE == "edge"``): CONSTANT
+    value, EDGE repeat, REFLECT (no edge repeat), SYMMETRIC; :attr:`cv_flag` is OpenCV's."""
 
-    CONSTANT = cv2.BORDER_CONSTANT
-    EDGE = cv2.BORDER_REPLICATE
-    REFLECT = cv2.BORDER_REFLECT_101
-    SYMMETRIC = cv2.BORDER_REFLECT
+    CONSTANT = "constant"
+    EDGE = "edge"
+    REFLECT = "reflect"
+    SYMMETRIC = "symmetric"
+
+    @property
+    def cv_flag(self) -> int:
+        """The OpenCV border type of this mode."""
+        return _CV_BORDER[self]
+
+
+_CV_BORDER = {
+    Border.CONSTANT: cv2.BORDER_CONSTANT,
+    Border.EDGE: cv2.BORDER_REPLICATE,
+    Border.REFLECT: cv2.BORDER_REFLECT_101,
+    Border.SYMMETRIC: cv2.BORDER_REFLECT,
+}
+
+
+class ConvertMode(IntEnum):
+    """Colour conversions of :class:`~jisu.dataset.vision.ConvertColor` (MindSpore's names and
+    values; the RGB/BGR pairs that are the same channel shuffle are aliases, e.g.
+    ``COLOR_RGB2BGR`` is ``COLOR_BGR2RGB``)."""
+
+    COLOR_BGR2BGRA = 0
+    COLOR_RGB2RGBA = 0
+    COLOR_BGRA2BGR = 1
+    COLOR_RGBA2RGB = 1
+    COLOR_BGR2RGBA = 2
+    COLOR_RGB2BGRA = 2
+    COLOR_RGBA2BGR = 3
+    COLOR_BGRA2RGB = 3
+    COLOR_BGR2RGB = 4
+    COLOR_RGB2BGR = 4
+    COLOR_BGRA2RGBA = 5
+    COLOR_RGBA2BGRA = 5
+    COLOR_BGR2GRAY = 6
+    COLOR_RGB2GRAY = 7
+    COLOR_GRAY2BGR = 8
+    COLOR_GRAY2RGB = 8
+    COLOR_GRAY2BGRA = 9
+    COLOR_GRAY2RGBA = 9
+    COLOR_BGRA2GRAY = 10
+    COLOR_RGBA2GRAY = 11
+
+
+class AutoAugmentPolicy(str, Enum):
+    """The AutoAugment policies (MindSpore's names and values)."""
+
+    IMAGENET = "imagenet"
+    CIFAR10 = "cifar10"
+    SVHN = "svhn"
+
+
+class ImageBatchFormat(IntEnum):
+    """Layout of a batch of images: NHWC or NCHW (MindSpore's names and values)."""
+
+    NHWC = 0
+    NCHW = 1
+
+
+class SliceMode(IntEnum):
+    """MindSpore's modes of ``SlicePatches`` (PAD the last patches or DROP them); jisu has no
+    ``SlicePatches``, the enum is here so that imports port."""
+
+    PAD = 0
+    DROP = 1
 
 
 def check_image(op: str, image: np.ndarray) -> np.ndarray:
     """An image is HW or HWC."""
     if image.ndim not in (2, 3):
-        raise ValueError(f"{op}: expected an HW or HWC image. Received shape {image.shape}")
+        raise PipelineValueError(  # MindSpore: a RuntimeError
+            f"{op}: expected an HW or HWC image. Received shape {image.shape}"
+        )
     return image
 
 
@@ -78,8 +172,12 @@ def size_pair(op: str, size: Any, name: str = "size") -> tuple[int, int]:
     if (
         not isinstance(size, (tuple, list))
         or len(size) != 2
-        or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in size)
-    ):
+        or not all(isinstance(s, int) and not isinstance(s, bool) for s in size)
+    ):  # MindSpore: a TypeError (a ValueError for a size <= 0)
+        raise ArgumentError(
+            f"{op}: {name} must be a positive int or (height, width). Received: {name}={size!r}"
+        )
+    if not all(s > 0 for s in size):
         raise ValueError(
             f"{op}: {name} must be a positive int or (height, width). Received: {name}={size!r}"
         )
@@ -124,7 +222,7 @@ def pad_image(
         channels = 1 if image.ndim == 2 else image.shape[2]
         value = fill if isinstance(fill, (tuple, list)) else (fill,) * channels
         out = cv2.copyMakeBorder(
-            image, top, bottom, left, right, mode.value, value=tuple(float(v) for v in value)
+            image, top, bottom, left, right, mode.cv_flag, value=tuple(float(v) for v in value)
         )
         return out.reshape(out.shape[0], out.shape[1], *image.shape[2:])
     widths = ((top, bottom), (left, right)) + (((0, 0),) if image.ndim == 3 else ())

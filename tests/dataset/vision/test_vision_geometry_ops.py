@@ -307,7 +307,7 @@ def test_inter_members():
 
 def test_errors_name_the_op():
     with pytest.raises(ValueError, match="RandomRotation: resample"):
-        RandomRotation(10, resample=Inter.ANTIALIAS)
+        RandomRotation(10, resample=Inter.PILCUBIC)
     with pytest.raises(ValueError, match="RandomRotation: fill_value"):
         RandomRotation(10, fill_value=300)
     with pytest.raises(ValueError, match="Rotate: center"):

@@ -86,8 +86,12 @@ def test_totensor_of_pil_image():
 def test_vision_ops_accept_pil_images():
     img = INPUTS["img"]
     pil = Image.fromarray(img)
-    for op in (vision.Resize((6, 8)), vision.CenterCrop(4), vision.Pad(1), vision.HWC2CHW()):
+    for op in (vision.CenterCrop(4), vision.Pad(1), vision.HWC2CHW()):
         np.testing.assert_array_equal(op(pil), op(img))
+    # Resize on a PIL image is Pillow's resize, as in MindSpore (see test_ms_ops_parity.py)
+    np.testing.assert_array_equal(
+        vision.Resize((6, 8))(pil), pil.resize((8, 6), Image.Resampling.BILINEAR)
+    )
     ds.config.set_seed(3)
     a = vision.RandomResizedCrop(6)(pil)
     ds.config.set_seed(3)
@@ -189,7 +193,9 @@ def test_a_pil_image_in_gives_a_pil_image_out_where_the_result_is_still_an_image
     image = Image.fromarray(pixels)
     resized = vision.Resize((10, 12))(image)
     assert isinstance(resized, Image.Image) and resized.size == (12, 10)
-    np.testing.assert_array_equal(np.asarray(resized), vision.Resize((10, 12))(pixels))
+    np.testing.assert_array_equal(
+        np.asarray(resized), np.asarray(image.resize((12, 10), Image.Resampling.BILINEAR))
+    )
     flipped = vision.RandomHorizontalFlip(1.0)(image)
     assert isinstance(flipped, Image.Image)
     np.testing.assert_array_equal(np.asarray(flipped), pixels[:, ::-1])
