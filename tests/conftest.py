@@ -16,8 +16,9 @@ def jisu_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("jisu-") and t.is_alive()]
 
 
-def wait_no_jisu_threads(timeout: float = 5.0) -> list[threading.Thread]:
-    """Collect garbage (closing dropped iterators) and wait for pipeline threads to end."""
+def wait_no_jisu_threads(timeout: float = 30.0) -> list[threading.Thread]:
+    """Collect garbage (closing dropped iterators) and wait for pipeline threads to end; the
+    timeout is a hang guard for busy machines (it returns as soon as the threads are gone)."""
     deadline = time.monotonic() + timeout
     while True:
         alive = jisu_threads()

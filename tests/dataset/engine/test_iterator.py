@@ -173,7 +173,7 @@ def test_close_stops_every_thread():
     assert jisu_threads()
     it.close()
     it.close()  # idempotent
-    assert not wait_no_jisu_threads(timeout=3)
+    assert not wait_no_jisu_threads(timeout=30)
     with pytest.raises(StopIteration):
         next(it)
 
@@ -182,14 +182,14 @@ def test_dropped_iterator_is_closed_by_garbage_collection():
     it = slow_pipeline().create_tuple_iterator()
     next(it)
     del it
-    assert not wait_no_jisu_threads(timeout=3)
+    assert not wait_no_jisu_threads(timeout=30)
 
 
 def test_break_out_of_for_loop_then_gc_leaves_nothing():
     for i, _ in enumerate(slow_pipeline()):
         if i == 3:
             break
-    assert not wait_no_jisu_threads(timeout=3)
+    assert not wait_no_jisu_threads(timeout=30)
 
 
 def test_keyboard_interrupt_while_waiting_closes_the_iterator():
@@ -218,7 +218,7 @@ def test_keyboard_interrupt_while_waiting_closes_the_iterator():
     with pytest.raises(KeyboardInterrupt):
         list(it)
     interrupter.join()
-    assert not wait_no_jisu_threads(timeout=3)
+    assert not wait_no_jisu_threads(timeout=30)
 
 
 def test_exception_in_consumer_loop_does_not_hang():
@@ -226,4 +226,4 @@ def test_exception_in_consumer_loop_does_not_hang():
         for i, _ in enumerate(slow_pipeline()):
             if i == 2:
                 raise RuntimeError("training failed")
-    assert not wait_no_jisu_threads(timeout=3)
+    assert not wait_no_jisu_threads(timeout=30)

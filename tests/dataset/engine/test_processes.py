@@ -40,7 +40,7 @@ def parent(pid: int) -> int:
         return next(int(line.split()[1]) for line in f if line.startswith("PPid:"))
 
 
-def wait_dead(pids: list[int], timeout: float = 10.0) -> list[int]:
+def wait_dead(pids: list[int], timeout: float = 60.0) -> list[int]:
     """The pids still running after waiting up to ``timeout`` for them to end."""
     deadline = time.monotonic() + timeout
     while any(alive(p) for p in pids) and time.monotonic() < deadline:
@@ -48,7 +48,7 @@ def wait_dead(pids: list[int], timeout: float = 10.0) -> list[int]:
     return [p for p in pids if alive(p)]
 
 
-def wait_reaped(pids: list[int], timeout: float = 10.0) -> list[int]:
+def wait_reaped(pids: list[int], timeout: float = 60.0) -> list[int]:
     """The pids still running or left as zombies after waiting up to ``timeout``."""
     deadline = time.monotonic() + timeout
     while any(state(p) is not None for p in pids) and time.monotonic() < deadline:
@@ -299,7 +299,14 @@ def test_program_end_leaves_no_worker_and_no_shm_entry(tmp_path, at_least_two_cp
         next(it)
         print(" ".join(map(str, it.worker_pids())), flush=True)
         if "{how}" == "keyboard_interrupt":
-            threading.Timer(0.3, _thread.interrupt_main).start()
+            # Ctrl-C, again every second as a user would: an interrupt that lands inside a
+            # finalizer (a slab given back as its arrays die) is swallowed by CPython
+            def interrupt():
+                while True:
+                    time.sleep(0.3)
+                    _thread.interrupt_main()
+
+            threading.Thread(target=interrupt, daemon=True).start()
             for _ in it:
                 pass
         if "{how}" == "sigkill_parent":
@@ -309,13 +316,13 @@ def test_program_end_leaves_no_worker_and_no_shm_entry(tmp_path, at_least_two_cp
     )
     before = shm_entries()
     result = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path
-    )
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )  # a hang guard, not a verdict
     pids = [int(p) for p in result.stdout.split()]
     assert len(pids) == 2, result.stderr
     if how == "keyboard_interrupt":
         assert "KeyboardInterrupt" in result.stderr
-    assert not wait_dead(pids, timeout=10)
+    assert not wait_dead(pids, timeout=60)
     assert shm_entries() <= before
 
 
