@@ -120,7 +120,10 @@ class _Shard:
             _Corrupt: a record that does not decode to values of the schema.
         """
         blob_names = self.layout.blob_fields
-        raw = self._raw(local) if any(f.name not in blob_names for f in fields) else {}
+        # a schema of blobs alone still has its raw records checked (they must be empty): a
+        # header that lost its last raw field would otherwise drop that field silently
+        needs_raw = not self.layout.raw_fields or any(f.name not in blob_names for f in fields)
+        raw = self._raw(local) if needs_raw else {}
         blobs = self._blobs(local) if any(f.name in blob_names for f in fields) else {}
         values = []
         for field in fields:
@@ -137,6 +140,8 @@ class _Shard:
     def _raw(self, local: int) -> dict:
         """Row ``local``'s msgpack map of scalar fields: exactly the schema's non-blob fields."""
         at = int(self.raw_at[local])
+        if not self.layout.raw_fields and not self.raw_len[local]:
+            return {}  # no scalar field, no record
         record = self.file.read(at, int(self.raw_len[local]))
         try:
             raw = msgpack.unpackb(record, raw=False)

@@ -203,3 +203,14 @@ def test_mindrecord_shards_deal_the_shuffled_order_round_robin():
         if shuffle is ds.Shuffle.FILES:  # the merged order is whole files, one after the other
             changes = sum(files[a] != files[b] for a, b in pairwise(order))
             assert changes == 1
+
+
+def test_a_header_that_lost_its_only_raw_field_is_refused(tmp_path):
+    """Found by the header fuzzer on v2_one_blob: with no scalar field left in the schema, the
+    rows' raw records (which still hold 'label') must be checked, not skipped."""
+    paths = copy_set(tmp_path, "v2_one_blob")
+    header = header_of(paths[0])
+    del header["schema"][0]["schema"]["label"]
+    write_header(paths[0], header)
+    with pytest.raises(MalformedFileError, match=r"raw record holds \['label'\], which the schema"):
+        snapshot(MindRecordReader(str(paths[0])))
