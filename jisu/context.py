@@ -22,7 +22,11 @@ _context: dict[str, Any] = {
     "device_target": None,  # None: wherever the network's parameters are
     "device_id": 0,
     "enable_graph_kernel": False,
+    # how sink mode runs the train step on CUDA: captured once as a CUDA graph and replayed
+    # (jisu.train.capture), through torch.compile(mode="reduce-overhead"), or launched per step
+    "sink_capture": "cuda_graph",
 }
+SINK_CAPTURES = ("cuda_graph", "reduce-overhead", "off")
 #: MindSpore settings for its own graph compiler, logs and memory pool: accepted so that
 #: scripts run unchanged, stored for get_context, no effect on jisu (torch manages memory)
 _WITHOUT_EFFECT = {
@@ -42,10 +46,14 @@ _context.update(_WITHOUT_EFFECT)
 def set_context(**kwargs: Any) -> None:
     """Set ``mode`` (GRAPH_MODE or PYNATIVE_MODE), ``device_target`` ("CPU", "GPU",
     "Ascend"), ``device_id`` and ``enable_graph_kernel`` (GRAPH_MODE compiles with
-    ``mode="max-autotune"`` when True). MindSpore's compiler, log and memory-pool settings
-    (``save_graphs``, ``save_graphs_path``, ``graph_kernel_flags``, ``max_call_depth``,
-    ``max_device_memory`` ...) are accepted and have no effect; any other name is an error,
-    so that a typo does not pass silently."""
+    ``mode="max-autotune"`` when True), ``sink_capture`` (how sink mode runs the train step on
+    CUDA: "cuda_graph", the default, captures the whole step once and replays it per batch;
+    "reduce-overhead" compiles the forward and backward with ``torch.compile(mode=
+    "reduce-overhead")``, whose CUDA graphs leave the optimizer step eager; "off" launches
+    every kernel from Python; see :mod:`jisu.train.capture`). MindSpore's compiler, log and
+    memory-pool settings (``save_graphs``, ``save_graphs_path``, ``graph_kernel_flags``,
+    ``max_call_depth``, ``max_device_memory`` ...) are accepted and have no effect; any other
+    name is an error, so that a typo does not pass silently."""
     unknown = set(kwargs) - set(_context)
     if unknown:
         raise ValueError(
@@ -56,6 +64,11 @@ def set_context(**kwargs: Any) -> None:
         raise ValueError(
             f"set_context: mode must be GRAPH_MODE (0) or PYNATIVE_MODE (1). "
             f"Received mode={update['mode']!r}"
+        )
+    if update["sink_capture"] not in SINK_CAPTURES:
+        raise ValueError(
+            f"set_context: sink_capture must be one of {SINK_CAPTURES}. "
+            f"Received sink_capture={update['sink_capture']!r}"
         )
     device_id = update["device_id"]
     if isinstance(device_id, bool) or not isinstance(device_id, int) or device_id < 0:

@@ -94,10 +94,20 @@ class LossScaleManager:
         return found_inf
 
     def update_(self, found_inf: torch.Tensor) -> None:
-        """Advance the scale after a step (device ops only)."""
+        """Advance the scale after a step: :meth:`update_on_device_` then :meth:`count_step`."""
+        self.update_on_device_(found_inf)
+        self.count_step()
+
+    def update_on_device_(self, found_inf: torch.Tensor) -> None:
+        """The step's device part of the update: the overflow streak and the scale, updated
+        in place (what a captured CUDA graph replays)."""
         overflow = found_inf.reshape(()) > 0
         self._bad.copy_(torch.where(overflow, self._bad + 1, torch.zeros_like(self._bad)))
         self._update_scale(overflow)
+
+    def count_step(self) -> None:
+        """The step's host part: count it, and every ``check_interval`` steps check the
+        overflow streak (one read from the device). A captured step runs it after each replay."""
         self._steps += 1
         if self._steps % self.check_interval == 0:
             self.check()

@@ -26,7 +26,14 @@ import torch
 from torch import nn
 
 from .casting import LOW_DTYPES
-from .levels import O0Precision, Precision, _new_precision, _refuse_converted, precision_type
+from .levels import (
+    MixedPrecisionNetwork,
+    O0Precision,
+    Precision,
+    _new_precision,
+    _refuse_converted,
+    precision_type,
+)
 from .loss_scale import LossScaleManager
 
 
@@ -121,6 +128,14 @@ class TrainStep:
         self.precision = precision
 
     def __call__(self, *inputs: Any) -> Any:
+        outputs = self.device_step(*inputs)
+        self.after_device_step()
+        return outputs
+
+    def device_step(self, *inputs: Any) -> Any:
+        """The step's device work, everything but :meth:`after_device_step`: what a CUDA graph
+        captures once and replays per batch (:mod:`jisu.train.capture`), so its Python runs
+        once, at the capture."""
         self.optimizer.zero_grad(set_to_none=True)
         outputs = self.forward_fn(*inputs)
         loss = outputs[0] if isinstance(outputs, (tuple, list)) else outputs
@@ -140,10 +155,16 @@ class TrainStep:
         else:
             _step_unless(self.optimizer, found_inf)
         if manager is not None:
-            manager.update_(found_inf)
+            manager.update_on_device_(found_inf)
         if isinstance(outputs, (tuple, list)):
             return type(outputs)(o.detach() if torch.is_tensor(o) else o for o in outputs)
         return outputs.detach()
+
+    def after_device_step(self) -> None:
+        """The step's host bookkeeping, after its device work: the loss-scale manager counts
+        the step (and checks the overflow streak every ``check_interval`` steps)."""
+        if self.loss_scale_manager is not None:
+            self.loss_scale_manager.count_step()
 
     def with_forward(self, forward_fn: Callable[..., Any]) -> TrainStep:
         """This step with ``forward_fn`` as its forward (a compiled one, one over a
@@ -211,7 +232,10 @@ def build_train_network(
     O0/O1 and the low dtype at O2/O3 (fp16 on CUDA, bf16 on CPU); ``keep_batchnorm_fp32``
     True at O2, False at O3; ``loss_scale_manager`` a DynamicLossScaleManager at O2 when the
     dtype is fp16 (bf16 has fp32's range and needs none), otherwise none. The converted
-    network is ``step.network``, its precision ``step.precision``.
+    network is ``step.network``, its precision ``step.precision``. A network that
+    :func:`auto_mixed_precision` already converted trains at its own level and dtype when
+    ``level`` is "O0" (MindSpore's way to, e.g., O2 in bf16 on a GPU: convert, then
+    ``Model(net, ...)``), with that level's default loss scale; at another level it is refused.
     """
     kind = precision_type(level, "build_train_network", "level")
     if cast_model_type not in (None, torch.float32, *LOW_DTYPES):
@@ -222,13 +246,18 @@ def build_train_network(
     if cast_model_type == torch.float32 and kind.casts_network:
         kind = O0Precision  # MindSpore: an fp32 model type means no cast
     dtype = cast_model_type if cast_model_type in LOW_DTYPES else None
-    # as auto_mixed_precision(network, level, dtype, keep_batchnorm_fp32) does, messages and
-    # the float16-on-CPU warning's location (this line) included
-    _refuse_converted("auto_mixed_precision", network)
-    precision = _new_precision(
-        kind, network, dtype, keep_batchnorm_fp32, "auto_mixed_precision", stacklevel=3
-    )
-    net = precision.convert_module(network)
+    if isinstance(network, MixedPrecisionNetwork) and kind is O0Precision and dtype is None:
+        # MindSpore's way to a level at a dtype of one's choosing: auto_mixed_precision(net,
+        # "O2", dtype), then the converted network at O0: it trains at its own level
+        precision, net = network.precision, network
+    else:
+        # as auto_mixed_precision(network, level, dtype, keep_batchnorm_fp32) does, messages
+        # and the float16-on-CPU warning's location (this line) included
+        _refuse_converted("auto_mixed_precision", network)
+        precision = _new_precision(
+            kind, network, dtype, keep_batchnorm_fp32, "auto_mixed_precision", stacklevel=3
+        )
+        net = precision.convert_module(network)
     if loss_scale_manager is None:
         loss_scale_manager = precision.default_loss_scale_manager()
 

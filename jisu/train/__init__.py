@@ -1,7 +1,7 @@
 """Training: ``Model`` (train/eval/predict/fit, sink mode, graph mode), callbacks, metrics
 and checkpoints, with MindSpore's API on PyTorch modules."""
 
-from . import callback, callbacks
+from . import callback, callbacks, capture
 from .callbacks import (
     Callback,
     CheckpointConfig,
@@ -62,6 +62,7 @@ __all__ = [
     "TrainState",
     "callback",
     "callbacks",
+    "capture",
     "latest_checkpoint",
     "load_checkpoint",
     "save_checkpoint",

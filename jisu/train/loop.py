@@ -49,6 +49,7 @@ from typing import Any
 import torch
 
 from .callbacks.base import CallbackList, RunContext
+from .capture import GraphedStep
 from .feeder import BatchSource, DeviceFeeder, InlineFeeder
 from .replay_guard import STEP_HOOKS, ReplayGuard
 from .schedules import LRSchedulerRunner
@@ -160,7 +161,12 @@ class EpochLoop(BatchLoop):
         self.guard = guard
         # the per-step hook, looked up once (it skips the callbacks that do not override it)
         self._dispatched = cbs.on_train_step_dispatched
-        self._compiled = step if isinstance(step, CompiledStep) else None
+        inner = step.step if isinstance(step, GraphedStep) else step
+        self._compiled = inner if isinstance(inner, CompiledStep) else None
+        # sink mode on CUDA: each sink timed on the device (events) for the launch-bound check
+        device = state.device
+        self._timed = replay and device is not None and torch.device(device).type == "cuda"
+        self._events: tuple[Any, Any] | None = None
 
     def run(self, limit: int | None) -> bool:
         """Windows of steps until ``limit`` steps ran, the data ended or a stop was
@@ -197,15 +203,38 @@ class EpochLoop(BatchLoop):
                 self.cbs.on_train_step_begin(self.run_context)
             if self._compiled is not None and not self._compiled.proven:
                 self.cbs.on_train_compile_begin(self.run_context)
-            outputs = self._call_step(tensors)
+            if self._timed and not window:
+                outputs = self._first_call(tensors)
+            else:
+                outputs = self._call_step(tensors)
             window.append((outputs, data_state, samples, self._rate()))
             state.dispatched_step_num += 1
             if self.schedule is not None:  # the next step's rate, set before it is dispatched
                 self.schedule.after_step()
             self._dispatched(self.run_context)  # no host sync: the outputs are not read
             if self.feeder.exhausted:  # a feeder reading ahead saw the end of the data
+                self._end_timing()
                 return window, True
+        self._end_timing()
         return window, False
+
+    def _first_call(self, tensors: list[torch.Tensor]) -> Any:
+        """A sink's first step call, on CUDA: its host time counted apart, and an event
+        recorded before it on the device (the sink's clock starts)."""
+        start = torch.cuda.Event(enable_timing=True)
+        start.record()
+        begin = time.perf_counter()
+        outputs = self._call_step(tensors)
+        self.state.sink_first_launch_seconds += time.perf_counter() - begin
+        self._events = (start, None)
+        return outputs
+
+    def _end_timing(self) -> None:
+        """The sink's last step is dispatched: an event after it (read with the losses)."""
+        if self._events is not None and self._events[1] is None:
+            end = torch.cuda.Event(enable_timing=True)
+            end.record()
+            self._events = (self._events[0], end)
 
     def _rate(self) -> Any:
         """The first parameter group's rate, as the step just dispatched used it: a float, or
@@ -257,6 +286,12 @@ class EpochLoop(BatchLoop):
         losses = [o[0] if isinstance(o, (tuple, list)) else o for o, *_ in window]
         values = torch.stack([loss.detach().float().reshape(()) for loss in losses]).cpu()
         self.state.step_seconds += time.perf_counter() - begin
+        if self._events is not None and self._events[1] is not None:
+            start, end = self._events  # the read synchronised: both events are done
+            end.synchronize()
+            self.state.sink_device_seconds += start.elapsed_time(end) / 1000.0
+            self.state.sinks += 1
+        self._events = None
         return values
 
 

@@ -24,6 +24,7 @@ from .. import amp, distributed
 from ..context import context_device
 from .callbacks.base import CallbackList, RunContext
 from .callbacks.progress_bar import ProgressBar
+from .capture import changes_rates_per_step, sink_step
 from .checkpoint import capture_rng_state, restore_rng_state
 from .feeder import BatchSource, as_tensors, to_device
 from .first_step import FirstStep, FirstStepCheck
@@ -282,6 +283,16 @@ class Model:
         )
         state.dispatched_step_num = state.cur_step_num
         rates_on_device(self.optimizer, self.device)  # a capturable step reads the current rate
+        train_step = self._train_step
+        if sink_mode:  # on CUDA, captured as a CUDA graph when nothing rules it out
+            train_step, state.step_capture = sink_step(
+                train_step,
+                self.device,
+                self.network,
+                self.optimizer,
+                self.loss_scale_manager,
+                per_step_schedule=changes_rates_per_step(self._lr_schedule, callbacks),
+            )
         # sink mode replays step callbacks after the sink: those that act there are reported
         guard = ReplayGuard(callbacks, state, steps) if sink_mode else None
         run = RunContext(state)
@@ -312,7 +323,7 @@ class Model:
                 batches = endless if endless is not None else source.one_pass()
                 feeder = open_feeder(batches, source, self.device, limit, sink_mode, train=True)
                 loop = EpochLoop(
-                    self._train_step, feeder, state, run, cbs, sink_mode, self._lr_schedule, guard
+                    train_step, feeder, state, run, cbs, sink_mode, self._lr_schedule, guard
                 )
                 first_step.watch(loop)
                 complete = loop.run(limit)

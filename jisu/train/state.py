@@ -51,6 +51,11 @@ class TrainState(MutableMapping):
     backward, update; in sink mode also the sink's one read of its losses). In sink mode a
     sink's step callbacks are replayed at its end, when its clocks are complete, and
     ``weights_current`` is False but at its last step: the weights are those after it.
+    ``step_capture`` says, in sink mode, whether the step is captured as a CUDA graph and if
+    not why (:class:`~jisu.train.capture.StepCapture`); on CUDA, ``sink_device_seconds`` sums
+    the device time of the sinks (CUDA events around each), ``sink_first_launch_seconds`` the
+    host time of each sink's first step call and ``sinks`` counts them: a first call about as
+    long as a step's device time means the step is launch-bound.
 
     In evaluation (``mode`` "eval") ``cur_step_num`` counts the pass's steps from 0,
     ``batch_num`` is the dataset's size (None when unknown), ``net_outputs`` is the eval
@@ -93,6 +98,14 @@ class TrainState(MutableMapping):
     data_wait_seconds: float = 0.0
     copy_seconds: float = 0.0
     step_seconds: float = 0.0
+    # sink mode on CUDA: how the step ran, and the sinks' launch clocks (the doctor's
+    # launch-bound check): the device time of the sinks' steps, the host time of each sink's
+    # first step call (launched into an idle queue, so never slowed by a full one) and the
+    # sinks counted
+    step_capture: Any = None  # a jisu.train.capture.StepCapture in sink mode
+    sink_device_seconds: float = 0.0
+    sink_first_launch_seconds: float = 0.0
+    sinks: int = 0
 
     def begin_step(self) -> None:
         """Count one more step, in the run and in the epoch."""

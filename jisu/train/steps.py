@@ -50,12 +50,17 @@ class CompiledStep:
     in use.
     """
 
-    def __init__(self, step: TrainStep) -> None:
-        mode = "max-autotune" if get_context("enable_graph_kernel") else None
+    def __init__(self, step: TrainStep, mode: str | None = None) -> None:
+        if mode is None and get_context("enable_graph_kernel"):
+            mode = "max-autotune"
+        self.mode = mode
         self.eager = step
         self.compiled = step.with_forward(torch.compile(step.forward_fn, mode=mode))
         self._step: Any = self.compiled
         self.proven = False
+        # Inductor's CUDA graphs ("reduce-overhead") reuse their output memory at the next
+        # run: each call marks a new step, and the outputs are cloned to outlive it
+        self._graphs = mode == "reduce-overhead"
 
     @property
     def is_compiled(self) -> bool:
@@ -63,6 +68,12 @@ class CompiledStep:
         return self._step is self.compiled
 
     def __call__(self, *inputs: Any) -> Any:
+        if self._graphs and self.is_compiled:
+            torch.compiler.cudagraph_mark_step_begin()
+            return cloned_outputs(self._call(inputs))
+        return self._call(inputs)
+
+    def _call(self, inputs: tuple) -> Any:
         if self.proven:
             return self._step(*inputs)
         try:
@@ -85,6 +96,13 @@ class CompiledStep:
         if step is None:
             raise AttributeError(name)
         return getattr(step, name)
+
+
+def cloned_outputs(outputs: Any) -> Any:
+    """``outputs`` with each tensor cloned (a CUDA graph overwrites its outputs at the next run)."""
+    if isinstance(outputs, (tuple, list)):
+        return type(outputs)(o.clone() if isinstance(o, torch.Tensor) else o for o in outputs)
+    return outputs.clone() if isinstance(outputs, torch.Tensor) else outputs
 
 
 def wrap_train_step(

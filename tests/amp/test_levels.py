@@ -163,6 +163,25 @@ def test_converting_twice_is_refused_and_bad_arguments_fail_clearly():
         amp.auto_mixed_precision(Probe(), "O2", dtype=torch.float16)
 
 
+def test_a_converted_network_trains_at_its_own_level_through_o0_as_in_mindspore():
+    # auto_mixed_precision(net, "O2", fp16), then the converted network at O0 (MindSpore's
+    # way to a level at a chosen dtype): it trains as build_train_network at O2 fp16 would
+    with pytest.warns(UserWarning, match="float16 on CPU"):
+        converted = amp.auto_mixed_precision(Probe(), "O2", dtype=torch.float16)
+    with pytest.warns(UserWarning, match="float16 on CPU"):
+        direct = amp.build_train_network(
+            Probe(), torch.optim.SGD(Probe().parameters(), lr=0.1), level="O2",
+            cast_model_type=torch.float16,
+        )  # fmt: skip
+    step = amp.build_train_network(converted, torch.optim.SGD(converted.parameters(), lr=0.1))
+    assert step.network is converted and step.precision is converted.precision
+    assert step.precision.level == "O2" and step.precision.dtype == torch.float16
+    assert type(step.loss_scale_manager) is type(direct.loss_scale_manager)  # O2 fp16's
+    for level in ("O1", "O2"):
+        with pytest.raises(ValueError, match="already converted"):
+            amp.build_train_network(converted, step.optimizer, level=level)
+
+
 def test_describe_names_each_layer_and_its_dtype():
     text = amp.describe(amp.auto_mixed_precision(Probe(), "O2"))
     lines = {line.split()[0]: line for line in text.splitlines()[2:] if line.strip()}
