@@ -26,6 +26,7 @@ from .comparison import GRAPH_NOT_MEASURED, SAME_SPEED, GraphModeComparison, Pre
 
 __all__ = [
     "BOUND_SHARE",
+    "LAUNCH_BOUND",
     "SAME_SPEED",
     "GraphModeComparison",
     "PrecisionComparison",
@@ -38,6 +39,10 @@ _HOST_READS = ("item", "__bool__", "__float__", "__int__", "tolist", "numpy", "c
 
 #: a share of the wall time at or above which a part is the bottleneck
 BOUND_SHARE = 0.25
+
+#: a step's launch time over its device time at or above which the step is launch-bound: the
+#: device runs each step about as fast as Python launches its kernels
+LAUNCH_BOUND = 0.8
 
 
 @contextlib.contextmanager
@@ -77,6 +82,18 @@ class TimeBreakdown:
     copy: float = 0.0
     step: float = 0.0
     device_syncs: int = 0
+    # sink mode on CUDA: the sinks' device time, their first step calls' host time, the sinks
+    sink_device: float = 0.0
+    first_launch: float = 0.0
+    sinks: int = 0
+
+    @property
+    def launch_ratio(self) -> float | None:
+        """A step's launch time on the host over its device time (sink mode on CUDA; None
+        without sinks): about 1 or more when the device waits for the host's launches."""
+        if not self.sinks or not self.steps or self.sink_device <= 0:
+            return None
+        return (self.first_launch / self.sinks) / (self.sink_device / self.steps)
 
     @property
     def host(self) -> float:
@@ -191,6 +208,9 @@ class TrainingProfiler(Callback):
             "steps": p.get("cur_step_num", 0),
             "samples": p.get("samples_seen", 0),
             "reads": self._reads[0],
+            "sink_device": p.get("sink_device_seconds", 0.0),
+            "first_launch": p.get("sink_first_launch_seconds", 0.0),
+            "sinks": p.get("sinks", 0),
         }
 
     def on_train_epoch_begin(self, run_context: RunContext) -> None:
@@ -209,6 +229,9 @@ class TrainingProfiler(Callback):
                 copy=now["copy"] - start["copy"],
                 step=now["step"] - start["step"],
                 device_syncs=int(now["reads"] - start["reads"]),
+                sink_device=now["sink_device"] - start["sink_device"],
+                first_launch=now["first_launch"] - start["first_launch"],
+                sinks=int(now["sinks"] - start["sinks"]),
             )
         )
 
@@ -237,7 +260,34 @@ class TrainingProfiler(Callback):
             total.copy += e.copy
             total.step += e.step
             total.device_syncs += e.device_syncs
+            total.sink_device += e.sink_device
+            total.first_launch += e.first_launch
+            total.sinks += e.sinks
         return total
+
+    @property
+    def launch_bound(self) -> bool | None:
+        """Whether the train step is launch-bound (sink mode on CUDA; None: not measured)."""
+        ratio = self.summary().launch_ratio
+        return None if ratio is None else ratio >= LAUNCH_BOUND
+
+    def capture_lines(self) -> list[str]:
+        """Sink mode's lines: how the step ran (captured as a CUDA graph or why not) and, on
+        CUDA, a step's launch time against its device time."""
+        params = self._params or {}
+        capture = params.get("step_capture")
+        if capture is None:
+            return []
+        lines = [f"step capture: {capture.describe()}"]
+        s = self.summary()
+        if s.launch_ratio is not None:
+            launch, device = s.first_launch / s.sinks, s.sink_device / s.steps
+            bound = "launch-bound" if self.launch_bound else "not launch-bound"
+            lines.append(
+                f"step launch: {1000 * launch:.2f} ms on the host to launch a step, "
+                f"{1000 * device:.2f} ms on the device to run one: {bound}"
+            )
+        return lines
 
     @property
     def verdict(self) -> str:
@@ -272,9 +322,16 @@ class TrainingProfiler(Callback):
                 f"{sink}print less often (LossMonitor(per_print_times=...)), avoid "
                 ".item()/bool() on tensors in callbacks, or use bigger batches"
             )
-        return f"the train step takes {shares['step']:.0%} of the time: " + _faster_step(
+        advice = f"the train step takes {shares['step']:.0%} of the time: " + _faster_step(
             params, self.precision, self.graph
         )
+        capture = params.get("step_capture")
+        if self.launch_bound and capture is not None and capture.kind is None:
+            advice += (
+                "; the step is launch-bound and was not captured as a CUDA graph "
+                f"({capture.reason}): capturing it launches the whole step at once"
+            )
+        return advice
 
     def report(self, verdict: bool = True, rate: bool = True) -> str:
         """The figures, the precision and graph-mode measurements when there are (or why
@@ -301,6 +358,7 @@ class TrainingProfiler(Callback):
             lines.append(self.graph.figures_line())
         elif self.graph_note is not None:
             lines.append(f"graph mode: not measured ({self.graph_note})")
+        lines.extend(self.capture_lines())
         if verdict:
             lines.append(f"verdict: {self.verdict} — {self.advice}")
         return "\n".join(lines)

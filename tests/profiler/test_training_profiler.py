@@ -24,6 +24,7 @@ from jisu.profiler.doctor import diagnose_training, measure_precision
 from jisu.profiler.training import PrecisionComparison, TimeBreakdown
 from jisu.train import LambdaCallback
 from jisu.train.callback import CallbackParams, RunContext
+from jisu.train.capture import StepCapture
 
 VERDICTS = {"input-bound", "compute-bound", "host-bound"}
 
@@ -390,3 +391,60 @@ def test_a_failed_precision_measurement_is_a_warning(monkeypatch):
             amp_model()[0], fast_rows(n=128, batch=32), steps=2, graph_steps=0
         )
     assert profiler.precision is None and len(profiler.epochs) == 3
+
+
+def sink_run(first_launch: float, device_per_step: float, capture, steps: int = 4):
+    """Three epochs of one sink each on a fake clock: the first step call of each sink takes
+    ``first_launch`` on the host and every step ``device_per_step`` on the device (the loop's
+    CUDA events), as ``Model.train`` records them in sink mode on CUDA."""
+    clock = FakeClock()
+    profiler = TrainingProfiler(verbose=False, count_device_syncs=False, clock=clock)
+    cb = CallbackParams(
+        data_wait_seconds=0.0, copy_seconds=0.0, step_seconds=0.0, cur_step_num=0,
+        samples_seen=0, device="cpu", amp_level="O2", graph_mode=False, dataset_sink_mode=True,
+        step_capture=capture, sink_device_seconds=0.0, sink_first_launch_seconds=0.0, sinks=0,
+    )  # fmt: skip
+    run = RunContext(cb)
+    profiler.on_train_begin(run)
+    for _ in range(3):
+        profiler.on_train_epoch_begin(run)
+        clock.advance(steps * device_per_step)
+        cb.step_seconds += steps * device_per_step
+        cb.cur_step_num += steps
+        cb.samples_seen += 8 * steps
+        cb.sinks += 1
+        cb.sink_first_launch_seconds += first_launch
+        cb.sink_device_seconds += steps * device_per_step
+        profiler.on_train_epoch_end(run)
+    profiler.on_train_end(run)
+    return profiler
+
+
+def test_a_launch_bound_uncaptured_step_is_named_with_the_reason_it_was_not_captured():
+    reason = "the optimizer Adam keeps its step count on the host: pass capturable=True"
+    profiler = sink_run(0.009, 0.010, StepCapture(None, reason))
+    assert profiler.launch_bound is True and profiler.verdict == "compute-bound"
+    report = profiler.report()
+    assert f"step capture: not captured ({reason})" in report
+    assert (
+        "step launch: 9.00 ms on the host to launch a step, 10.00 ms on the device to run one: "
+        "launch-bound"
+    ) in report
+    assert f"the step is launch-bound and was not captured as a CUDA graph ({reason})" in (
+        profiler.advice
+    )
+
+
+def test_a_captured_step_that_the_device_keeps_busy_is_not_launch_bound():
+    profiler = sink_run(0.001, 0.010, StepCapture("cuda_graph", replays=12, eager_steps=3))
+    assert profiler.launch_bound is False
+    report = profiler.report()
+    assert "step capture: CUDA graph of the whole step: 12 replays, 3 eager steps" in report
+    assert "10.00 ms on the device to run one: not launch-bound" in report
+    assert "launch-bound" not in profiler.advice
+
+
+def test_step_mode_has_no_capture_lines():
+    profiler = simulate(step=1.0)
+    assert profiler.launch_bound is None
+    assert "step capture" not in profiler.report() and "step launch" not in profiler.report()
