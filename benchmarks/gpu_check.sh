@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The GPU checks, in one go on a CUDA machine (about 6 minutes on one H200 with 16 cores).
+# The GPU checks, in one go on a CUDA machine: each step has its own time limit and the limits
+# add up to 7 min 40 s, so one call fits in 8 (never run on a GPU yet: the limits are sized
+# from CPU runs and published GPU speeds; if a step hits its limit, its log says so).
 #
 # The device machines of this project have PyTorch (CUDA), OpenCV, pyarrow, scikit-learn and
 # Pillow, but no network: fetch what they lack beforehand, here, into .whl/ (the script adds
@@ -8,13 +10,16 @@
 # then run it there with .whl carried (device tool: carry [".whl"]):
 #     benchmarks/gpu_check.sh
 # Output goes to stdout and to $OUT/gpu-check.log ($OUT: the device tool's folder, else
-# ./gpu-check-out). Each step has its own time limit, so one slow step cannot eat the rest.
+# ./gpu-check-out), every figure with the command that produced it (each step's header).
 #
-# Steps: the tests of AMP, training (sink mode, on the device), image ops (offload) and
-# device decoding (the `gpu`-marked test compares nvJPEG with the CPU decoders), the AMP step
-# benchmark (fp16 and bf16 at O0..O3 against plain PyTorch), the training-loop benchmark (sink
-# mode), the image pipeline (jisu, region decoding and GPU decoding (6) against a DataLoader).
-# The wheels fetched: nvImageCodec (CUDA 13 build) and nvJPEG 13, which it loads on a GPU.
+# Steps: the tests of AMP, training (sink mode on the device; the `gpu`-marked ones: a step
+# captured as a CUDA graph trains the model of the eager step, dropout and fp16 loss scaling
+# included, and replays without a host sync), image ops (offload) and device decoding; sink
+# mode with and without CUDA graphs against eager steps and a plain loop (a tiny MLP, a small
+# CNN, ResNet-50 and ResNet-18 at batch 32 and 256, O0 and O2 at fp16 and bf16, and
+# torch.compile's reduce-overhead mode on the MLP); the AMP step benchmark (fp16 and bf16 at
+# O0..O3 against plain PyTorch); the image pipeline (jisu, region decoding and GPU decoding
+# against a DataLoader). The wheels fetched: nvImageCodec (CUDA 13 build) and nvJPEG 13.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -63,7 +68,7 @@ PYEOF
 step() {  # step SECONDS NAME COMMAND...
   local limit=$1 name=$2
   shift 2
-  echo "=== $name (limit ${limit}s)"
+  echo "=== $name (limit ${limit}s): $*"
   local begin=$SECONDS
   timeout "$limit" "$@"
   echo "=== $name: exit $? in $((SECONDS - begin)) s"
@@ -72,7 +77,8 @@ step() {  # step SECONDS NAME COMMAND...
 step 150 "tests: amp, train, offload, device decode" "$PY" -m pytest -q -p no:cacheprovider \
   -o addopts="" -m "not slow" tests/amp tests/train tests/dataset/vision/test_image_ops.py \
   tests/dataset/device/test_device_decode.py --maxfail=20 -rs
-step 90 "amp_step" "$PY" benchmarks/amp_step.py --steps 20 --rounds 3
-step 90 "train_loop" "$PY" benchmarks/train_loop.py --repeats 2 --epochs 3
-step 150 "image_pipeline" "$PY" benchmarks/image_pipeline.py --images 2000 --repeats 2 \
+step 170 "sink_capture" "$PY" benchmarks/sink_capture.py --rounds 1 --compile mlp \
+  --only mlp,resnet50-b32,cnn,resnet18-b32,resnet50-b256,resnet18-b256
+step 60 "amp_step" "$PY" benchmarks/amp_step.py --steps 20 --rounds 3
+step 80 "image_pipeline" "$PY" benchmarks/image_pipeline.py --images 2000 --repeats 2 \
   --loader-workers 0,8,16

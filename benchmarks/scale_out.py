@@ -18,8 +18,9 @@ All on this machine, with the plain local runs measured in the same process for 
    started here); one epoch read (shuffled) from local disk, from S3 by byte ranges (no cache),
    and from S3 with a node-local cache: the first epoch (fills it) and a later one.
 
-Needs ``jisu[ray,s3]`` and moto's server (``pip install "moto[s3]" flask flask-cors``), scikit-learn and
-Pillow for the photos. Every variant runs ``--repeats`` times, interleaved; medians reported.
+Needs ``jisu[ray,s3]``, moto's server (``pip install "moto[s3]" flask flask-cors``),
+scikit-learn and Pillow for the photos. Every variant runs ``--repeats`` times, interleaved;
+medians reported.
 Usage: python benchmarks/scale_out.py [--images 2000] [--dir PATH] [--repeats 3]
     [--rows 20000] [--row-bytes 4096] [--skip-ray] [--skip-s3]
 """
