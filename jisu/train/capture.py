@@ -28,17 +28,24 @@ device on its own stream, so this is a device-to-device copy), the graph is repl
 step's host bookkeeping runs (the loss-scale manager's step count), and the outputs are cloned
 so that the sink's losses stay distinct until its one read. Nothing is read back.
 
-Never a wrong result: a captured graph freezes the step's Python (its control flow, its float
-hyper-parameters, the tensors it was given). So before every replay a :class:`StepSnapshot`
-compares what the step was captured with (the optimizer's groups and their hyper-parameters, its
-state object, the loss-scale tensors, every module's training flag, plain attributes,
-parameters and buffers, and which parameters train) with what they are now: if anything
-changed, the step falls back to eager for the rest of the run, saying why. A batch of other
-shapes or dtypes (a last partial batch) runs eagerly and the graph stays for the next one. A
-capture that fails (a host sync such as ``.item()`` inside the step, an op CUDA graphs refuse)
-has had no effect on training: the batch runs eagerly and the run goes on eagerly. Random
-ops stay correct under replay: PyTorch's CUDA generator is graph-safe (each replay draws fresh
-numbers, as the eager step would).
+A captured graph freezes the step's Python: its control flow, its float hyper-parameters, the
+tensors it was given. So before every replay a :class:`StepSnapshot` compares what the step was
+captured with (the optimizer's groups, hyper-parameters and state tensors, the loss-scale
+manager's tensors and settings, the step's clipping norm, and every module of the network and
+of the loss: its training flag, plain attributes, hooks, parameters and buffers by identity
+and storage, which parameters train) with what they are now: if anything changed, the step
+falls back to eager for the rest of the run, saying why, and the graph's memory is released.
+What it cannot see is Python state outside modules and optimizers (a global counter or Python
+random numbers read by the forward): such a step must run with ``sink_capture="off"``.
+
+The capture batch has the shapes of the batch before it; a later batch of other shapes or
+dtypes (a last partial batch) runs eagerly and the graph stays for the next one; batches whose
+shapes never settle give capture up. The last warm-up step runs under CUDA's sync-debug mode:
+a step that synchronises with the host (``.item()``, ``float()`` of a device tensor, a
+BatchNorm with ``momentum=None``) is never captured. A capture that fails anyway has trained
+nothing: the batch and the rest of the run go eagerly. Random ops stay correct under replay:
+PyTorch's CUDA generator is graph-safe (each replay draws fresh numbers, as the eager step
+would).
 
 The graph itself sits behind :class:`GraphBackend` (:class:`CudaGraphBackend` on CUDA), so the
 decisions above are tested on any machine.
@@ -48,6 +55,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -61,6 +69,7 @@ from .callbacks.base import Callback
 from .steps import CompiledStep, cloned_outputs
 
 __all__ = [
+    "UNSETTLED_STEPS",
     "WARMUP_STEPS",
     "CudaGraphBackend",
     "GraphBackend",
@@ -79,6 +88,9 @@ logger = logging.getLogger("jisu.train")
 #: eager steps before the capture
 WARMUP_STEPS = 3
 
+#: warm-up steps in a row with batches of new shapes after which capture is given up
+UNSETTLED_STEPS = 8
+
 #: torch optimizers without host-side state beyond their hyper-parameters
 _STATELESS_ON_HOST = (torch.optim.SGD,)
 
@@ -89,7 +101,7 @@ def optimizer_blocker(optimizer: torch.optim.Optimizer) -> str | None:
     in every group do (their step counts are device tensors); an optimizer of another kind
     must say so with a ``capturable`` attribute that is True."""
     name = type(optimizer).__name__
-    if isinstance(optimizer, _STATELESS_ON_HOST):
+    if type(optimizer) in _STATELESS_ON_HOST:  # not a subclass: it may keep state on the host
         return None
     groups = optimizer.param_groups
     if getattr(optimizer, "capturable", False) is True:
@@ -182,6 +194,10 @@ class GraphBackend(Protocol):
     def warm_up(self, fn: Callable[[], Any]) -> Any:
         """Run ``fn`` eagerly, as the steps before a capture must run; its outputs."""
 
+    def probe(self, fn: Callable[[], Any]) -> tuple[Any, str | None]:
+        """Run ``fn`` as :meth:`warm_up` does, watched for host synchronisations: its outputs,
+        and the first synchronisation seen (None: none; the step can be captured)."""
+
     def capture(self, fn: Callable[[], Any]) -> Any:
         """Record ``fn``'s device work without running it; its outputs, which each replay
         overwrites. An error leaves nothing recorded and nothing run."""
@@ -207,6 +223,23 @@ class CudaGraphBackend:
         for t in _tensors(outputs):  # made on the side stream, used on the current one
             t.record_stream(current)
         return outputs
+
+    def probe(self, fn: Callable[[], Any]) -> tuple[Any, str | None]:
+        # CUDA's sync-debug mode "warn" lets the step run whole (an error would stop it
+        # half-applied) and names each synchronising call; other warnings are passed on
+        previous = torch.cuda.get_sync_debug_mode()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            torch.cuda.set_sync_debug_mode("warn")
+            try:
+                outputs = self.warm_up(fn)
+            finally:
+                torch.cuda.set_sync_debug_mode(previous)
+        syncs = [w for w in caught if "synchroniz" in str(w.message)]
+        for w in caught:
+            if w not in syncs:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return outputs, (str(syncs[0].message).splitlines()[0] if syncs else None)
 
     def capture(self, fn: Callable[[], Any]) -> Any:
         # torch.cuda.graph's steps, with two differences: the stream is restored when the
@@ -281,25 +314,44 @@ def _picture(value: Any) -> Any:
     return value
 
 
+def _tensor(t: Any) -> Any:
+    """A tensor by identity and storage (``p.data = ...`` keeps the one, moves the other)."""
+    if t is None:
+        return None
+    return (id(t), t.data_ptr(), t.dtype, tuple(t.shape))
+
+
+def _attributes(obj: Any) -> tuple:
+    """``obj``'s public plain attributes (hyper-parameters, flags), in a comparable form."""
+    return tuple((k, v) for k, v in vars(obj).items() if not k.startswith("_") and _plain(v))
+
+
 class StepSnapshot:
     """What a captured step froze, pictured from host values only (no device read).
 
-    :meth:`take` pictures the optimizer (its groups list, each group's parameters and
-    hyper-parameters, its state object), the loss-scale manager's tensors and every module of
-    ``network`` (its training flag, plain attributes, parameters and buffers by identity, and
-    whether each parameter trains); :meth:`changed` says what differs now, or None."""
+    Built at the capture, it pictures the optimizer (its groups list, each group's parameters
+    and hyper-parameters, its state object and each parameter's state tensors), the loss-scale
+    manager (its tensors and settings), the step's own settings (``max_grad_norm``), and every
+    module of ``modules`` (the network, the loss when it is a module): their order, training
+    flags, plain attributes, hooks, parameters and buffers (by identity and storage, and
+    whether each parameter trains). :meth:`changed` says what differs now, or None. It holds
+    the tensors it pictured, so that none the graph writes can be freed and its memory reused.
+    """
 
     def __init__(
         self,
-        network: nn.Module,
+        modules: nn.Module | list[nn.Module],
         optimizer: torch.optim.Optimizer,
         manager: Any = None,
+        step: Any = None,
     ) -> None:
-        self.network, self.optimizer, self.manager = network, optimizer, manager
-        self._modules = list(network.named_modules())
-        self._taken = self._entries()
+        self.modules = [modules] if isinstance(modules, nn.Module) else list(modules)
+        self.optimizer, self.manager, self.step = optimizer, manager, step
+        self._held: list[torch.Tensor] = []
+        self._taken = self._entries(hold=True)
 
-    def _entries(self) -> list[tuple[str, Any]]:
+    def _entries(self, hold: bool = False) -> list[tuple[str, Any]]:
+        held = self._held if hold else None
         opt = self.optimizer
         entries: list[tuple[str, Any]] = [
             ("the optimizer's param_groups", id(opt.param_groups)),
@@ -308,30 +360,55 @@ class StepSnapshot:
         for i, group in enumerate(opt.param_groups):
             for key, value in group.items():
                 if key == "params":
-                    value = tuple(id(p) for p in value)
+                    value = tuple(_tensor(p) for p in value)
                 entries.append((f"parameter group {i}'s {key}", _picture(value)))
+            states = []
+            for p in group["params"]:
+                state = opt.state.get(p)
+                tensors = (
+                    {} if state is None else {k: v for k, v in state.items() if torch.is_tensor(v)}
+                )
+                if held is not None:
+                    held.extend(tensors.values())
+                states.append((id(state), tuple((k, _tensor(v)) for k, v in tensors.items())))
+            entries.append((f"parameter group {i}'s optimizer state", tuple(states)))
         if self.manager is not None:
-            scale = tuple(id(getattr(self.manager, n, None)) for n in ("_scale", "_good", "_bad"))
-            entries.append(("the loss-scale manager's state", scale))
-        for name, module in self._modules:
-            where = f"module {name or type(module).__name__}"
-            plain = tuple(
-                (k, v) for k, v in vars(module).items() if not k.startswith("_") and _plain(v)
-            )
-            entries.append((f"{where}'s attributes", plain))
-            params = tuple((k, id(p), p.requires_grad) for k, p in module._parameters.items())
-            entries.append((f"{where}'s parameters", params))
-            buffers = tuple((k, id(b)) for k, b in module._buffers.items())
-            entries.append((f"{where}'s buffers", buffers))
+            tensors = [getattr(self.manager, n, None) for n in ("_scale", "_good", "_bad")]
+            if held is not None:
+                held.extend(t for t in tensors if t is not None)
+            entries.append(("the loss-scale manager's state", tuple(map(_tensor, tensors))))
+            entries.append(("the loss-scale manager's settings", _attributes(self.manager)))
+        if self.step is not None:
+            entries.append(("the step's max_grad_norm", getattr(self.step, "max_grad_norm", None)))
+        for root in self.modules:
+            for name, module in root.named_modules():
+                where = f"module {name or type(module).__name__}"
+                entries.append((f"{where}'s place", id(module)))
+                entries.append((f"{where}'s attributes", _attributes(module)))
+                hooks = tuple(
+                    len(getattr(module, h, ()))
+                    for h in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks")
+                )
+                entries.append((f"{where}'s hooks", hooks))
+                params = tuple(
+                    (k, _tensor(p), p is not None and p.requires_grad)
+                    for k, p in module._parameters.items()
+                )
+                entries.append((f"{where}'s parameters", params))
+                buffers = tuple((k, _tensor(b)) for k, b in module._buffers.items())
+                entries.append((f"{where}'s buffers", buffers))
+                if held is not None:
+                    held.extend(t for t in module._parameters.values() if t is not None)
+                    held.extend(t for t in module._buffers.values() if t is not None)
         return entries
 
     def changed(self) -> str | None:
-        """What changed since :meth:`take` (None: nothing; the graph may replay)."""
+        """What changed since the capture (None: nothing; the graph may replay)."""
         now = self._entries()
         if now == self._taken:
             return None
         if len(now) != len(self._taken):
-            return "the optimizer's parameter groups or hyper-parameters changed"
+            return "the modules, or the optimizer's groups or hyper-parameters, changed"
         label = next(a for (a, x), (_, y) in zip(self._taken, now) if x != y)
         return f"{label} changed after the capture"
 
@@ -344,8 +421,8 @@ class GraphedStep:
             eager steps; its ``device_step`` is captured, its ``after_device_step`` runs after
             each replay.
         backend: where the graph lives (:class:`CudaGraphBackend` on CUDA).
-        network, optimizer, manager: what the step trains, pictured at the capture
-            (:class:`StepSnapshot`).
+        network, optimizer, manager: what the step trains (``network`` a module or a list:
+            the network and a loss module), pictured at the capture (:class:`StepSnapshot`).
         warmup: eager steps before the capture.
     """
 
@@ -353,7 +430,7 @@ class GraphedStep:
         self,
         step: Any,
         backend: GraphBackend,
-        network: nn.Module,
+        network: nn.Module | list[nn.Module],
         optimizer: torch.optim.Optimizer,
         manager: Any = None,
         warmup: int = WARMUP_STEPS,
@@ -369,6 +446,8 @@ class GraphedStep:
         self._eager = False
         self._warmed = 0
         self._told_shapes = False
+        self._last_signature: tuple | None = None
+        self._unsettled = 0  # warm-up steps in a row whose batch changed shapes
 
     @property
     def captured(self) -> bool:
@@ -379,10 +458,9 @@ class GraphedStep:
         if self._eager:
             return self._run_eagerly(tensors)
         if self.inputs is None:
-            if self._warmed < self.warmup:
-                self._warmed += 1
-                self.report.eager_steps += 1
-                return self.backend.warm_up(lambda: self.step(*tensors))
+            signature = _signature(tensors)
+            if self._warmed < self.warmup or signature != self._last_signature:
+                return self._warm_up(tensors, signature)
             return self._capture(list(tensors))
         why = self.snapshot.changed()
         if why is not None:
@@ -407,6 +485,26 @@ class GraphedStep:
             raise AttributeError(name)
         return getattr(step, name)
 
+    def _warm_up(self, tensors: tuple, signature: tuple) -> Any:
+        """An eager step before the capture. The capture batch must have the shapes of the
+        batch before it (not a short last one), and the warm-up steps from the last planned
+        one on are watched for host synchronisations, which a graph cannot hold."""
+        self._unsettled = 0 if signature == self._last_signature else self._unsettled + 1
+        self._last_signature = signature
+        self._warmed += 1
+        self.report.eager_steps += 1
+        if self._warmed < self.warmup:
+            return self.backend.warm_up(lambda: self.step(*tensors))
+        outputs, sync = self.backend.probe(lambda: self.step(*tensors))
+        if sync is not None:
+            self._fall_back(f"the step synchronises with the host ({sync})")
+        elif self._unsettled >= UNSETTLED_STEPS:
+            self._fall_back(
+                f"the batches' shapes changed at each of {UNSETTLED_STEPS} steps in a row "
+                "(capture needs static shapes: drop_remainder=True or padded batches)"
+            )
+        return outputs
+
     def _run_eagerly(self, tensors: tuple) -> Any:
         self.report.eager_steps += 1
         return self.step(*tensors)
@@ -420,7 +518,7 @@ class GraphedStep:
     def _capture(self, tensors: list[torch.Tensor]) -> Any:
         try:
             inputs = StaticInputs(tensors)
-            snapshot_before = StepSnapshot(self.network, self.optimizer, self.manager)
+            snapshot_before = StepSnapshot(self.network, self.optimizer, self.manager, self.step)
             outputs = self.backend.capture(lambda: self.step.device_step(*inputs.tensors))
         except Exception as exc:  # nothing was recorded or run: the batch trains eagerly
             first = str(exc).splitlines()[0] if str(exc) else ""
@@ -438,6 +536,10 @@ class GraphedStep:
     def _fall_back(self, reason: str) -> None:
         self._eager = True
         self.report.reason = reason
+        # the graph's memory (a whole step's activations) goes back before the eager steps
+        self.inputs = self._outputs = self.snapshot = None
+        if isinstance(self.backend, CudaGraphBackend):
+            self.backend.graph = None
         logger.warning("sink mode: the train step runs eagerly from here on: %s", reason)
 
 
@@ -450,7 +552,7 @@ def _shapes(tensors: Any) -> str:
 def sink_step(
     step: Any,
     device: torch.device,
-    network: nn.Module,
+    network: nn.Module | list[nn.Module],
     optimizer: torch.optim.Optimizer | None,
     manager: Any,
     per_step_schedule: bool,

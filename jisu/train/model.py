@@ -285,10 +285,11 @@ class Model:
         rates_on_device(self.optimizer, self.device)  # a capturable step reads the current rate
         train_step = self._train_step
         if sink_mode:  # on CUDA, captured as a CUDA graph when nothing rules it out
+            modules = [self.network, *[m for m in [self.loss_fn] if isinstance(m, nn.Module)]]
             train_step, state.step_capture = sink_step(
                 train_step,
                 self.device,
-                self.network,
+                modules,
                 self.optimizer,
                 self.loss_scale_manager,
                 per_step_schedule=changes_rates_per_step(self._lr_schedule, callbacks),

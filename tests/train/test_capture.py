@@ -25,6 +25,7 @@ from jisu import amp
 from jisu.train import LearningRateScheduler, LossMonitor
 from jisu.train.callbacks.progress_bar import ProgressBar
 from jisu.train.capture import (
+    UNSETTLED_STEPS,
     WARMUP_STEPS,
     GraphedStep,
     StaticInputs,
@@ -47,11 +48,15 @@ class RecordingBackend:
     def __init__(self, network, optimizer, manager=None, fail: Exception | None = None):
         self.network, self.optimizer, self.manager, self.fail = network, optimizer, manager, fail
         self.warmups = self.captures = self.replays = 0
+        self.sync = None
         self._fn = self._outputs = None
 
     def warm_up(self, fn):
         self.warmups += 1
         return fn()
+
+    def probe(self, fn):  # ``sync``: what CUDA's sync-debug mode would have named
+        return self.warm_up(fn), self.sync
 
     def _state(self):
         tensors = [*self.network.parameters(), *self.network.buffers()]
@@ -264,6 +269,78 @@ def test_a_forward_that_changes_its_own_attributes_is_not_replayed():
     assert graphed_step.report.replays == 1  # the capture batch's own, then eager
 
 
+def test_layers_without_a_bias_and_a_loss_with_settings_are_captured_and_watched():
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(6, 16, bias=False), nn.BatchNorm1d(16, affine=False),
+                        nn.ReLU(), nn.Linear(16, 3))  # fmt: skip
+    loss = nn.CrossEntropyLoss()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    step = amp.TrainStep(amp.train_step.loss_forward(net, loss), opt)
+    graphed_step = GraphedStep(step, RecordingBackend(net, opt), [net, loss], opt)
+    run(graphed_step, batches(6))
+    assert graphed_step.captured and graphed_step.report.replays == 6 - WARMUP_STEPS
+    loss.label_smoothing = 0.1  # frozen in the graph: seen before the next replay
+    run(graphed_step, batches(1))
+    assert (
+        graphed_step.report.reason
+        == "module CrossEntropyLoss's attributes changed after the capture"
+    )
+
+
+def test_cleared_optimizer_state_and_moved_storage_are_seen():
+    _, opt, _, step, _ = graphed()
+    run(step, batches(5))
+    assert step.captured
+    opt.state.clear()
+    run(step, batches(1))
+    assert step.report.reason == "parameter group 0's optimizer state changed after the capture"
+    net, _, _, step, _ = graphed()
+    run(step, batches(5))
+    with torch.no_grad():
+        net[0].weight.data = net[0].weight.data.clone()  # the same Parameter, new storage
+    run(step, batches(1))
+    assert step.report.reason == "parameter group 0's params changed after the capture"
+    assert step.inputs is None and step.snapshot is None  # the graph's buffers given back
+
+
+def test_a_step_that_synchronises_with_the_host_is_not_captured(caplog):
+    net, opt, scale, step = make()
+    backend = RecordingBackend(net, opt, scale)
+    backend.sync = "called a synchronizing CUDA operation"
+    graphed_step = GraphedStep(step, backend, net, opt, scale)
+    eager_net, _, _, eager = make()
+    with caplog.at_level(logging.WARNING, logger="jisu.train"):
+        run(graphed_step, batches())
+    run(eager, batches())
+    assert_same_weights(eager_net, net)
+    assert backend.captures == 0 and graphed_step.report.eager_steps == STEPS
+    assert graphed_step.report.reason == (
+        "the step synchronises with the host (called a synchronizing CUDA operation)"
+    )
+
+
+def test_the_capture_batch_has_the_shapes_of_the_batch_before_it():
+    # warm-up batches of 8, then a short one where the capture would come: it runs eagerly,
+    # and the graph is made on the next two full batches' shapes
+    data = batches(WARMUP_STEPS) + batches(1, size=5) + batches(4)
+    net, _, _, step, backend = graphed()
+    eager_net, _, _, eager = make()
+    run(step, data)
+    run(eager, data)
+    assert_same_weights(eager_net, net)
+    assert step.inputs.signature[0][0] == (8, 6)
+    assert backend.replays == 3 and step.report.eager_steps == WARMUP_STEPS + 2
+
+
+def test_shapes_that_never_settle_give_capture_up():
+    data = [batches(1, size=4 + i)[0] for i in range(WARMUP_STEPS + UNSETTLED_STEPS)]
+    _, _, _, step, backend = graphed()
+    run(step, data)
+    assert backend.captures == 0 and step.report.reason.startswith(
+        f"the batches' shapes changed at each of {UNSETTLED_STEPS} steps in a row"
+    )
+
+
 def test_static_inputs_take_batches_of_their_shapes_only():
     x, y = torch.ones(4, 3), torch.zeros(4, dtype=torch.int64)
     inputs = StaticInputs([x, y])
@@ -281,7 +358,7 @@ def test_a_snapshot_is_unchanged_by_training_itself():
     net, opt, scale, step = make()
     for x, y in batches(3):
         step(x, y)
-    snapshot = StepSnapshot(net, opt, scale)
+    snapshot = StepSnapshot(net, opt, scale, step)
     for x, y in batches(3):
         step(x, y)  # weights, moments, the scale: in place
     assert snapshot.changed() is None
@@ -325,9 +402,11 @@ class Custom(torch.optim.Optimizer):
         (lambda: Custom(params()), "Custom is not known to be capturable"),
         (lambda: Custom(params(), capturable=True), None),
         (lambda: torch.optim.LBFGS(params()), "LBFGS is not known to be capturable"),
+        (lambda: type("Lars", (torch.optim.SGD,), {})(params(), lr=0.1),
+         "Lars is not known to be capturable"),
     ],
     ids=["sgd", "adam-capturable", "adamw-capturable", "adam", "rmsprop", "custom",
-         "custom-declared", "lbfgs"],
+         "custom-declared", "lbfgs", "sgd-subclass"],
 )  # fmt: skip
 def test_which_optimizers_can_be_captured(optimizer, reason):
     got = optimizer_blocker(optimizer())
