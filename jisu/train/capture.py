@@ -29,12 +29,15 @@ step's host bookkeeping runs (the loss-scale manager's step count), and the outp
 so that the sink's losses stay distinct until its one read. Nothing is read back.
 
 A captured graph freezes the step's Python: its control flow, its float hyper-parameters, the
-tensors it was given. So before every replay a :class:`StepSnapshot` compares what the step was
-captured with (the optimizer's groups, hyper-parameters and state tensors, the loss-scale
-manager's tensors and settings, the step's clipping norm, and every module of the network and
-of the loss: its training flag, plain attributes, hooks, parameters and buffers by identity
-and storage, which parameters train) with what they are now: if anything changed, the step
-falls back to eager for the rest of the run, saying why, and the graph's memory is released.
+tensors it was given. So a :class:`StepSnapshot` compares what the step was captured with (the
+optimizer's groups, hyper-parameters and state tensors, the loss-scale manager's tensors and
+settings, the step's clipping norm, and every module of the network and of the loss: its
+training flag, plain attributes, hooks, parameters and buffers by identity and storage, which
+parameters train) with what they are now: the hyper-parameters before every replay
+(microseconds), the rest before each sink's first replay (between sinks, replayed callbacks and
+evaluation may change anything; about 4 ms for a ResNet-50 on a CPU core) and, when a callback
+acts as steps are dispatched, before every replay. If anything changed, the step falls back to
+eager for the rest of the run, saying why, and the graph's memory is released.
 What it cannot see is Python state outside modules and optimizers (a global counter or Python
 random numbers read by the forward): such a step must run with ``sink_capture="off"``.
 
@@ -66,6 +69,7 @@ from torch import nn
 from .. import distributed
 from ..context import get_context
 from .callbacks.base import Callback
+from .callbacks.learning_rate_scheduler import LearningRateScheduler
 from .steps import CompiledStep, cloned_outputs
 
 __all__ = [
@@ -77,6 +81,7 @@ __all__ = [
     "StaticInputs",
     "StepCapture",
     "StepSnapshot",
+    "acts_per_step",
     "capture_blockers",
     "changes_rates_per_step",
     "optimizer_blocker",
@@ -157,12 +162,21 @@ def changes_rates_per_step(schedule: Any, callbacks: list[Any]) -> bool:
     declare ``acts_on_training = False``)."""
     if schedule is not None and schedule.interval == "step":
         return True
-    return any(
-        getattr(type(cb), "on_train_step_dispatched", Callback.on_train_step_dispatched)
-        is not Callback.on_train_step_dispatched
-        and getattr(cb, "acts_on_training", None) is not False
-        for cb in callbacks
-    )
+    return any(_dispatches(cb) for cb in callbacks)
+
+
+def acts_per_step(callbacks: list[Any]) -> bool:
+    """Whether a callback may change training inside a sink, other than its rates: one that
+    overrides ``on_train_step_dispatched``, is not a ``LearningRateScheduler`` (its rates
+    are in the shallow check) and does not declare ``acts_on_training = False``."""
+    return any(not isinstance(cb, LearningRateScheduler) and _dispatches(cb) for cb in callbacks)
+
+
+def _dispatches(cb: Any) -> bool:
+    """``cb`` overrides ``on_train_step_dispatched`` and may act on training."""
+    hook = getattr(type(cb), "on_train_step_dispatched", Callback.on_train_step_dispatched)
+    overrides = hook is not Callback.on_train_step_dispatched
+    return overrides and getattr(cb, "acts_on_training", None) is not False
 
 
 @dataclass
@@ -329,13 +343,15 @@ def _attributes(obj: Any) -> tuple:
 class StepSnapshot:
     """What a captured step froze, pictured from host values only (no device read).
 
-    Built at the capture, it pictures the optimizer (its groups list, each group's parameters
-    and hyper-parameters, its state object and each parameter's state tensors), the loss-scale
-    manager (its tensors and settings), the step's own settings (``max_grad_norm``), and every
-    module of ``modules`` (the network, the loss when it is a module): their order, training
-    flags, plain attributes, hooks, parameters and buffers (by identity and storage, and
-    whether each parameter trains). :meth:`changed` says what differs now, or None. It holds
-    the tensors it pictured, so that none the graph writes can be freed and its memory reused.
+    Built at the capture. Its *shallow* part, cheap enough for every step, pictures the
+    optimizer's groups list and each group's hyper-parameters (a tensor by identity), the
+    loss-scale manager (its tensors and settings) and the step's clipping norm: what
+    schedules and per-step callbacks change. Its *deep* part adds the optimizer's state
+    object and each parameter's state tensors, and every module of ``modules`` (the network,
+    the loss when it is a module): their order, training flags, plain attributes, hooks,
+    parameters and buffers (by identity and storage, and whether each parameter trains).
+    :meth:`changed` says what differs now, or None. The snapshot holds the tensors it
+    pictured, so that none the graph writes can be freed and its memory reused.
     """
 
     def __init__(
@@ -348,69 +364,81 @@ class StepSnapshot:
         self.modules = [modules] if isinstance(modules, nn.Module) else list(modules)
         self.optimizer, self.manager, self.step = optimizer, manager, step
         self._held: list[torch.Tensor] = []
-        self._taken = self._entries(hold=True)
+        self._shallow = self._shallow_entries()
+        self._deep = self._deep_entries(self._held)
 
-    def _entries(self, hold: bool = False) -> list[tuple[str, Any]]:
-        held = self._held if hold else None
+    def _shallow_entries(self) -> list[tuple]:
         opt = self.optimizer
-        entries: list[tuple[str, Any]] = [
-            ("the optimizer's param_groups", id(opt.param_groups)),
-            ("the optimizer's state", id(opt.state)),
-        ]
+        entries: list[tuple] = [("the optimizer's param_groups", id(opt.param_groups))]
         for i, group in enumerate(opt.param_groups):
             for key, value in group.items():
-                if key == "params":
-                    value = tuple(_tensor(p) for p in value)
-                entries.append((f"parameter group {i}'s {key}", _picture(value)))
+                if key != "params":
+                    entries.append(("group", i, key, _picture(value)))
+        manager = self.manager
+        if manager is not None:
+            tensors = (manager._scale, manager._good, manager._bad)
+            entries.append(("the loss-scale manager's state", tuple(map(id, tensors))))
+            entries.append(("the loss-scale manager's settings", _attributes(manager)))
+        if self.step is not None:
+            entries.append(("the step's max_grad_norm", getattr(self.step, "max_grad_norm", None)))
+        return entries
+
+    def _deep_entries(self, held: list[torch.Tensor] | None = None) -> list[tuple]:
+        opt = self.optimizer
+        entries: list[tuple] = [("the optimizer's state", id(opt.state))]
+        for i, group in enumerate(opt.param_groups):
+            entries.append(("group", i, "params", tuple(map(_tensor, group["params"]))))
             states = []
             for p in group["params"]:
                 state = opt.state.get(p)
-                tensors = (
-                    {} if state is None else {k: v for k, v in state.items() if torch.is_tensor(v)}
-                )
+                items = state.items() if state is not None else ()
+                tensors = [(k, v) for k, v in items if isinstance(v, torch.Tensor)]
                 if held is not None:
-                    held.extend(tensors.values())
-                states.append((id(state), tuple((k, _tensor(v)) for k, v in tensors.items())))
-            entries.append((f"parameter group {i}'s optimizer state", tuple(states)))
-        if self.manager is not None:
-            tensors = [getattr(self.manager, n, None) for n in ("_scale", "_good", "_bad")]
-            if held is not None:
-                held.extend(t for t in tensors if t is not None)
-            entries.append(("the loss-scale manager's state", tuple(map(_tensor, tensors))))
-            entries.append(("the loss-scale manager's settings", _attributes(self.manager)))
-        if self.step is not None:
-            entries.append(("the step's max_grad_norm", getattr(self.step, "max_grad_norm", None)))
+                    held.extend(v for _, v in tensors)
+                states.append((id(state), tuple((k, _tensor(v)) for k, v in tensors)))
+            entries.append(("group", i, "optimizer state", tuple(states)))
         for root in self.modules:
             for name, module in root.named_modules():
-                where = f"module {name or type(module).__name__}"
-                entries.append((f"{where}'s place", id(module)))
-                entries.append((f"{where}'s attributes", _attributes(module)))
-                hooks = tuple(
-                    len(getattr(module, h, ()))
-                    for h in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks")
-                )
-                entries.append((f"{where}'s hooks", hooks))
-                params = tuple(
-                    (k, _tensor(p), p is not None and p.requires_grad)
-                    for k, p in module._parameters.items()
-                )
-                entries.append((f"{where}'s parameters", params))
-                buffers = tuple((k, _tensor(b)) for k, b in module._buffers.items())
-                entries.append((f"{where}'s buffers", buffers))
+                params, buffers = module._parameters, module._buffers
+                entries.append((
+                    "module", name or type(module).__name__, id(module), _attributes(module),
+                    len(module._forward_hooks), len(module._forward_pre_hooks),
+                    len(module._backward_hooks),
+                    tuple((k, _tensor(p), p is not None and p.requires_grad)
+                          for k, p in params.items()),
+                    tuple((k, _tensor(b)) for k, b in buffers.items()),
+                ))  # fmt: skip
                 if held is not None:
-                    held.extend(t for t in module._parameters.values() if t is not None)
-                    held.extend(t for t in module._buffers.values() if t is not None)
+                    held.extend(t for t in (*params.values(), *buffers.values()) if t is not None)
         return entries
 
-    def changed(self) -> str | None:
-        """What changed since the capture (None: nothing; the graph may replay)."""
-        now = self._entries()
-        if now == self._taken:
-            return None
-        if len(now) != len(self._taken):
-            return "the modules, or the optimizer's groups or hyper-parameters, changed"
-        label = next(a for (a, x), (_, y) in zip(self._taken, now) if x != y)
-        return f"{label} changed after the capture"
+    def changed(self, deep: bool = True) -> str | None:
+        """What changed since the capture (None: nothing; the graph may replay); only the
+        shallow part unless ``deep``."""
+        why = _difference(self._shallow, self._shallow_entries())
+        if why is None and deep:
+            why = _difference(self._deep, self._deep_entries())
+        return why
+
+
+def _difference(taken: list[tuple], now: list[tuple]) -> str | None:
+    """What differs between two pictures, in words (None: nothing)."""
+    if now == taken:
+        return None
+    if len(now) != len(taken):
+        return "the modules, or the optimizer's groups or hyper-parameters, changed"
+    was, new = next((a, b) for a, b in zip(taken, now) if a != b)
+    if was[0] == "group":
+        what = f"parameter group {was[1]}'s {was[2]}"
+    elif was[0] == "module":
+        if was[1] != new[1]:
+            return "the modules changed after the capture"
+        parts = ("place", "attributes", "hooks", "hooks", "hooks", "parameters", "buffers")
+        index = next(i for i in range(2, len(was)) if was[i] != new[i])
+        what = f"module {was[1]}'s {parts[index - 2]}"
+    else:
+        what = was[0]
+    return f"{what} changed after the capture"
 
 
 class GraphedStep:
@@ -424,6 +452,10 @@ class GraphedStep:
         network, optimizer, manager: what the step trains (``network`` a module or a list:
             the network and a loss module), pictured at the capture (:class:`StepSnapshot`).
         warmup: eager steps before the capture.
+        watch_every_step: the whole :class:`StepSnapshot` before every replay; otherwise its
+            deep part only before the first replay after :meth:`begin_window` (a sink's first
+            step: between sinks, replayed callbacks and evaluation can change anything) and
+            its shallow part (what schedules change) before the others.
     """
 
     def __init__(
@@ -434,8 +466,10 @@ class GraphedStep:
         optimizer: torch.optim.Optimizer,
         manager: Any = None,
         warmup: int = WARMUP_STEPS,
+        watch_every_step: bool = False,
     ) -> None:
         self.step = step
+        self.watch_every_step = watch_every_step
         self.backend = backend
         self.network, self.optimizer, self.manager = network, optimizer, manager
         self.warmup = warmup
@@ -447,6 +481,7 @@ class GraphedStep:
         self._warmed = 0
         self._told_shapes = False
         self._last_signature: tuple | None = None
+        self._deep_due = True  # the deep check before a window's first replay
         self._unsettled = 0  # warm-up steps in a row whose batch changed shapes
 
     @property
@@ -462,7 +497,8 @@ class GraphedStep:
             if self._warmed < self.warmup or signature != self._last_signature:
                 return self._warm_up(tensors, signature)
             return self._capture(list(tensors))
-        why = self.snapshot.changed()
+        why = self.snapshot.changed(deep=self._deep_due or self.watch_every_step)
+        self._deep_due = False
         if why is not None:
             self._fall_back(why)
             return self._run_eagerly(tensors)
@@ -484,6 +520,10 @@ class GraphedStep:
         if step is None:
             raise AttributeError(name)
         return getattr(step, name)
+
+    def begin_window(self) -> None:
+        """A sink begins: the next replay is preceded by the deep check."""
+        self._deep_due = True
 
     def _warm_up(self, tensors: tuple, signature: tuple) -> Any:
         """An eager step before the capture. The capture batch must have the shapes of the
@@ -557,10 +597,13 @@ def sink_step(
     manager: Any,
     per_step_schedule: bool,
     backend: GraphBackend | None = None,
+    watch_every_step: bool = False,
 ) -> tuple[Any, StepCapture]:
     """The step sink mode runs on ``device`` and how it runs (see the module): ``step`` as it
     is, a :class:`GraphedStep` over it, or (``sink_capture="reduce-overhead"``) the step
-    compiled with that mode. ``backend``: where a graph lives (default: CUDA's)."""
+    compiled with that mode. ``backend``: where a graph lives (default: CUDA's);
+    ``watch_every_step``: a callback acts as each step is dispatched
+    (:func:`acts_per_step`), so the whole snapshot is checked before every replay."""
     mode = get_context("sink_capture")
     if mode == "off":
         return step, StepCapture(None, "set_context(sink_capture='off')")
@@ -574,5 +617,8 @@ def sink_step(
         reason = "; ".join(blockers)
         logger.warning("sink mode: the train step is not captured as a CUDA graph: %s", reason)
         return step, StepCapture(None, reason)
-    graphed = GraphedStep(step, backend or CudaGraphBackend(device), network, optimizer, manager)
+    graphed = GraphedStep(
+        step, backend or CudaGraphBackend(device), network, optimizer, manager,
+        watch_every_step=watch_every_step,
+    )  # fmt: skip
     return graphed, graphed.report

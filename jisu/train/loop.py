@@ -161,7 +161,8 @@ class EpochLoop(BatchLoop):
         self.guard = guard
         # the per-step hook, looked up once (it skips the callbacks that do not override it)
         self._dispatched = cbs.on_train_step_dispatched
-        inner = step.step if isinstance(step, GraphedStep) else step
+        self._graphed = step if isinstance(step, GraphedStep) else None
+        inner = step.step if self._graphed is not None else step
         self._compiled = inner if isinstance(inner, CompiledStep) else None
         # sink mode on CUDA: each sink timed on the device (events) for the launch-bound check
         device = state.device
@@ -193,6 +194,8 @@ class EpochLoop(BatchLoop):
     def _dispatch(self, size: int | None) -> tuple[list[_Record], bool]:
         """Up to ``size`` steps (None: no bound), and whether the data ended."""
         state, window = self.state, []
+        if self._graphed is not None:
+            self._graphed.begin_window()
         while size is None or len(window) < size:
             try:
                 tensors, data_state, samples = self._next_batch()

@@ -24,7 +24,7 @@ from .. import amp, distributed
 from ..context import context_device
 from .callbacks.base import CallbackList, RunContext
 from .callbacks.progress_bar import ProgressBar
-from .capture import changes_rates_per_step, sink_step
+from .capture import acts_per_step, changes_rates_per_step, sink_step
 from .checkpoint import capture_rng_state, restore_rng_state
 from .feeder import BatchSource, as_tensors, to_device
 from .first_step import FirstStep, FirstStepCheck
@@ -293,6 +293,7 @@ class Model:
                 self.optimizer,
                 self.loss_scale_manager,
                 per_step_schedule=changes_rates_per_step(self._lr_schedule, callbacks),
+                watch_every_step=acts_per_step(callbacks),
             )
         # sink mode replays step callbacks after the sink: those that act there are reported
         guard = ReplayGuard(callbacks, state, steps) if sink_mode else None

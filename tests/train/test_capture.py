@@ -30,6 +30,7 @@ from jisu.train.capture import (
     GraphedStep,
     StaticInputs,
     StepSnapshot,
+    acts_per_step,
     capture_blockers,
     changes_rates_per_step,
     optimizer_blocker,
@@ -112,9 +113,12 @@ def make(manager=True, lr=0.1):
 
 
 def graphed(manager=True, fail=None, lr=0.1):
+    """A graphed step whose snapshot is checked whole before every replay (as a sink's first
+    step is; the test of begin_window checks the rest)."""
     net, opt, scale, step = make(manager, lr)
     backend = RecordingBackend(net, opt, scale, fail)
-    return net, opt, scale, GraphedStep(step, backend, net, opt, scale), backend
+    graphed_step = GraphedStep(step, backend, net, opt, scale, watch_every_step=True)
+    return net, opt, scale, graphed_step, backend
 
 
 def run(step, data, between=None):
@@ -277,6 +281,7 @@ def test_layers_without_a_bias_and_a_loss_with_settings_are_captured_and_watched
     opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
     step = amp.TrainStep(amp.train_step.loss_forward(net, loss), opt)
     graphed_step = GraphedStep(step, RecordingBackend(net, opt), [net, loss], opt)
+    graphed_step.watch_every_step = True
     run(graphed_step, batches(6))
     assert graphed_step.captured and graphed_step.report.replays == 6 - WARMUP_STEPS
     loss.label_smoothing = 0.1  # frozen in the graph: seen before the next replay
@@ -484,3 +489,33 @@ def test_model_train_in_sink_mode_says_how_the_step_ran():
     assert capture.kind is None and capture.reason.startswith("the step runs on cpu")
     model.train(1, data)
     assert model._state.step_capture is None  # step mode: no sink, nothing to capture
+
+
+def test_the_deep_check_runs_once_per_sink_unless_a_callback_acts_per_step():
+    # a module attribute changed inside a sink: seen at the next sink's first replay (replayed
+    # callbacks act between sinks), or at once when a callback acts as steps are dispatched
+    for every_step, replays in ((False, 3), (True, 2)):
+        net, opt, scale, step = make()
+        graphed_step = GraphedStep(
+            step, RecordingBackend(net, opt, scale), net, opt, scale, watch_every_step=every_step
+        )
+        data = batches()
+        for i, (x, y) in enumerate(data):
+            if i % 3 == 0:
+                graphed_step.begin_window()  # sinks of 3 steps
+            graphed_step(x, y)
+            if i == 4:
+                net[2].p = 0.0
+        assert graphed_step.report.replays == replays
+        assert graphed_step.report.reason == "module 2's attributes changed after the capture"
+
+
+def test_which_callbacks_act_per_step():
+    class Acting(jisu.train.Callback):
+        def on_train_step_dispatched(self, run_context):
+            pass
+
+    assert acts_per_step([Acting()])
+    assert not acts_per_step(
+        [LearningRateScheduler(lambda lr, s: lr), ProgressBar(), LossMonitor()]
+    )
