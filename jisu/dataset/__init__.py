@@ -13,6 +13,7 @@ Example:
 """
 
 from . import config, record, transforms, vision
+from .core.ragged import RaggedArray
 from .datasets import Dataset
 from .engine.errors import EpochsExhaustedError, PipelineError, TaskTimeoutError
 from .engine.iterator import DatasetIterator
@@ -74,6 +75,7 @@ __all__ = [
     "PKSampler",
     "PaddedDataset",
     "PipelineError",
+    "RaggedArray",
     "RandomSampler",
     "RayConnectionError",
     "RayExecutor",

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..dataset.core.ragged import RaggedArray
 from .columns import column_error, column_names
 
 
@@ -39,6 +40,8 @@ def as_tensors(batch: Any, source: BatchSource | None = None) -> list[torch.Tens
         for value in columns:
             if isinstance(value, np.ndarray):
                 value = torch.from_numpy(np.ascontiguousarray(value))
+            elif isinstance(value, RaggedArray):
+                value = value.to_torch()
             elif not torch.is_tensor(value):
                 value = torch.as_tensor(value)
             out.append(value)

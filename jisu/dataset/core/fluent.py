@@ -76,6 +76,7 @@ class PipelineOps:
         output_columns: str | Sequence[str] | None = None,
         pad_info: dict | None = None,
         python_multiprocessing: bool = False,
+        ragged: str | Sequence[str] | None = None,
     ) -> Dataset:
         """Group ``batch_size`` consecutive rows into one, each column stacked on a new axis 0.
 
@@ -87,6 +88,11 @@ class PipelineOps:
         ``input_columns``, the list of the batch's arrays and returns a tuple of such lists
         (named ``output_columns``), which are then stacked. ``pad_info`` maps a column to
         ``(shape, pad_value)`` to pad ragged rows (None shape: to the largest in the batch).
+
+        ``ragged`` names columns whose rows differ in their first dimension (raw bytes, token
+        ids) to batch without padding, as a :class:`RaggedArray` (the rows concatenated, with
+        offsets; a jagged ``torch.nested`` tensor from the iterators unless ``output_numpy``).
+        It is jisu's: MindSpore pads or fails.
         """
         BatchDataset = bound("BatchDataset")
 
@@ -100,6 +106,7 @@ class PipelineOps:
             output_columns,
             pad_info,
             python_multiprocessing,
+            ragged=ragged,
         )
 
     def padded_batch(

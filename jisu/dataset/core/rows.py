@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from .ragged import RaggedArray
+
 # torch is imported where used: a worker process whose stage never meets a tensor does not
 # pay for importing it (a value can only be a tensor once its creator has imported torch)
 
@@ -30,7 +32,7 @@ def _bf16() -> np.dtype:
 
 def to_array(value: Any) -> np.ndarray:
     """Convert one column value to a NumPy array without copying where possible."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, RaggedArray)):
         return value
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(value, torch.Tensor):
@@ -52,8 +54,13 @@ def to_output(array: np.ndarray, output_numpy: bool) -> Any:
 
     Strings and other non-numeric columns stay NumPy arrays (torch has no string tensors).
     Read-only arrays (rows mapped from record files) stay views as NumPy output; a tensor gets
-    a copy, since torch would let a write reach read-only memory.
+    a copy, since torch would let a write reach read-only memory. A ragged column
+    (:class:`.ragged.RaggedArray`) becomes a jagged ``torch.nested`` tensor.
     """
+    if isinstance(array, RaggedArray):
+        if output_numpy or array.dtype.kind not in "biufc":
+            return array
+        return array.to_torch()
     if not isinstance(array, np.ndarray) or not array.flags.c_contiguous:
         array = np.ascontiguousarray(array)  # a scalar, a transposed view, negative strides
     if output_numpy or array.dtype.kind not in "biufc":

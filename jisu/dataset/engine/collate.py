@@ -102,6 +102,7 @@ def stack_column(
             raise ValueError(
                 f"{where}: cannot batch column '{column}': rows have different shapes {shapes}. "
                 f"Pass pad_info={{'{column}': (None, 0)}} (or use padded_batch) to pad them, "
+                f"ragged=['{column}'] to batch them unpadded (rows of different lengths), "
                 "or resize them before batching."
             )
         out = empty((len(values), *shape), dtype)

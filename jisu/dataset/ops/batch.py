@@ -13,6 +13,7 @@ from ..core.access import RandomAccess, is_random_access
 from ..core.node import Dataset
 from ..core.operation import op_name
 from ..core.position import position
+from ..core.ragged import RaggedArray
 from ..core.rows import to_array
 from ..core.validation import check_columns, check_int
 from ..engine.collate import Deferred, stack_column
@@ -122,6 +123,7 @@ class BatchDataset(Dataset):
         pad_info: dict | None = None,
         python_multiprocessing: bool = False,
         pad_all: bool = False,
+        ragged: str | Sequence[str] | None = None,
     ) -> None:
         super().__init__([child], num_parallel_workers)
         #: a callable batch size: ``size_fn(BatchInfo(batch_num, epoch)) -> int`` (MindSpore's)
@@ -160,6 +162,14 @@ class BatchDataset(Dataset):
         if pad_all:
             pads = {c: pads.get(c, (None, 0)) for c in self._columns}
         self.pad_info = pads
+        #: columns batched as :class:`RaggedArray` (rows concatenated, with offsets)
+        self.ragged = frozenset(check_columns("batch", "ragged", ragged, self._columns) or ())
+        both = sorted(self.ragged & set(pads))
+        if both:
+            raise ValueError(
+                f"batch: column(s) {both} are both ragged and padded (pad_info); choose one. "
+                f"Received: ragged={ragged!r}"
+            )
         self._settle_kind(is_random_access(child) and self.size_fn is None)
         self.python_multiprocessing = bool(python_multiprocessing)
         self._workers()
@@ -238,8 +248,11 @@ class BatchDataset(Dataset):
             yield group
 
     # ----------------------------------------------------------------- assembly
-    def _stack(self, k: int, values: Any, empty: Any = np.empty) -> np.ndarray:
+    def _stack(self, k: int, values: Any, empty: Any = np.empty) -> np.ndarray | RaggedArray:
         name = self._columns[k]
+        if name in self.ragged:
+            rows = values if isinstance(values, np.ndarray) else [to_array(v) for v in values]
+            return RaggedArray.from_rows(rows, name, "batch", empty)
         if isinstance(values, np.ndarray) and name not in self.pad_info:
             return values  # already a batch array (per_batch_map returned one)
         arrays = [v if isinstance(v, Deferred) else to_array(v) for v in values]
@@ -291,7 +304,8 @@ class BatchDataset(Dataset):
         for k, node in enumerate(chain):
             name = node.output_columns[0]
             read_later = any(name in later.input_columns for later in chain[k + 1 :])
-            flags.append(node.can_defer() and not read_later and name not in self.pad_info)
+            padded = name in self.pad_info or name in self.ragged
+            flags.append(node.can_defer() and not read_later and not padded)
         return flags
 
     def batch_rows(self, ctx: ExecContext, epoch: int, item: tuple[int, list]) -> tuple:

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from ...core.ragged import RaggedArray
+
 _ALIGN = 64
 
 
@@ -95,6 +97,8 @@ def _flatten(value: Any, arrays: list[np.ndarray]) -> Any:
     if isinstance(value, np.ndarray) and value.dtype.kind != "O":
         arrays.append(value)
         return _ArrayRef(len(arrays) - 1)
+    if isinstance(value, RaggedArray):  # two arrays: no pickling of a batch's bytes
+        return _RaggedRef(_flatten(value.values, arrays), _flatten(value.offsets, arrays))
     if isinstance(value, tuple):
         return tuple(_flatten(v, arrays) for v in value)
     if isinstance(value, list):
@@ -105,6 +109,8 @@ def _flatten(value: Any, arrays: list[np.ndarray]) -> Any:
 def _rebuild(value: Any, arrays: list[np.ndarray]) -> Any:
     if isinstance(value, _ArrayRef):
         return arrays[value.index]
+    if isinstance(value, _RaggedRef):
+        return RaggedArray(_rebuild(value.values, arrays), _rebuild(value.offsets, arrays))
     if isinstance(value, tuple):
         return tuple(_rebuild(v, arrays) for v in value)
     if isinstance(value, list):
@@ -120,6 +126,17 @@ class _ArrayRef:
 
     def __reduce__(self):
         return (_ArrayRef, (self.index,))
+
+
+class _RaggedRef:
+    __slots__ = ("offsets", "values")
+
+    def __init__(self, values: Any, offsets: Any) -> None:
+        self.values = values
+        self.offsets = offsets
+
+    def __reduce__(self):
+        return (_RaggedRef, (self.values, self.offsets))
 
 
 def pack(result: Any, buffer: memoryview | mmap.mmap | None) -> tuple[Any, int]:
