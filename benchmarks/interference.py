@@ -13,13 +13,15 @@ layers, batch 32, SGD, one torch thread) runs:
 Pipelines (in-memory rows, batch 32, then one map call per batch with one worker, so that one
 of two cores is left to the step): NumPy work (releases the GIL), pure-Python work in a thread
 (holds it, ~0.6 ms per batch), the same Python work in a worker process
-(``python_multiprocessing=True``), and, fed, a ``DataLoader(num_workers=1)`` doing the same
+(``python_multiprocessing=True``), the thread map with the whole pipeline in a child process
+(``config.set_pipeline_process(True)``: the training process only takes batches from shared
+memory), and, fed, a ``DataLoader(num_workers=1)`` doing the same
 Python work per batch in its worker, for reference. Each pipeline alone produces batches faster
 than the step takes them (printed), so a fed step slower than alone is slowed by the pipeline.
 Ratios are the step's rate over its rate alone in the same round,
 medians of ``--rounds`` interleaved rounds.
 
-Usage: python benchmarks/interference.py [--rounds 3] [--steps 600]
+Usage: python benchmarks/interference.py [--rounds 3] [--steps 600] [--only "pipeline process"]
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ def rows(n: int) -> tuple[np.ndarray, np.ndarray]:
 def pipeline(kind: str, n: int) -> ds.Dataset:
     x, y = rows(n)
     data = ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=False)
-    fn = numpy_work if kind == "numpy" else python_work
+    fn = numpy_work if kind.startswith("numpy") else python_work
     data = data.batch(BATCH, drop_remainder=True)  # one call of the work per batch
     return data.map(
         fn, input_columns="x", num_parallel_workers=1,
@@ -119,6 +121,15 @@ def premade(steps: int):
         i += 1
 
 
+def iterate(kind: str, data: ds.Dataset):
+    """The pipeline's iterator; ``-child`` kinds run it in a pipeline process."""
+    ds.config.set_pipeline_process(kind.endswith("-child"))
+    try:
+        return data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    finally:
+        ds.config.set_pipeline_process(False)
+
+
 def fed(kind: str, steps: int) -> float:
     if kind == "dataloader":
         loader = torch.utils.data.DataLoader(
@@ -126,7 +137,7 @@ def fed(kind: str, steps: int) -> float:
         )
         return train(iter(loader), steps)
     data = pipeline(kind, BATCH * (steps + 40))
-    iterator = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    iterator = iterate(kind, data)
     try:
         return train(iter(iterator), steps)
     finally:
@@ -135,9 +146,7 @@ def fed(kind: str, steps: int) -> float:
 
 def produce(kind: str, batches: int = 600) -> float:
     """Batches/s of the pipeline alone (after 50)."""
-    iterator = pipeline(kind, BATCH * (batches + 50)).create_tuple_iterator(
-        num_epochs=1, output_numpy=True
-    )
+    iterator = iterate(kind, pipeline(kind, BATCH * (batches + 50)))
     begin = None
     for i, _ in enumerate(iterator):
         if i == 50:
@@ -152,7 +161,7 @@ def beside(kind: str, steps: int) -> float:
 
     def drain() -> None:
         while not stop.is_set():
-            iterator = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+            iterator = iterate(kind, data)
             for _ in iterator:
                 if stop.is_set():
                     break
@@ -172,6 +181,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=600)
+    parser.add_argument("--only", nargs="*", help="variants whose name contains one of these")
     args = parser.parse_args()
     torch.set_num_threads(1)
     print(
@@ -182,12 +192,18 @@ def main() -> None:
         "fed: NumPy map (thread)": lambda: fed("numpy", args.steps),
         "fed: Python map (thread)": lambda: fed("python", args.steps),
         "fed: Python map (process)": lambda: fed("python-process", args.steps),
+        "fed: Python map, pipeline process": lambda: fed("python-child", args.steps),
+        "fed: NumPy map, pipeline process": lambda: fed("numpy-child", args.steps),
         "fed: DataLoader(num_workers=1), Python": lambda: fed("dataloader", args.steps),
         "beside: NumPy map (thread), flat out": lambda: beside("numpy", args.steps),
         "beside: Python map (thread), flat out": lambda: beside("python", args.steps),
         "beside: Python map (process), flat out": lambda: beside("python-process", args.steps),
+        "beside: Python map, pipeline process": lambda: beside("python-child", args.steps),
+        "beside: NumPy map, pipeline process": lambda: beside("numpy-child", args.steps),
     }
-    for kind in ("numpy", "python", "python-process"):
+    if args.only:
+        variants = {k: v for k, v in variants.items() if any(o in k for o in args.only)}
+    for kind in ("numpy", "python", "python-process", "python-child"):
         print(f"pipeline alone, {kind}: {produce(kind):.0f} batches/s")
     ratios: dict[str, list[float]] = {name: [] for name in variants}
     alone_rates = []

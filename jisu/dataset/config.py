@@ -36,6 +36,7 @@ _watchdog = True
 _fast_recovery = True
 _monitor_sampling_interval = 1000
 _executor: RayExecutor | None = None
+_pipeline_process = False
 
 
 def set_executor(executor: RayExecutor | None) -> None:
@@ -322,6 +323,20 @@ def set_enable_shared_mem(enable: bool) -> None:
 
 def get_enable_shared_mem() -> bool:
     return _shared_mem
+
+
+def set_pipeline_process(enable: bool) -> None:
+    """Run each pipeline created from now on in a child process of its own (default False):
+    its stages, threads and workers leave the training process, which then only takes rows
+    from shared memory, so no pipeline thread competes with a Python-heavy training step for
+    the GIL. Same rows, order, state and resume as in this process; the pipeline's sources
+    and ops must pickle with cloudpickle. Read when an iterator is created."""
+    global _pipeline_process
+    _pipeline_process = _check_bool("set_pipeline_process", enable)
+
+
+def get_pipeline_process() -> bool:
+    return _pipeline_process
 
 
 def set_auto_num_workers(enable: bool) -> None:

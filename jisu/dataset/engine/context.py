@@ -44,6 +44,7 @@ class RunSettings:
     sample_timeout: float | None
     shared_mem: bool
     executor: Any = None  # a RayExecutor (config.set_executor), None: local workers
+    pipeline_process: bool = False  # run the pipeline in a child process (pipeline_host)
 
     @classmethod
     def from_config(cls) -> RunSettings:
@@ -60,6 +61,7 @@ class RunSettings:
             sample_timeout=config.get_sample_timeout(),
             shared_mem=config.get_enable_shared_mem(),
             executor=config.get_executor(),
+            pipeline_process=config.get_pipeline_process(),
         )
 
 

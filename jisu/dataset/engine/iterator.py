@@ -1,9 +1,8 @@
-"""The user-facing iterator: runs a pipeline on a driver thread and hands rows out in order."""
+"""The user-facing iterator: runs a pipeline (a :mod:`.run` in this process, or a pipeline
+process) and hands rows out in order, keeping the state a resume needs."""
 
 from __future__ import annotations
 
-import atexit
-import os
 import time
 import weakref
 from collections.abc import Sequence
@@ -11,60 +10,19 @@ from typing import TYPE_CHECKING, Any
 
 from ... import compat
 from .. import config
-from ..core.cpus import available_cpus
 from ..core.rows import to_output
 from ..core.tuning import check_stages
 from . import policies
-from .context import ExecContext, RunSettings, Stopped, logger
-from .errors import EpochsExhaustedError
+from .context import ExecContext, RunSettings
+from .errors import EpochsExhaustedError, PipelineError
 from .plan import Plan
 from .plan import plan as build_plan
-from .pools import local_pool
-from .row_queue import OUTPUT_QUEUE_BYTES, RowQueue
+from .run import Failure, live_runs, start_run
 from .stage import EPOCH_END
-from .stage_runs import run_epochs
 from .stats import OpTimes
 
 if TYPE_CHECKING:
     from ..core.node import Dataset
-
-_live_contexts: weakref.WeakSet[ExecContext] = weakref.WeakSet()
-
-
-class _Failure:
-    def __init__(self, exc: BaseException) -> None:
-        self.exc = exc
-
-
-def _drive(
-    root: Dataset, ctx: ExecContext, out: RowQueue, epoch: int, start: int, num_epochs: int
-) -> None:
-    """Driver thread: run epoch after epoch into ``out``, with an end marker after each."""
-    try:
-        stream = run_epochs(ctx, root, epoch, start, num_epochs)
-        try:
-            for row in stream:
-                if row is EPOCH_END:
-                    skipped = ctx.skipped_by_epoch.get(epoch, 0)
-                    if skipped:
-                        logger.warning(
-                            "jisu: %d sample(s) skipped in epoch %d because an op or a source "
-                            "read failed on them (error samples mode 'skip'); first: %s",
-                            skipped,
-                            epoch,
-                            ctx.skip_examples[0],
-                        )
-                    epoch += 1
-                ctx.put(out, row)
-        finally:
-            stream.close()
-    except Stopped:
-        pass
-    except BaseException as exc:
-        try:
-            ctx.put(out, _Failure(exc))
-        except Stopped:
-            pass
 
 
 class DatasetIterator:
@@ -126,8 +84,8 @@ class DatasetIterator:
         self._skipped_done = 0  # samples skipped in finished epochs
         self._skipped_closed = 0  # ... and in the epoch in progress when close() stopped it
         self._ctx: ExecContext | None = None
-        self._stats: dict | None = None  # a closed iterator's stage statistics
-        self._op_times: OpTimes | None = None  # ... and its op times
+        # a closed iterator's stage summaries and op times (when profiling)
+        self._closed_profile: tuple[list, OpTimes | None] | None = None
         self._stopped = 0.0
         self._finalizer: weakref.finalize | None = None
         # Threads start at the first row asked for, not here: a set_state() right after
@@ -142,54 +100,39 @@ class DatasetIterator:
             self._start()
 
     def _start(self) -> None:
-        settings = self._settings
-        tuner = None
-        if settings.autotune and self._epoch == 0:  # tuning is a first-epoch job
-            tuner = policies.make_tuner(
-                available_cpus(), _autotune_budget(), settings.autotune_path
+        if self._settings.pipeline_process:
+            from .processes.pipeline_host import ChildPipeline
+
+            args = (self._seed, self._settings, self._epoch, self._position, self._num_epochs)
+            child = ChildPipeline(self._root, *args)
+            self._ctx, self._out = child, child
+            live_runs.add(child)  # type: ignore[arg-type]  # shut down at exit too
+        else:
+            self._ctx, self._out = start_run(
+                self._root,
+                self._seed,
+                self._settings,
+                self._epoch,
+                self._position,
+                self._num_epochs,
+                self._plan,
             )
-        ctx = ExecContext(
-            self._seed,
-            settings.prefetch_size,
-            self._plan.ids,
-            profile=settings.profile,
-            tuner=tuner,
-            tuned=settings.tuned,
-            epoch_folds=self._plan.folds,
-            settings=settings,
-            plan=self._plan,
-            make_pool=local_pool,
-        )
-        self._out = RowQueue(max(2, ctx.prefetch_size), OUTPUT_QUEUE_BYTES)
-        root, out, epoch, position, num_epochs = (
-            self._root,
-            self._out,
-            self._epoch,
-            self._position,
-            self._num_epochs,
-        )
-        # The driver must not reference ``self``, so the iterator can be garbage-collected.
-        ctx.spawn(lambda: _drive(root, ctx, out, epoch, position, num_epochs), "driver")
-        if tuner is not None:
-            ctx.spawn(lambda: tuner.run(ctx.stop), "autotune")
-        self._ctx = ctx
         self._started = time.perf_counter()
         # per item, when profiling: (wait, was ready, time, output queue length after)
         self._waits: list[tuple[float, bool, float, int]] = []
-        _live_contexts.add(ctx)
-        self._finalizer = weakref.finalize(self, ctx.shutdown)
+        self._finalizer = weakref.finalize(self, self._ctx.shutdown)
 
     def close(self) -> None:
         """Stop every thread of this iterator and release its buffers (idempotent)."""
         self._pending = False
         if self._ctx is not None and self._position > 0:  # keep the epoch in progress' skips
             self._skipped_closed = self._ctx.skipped_by_epoch.get(self._epoch, 0)
+        if self._ctx is not None and self._ctx.stats is not None:  # kept for profile()
+            self._stopped = time.perf_counter()
+            self._closed_profile = _profile_parts(self._ctx, self._stopped)
         if self._finalizer is not None:
             self._finalizer()
             self._finalizer = None
-        if self._ctx is not None and self._ctx.stats is not None:  # kept for profile()
-            self._stats, self._stopped = self._ctx.stats, time.perf_counter()
-            self._op_times = self._ctx.op_times
         self._ctx = None
 
     def stop(self) -> None:
@@ -239,7 +182,7 @@ class DatasetIterator:
                 self.close()
                 self._exhausted = True
             raise StopIteration
-        if isinstance(item, _Failure):
+        if isinstance(item, Failure):
             self.close()
             raise item.exc
         self._position += 1
@@ -292,15 +235,13 @@ class DatasetIterator:
         must have been on when it was created) and the bottleneck, with a suggestion."""
         self._ensure_started()
         running = self._ctx is not None
-        stats = self._ctx.stats if running else self._stats
-        if stats is None:
+        if (self._ctx.stats if running else self._closed_profile) is None:
             raise RuntimeError(
                 "profile: this iterator was created without the profiler; call "
                 "jisu.dataset.config.set_enable_profiler(True) before creating it"
             )
         now = time.perf_counter() if running else self._stopped
-        stages = [stage.summary(now) for stage in list(stats.values())]
-        times = self._ctx.op_times if running else self._op_times
+        stages, times = _profile_parts(self._ctx, now) if running else self._closed_profile
         wall = max(now - self._started, 1e-9)
         waited = sum(w[0] for w in self._waits)
         empty = sum(1 for w in self._waits if not w[1])
@@ -342,16 +283,13 @@ class DatasetIterator:
         self._exhausted = not self._pending
 
 
-def _autotune_budget() -> int:
-    """Bytes AutoTune may keep in flight: a quarter of the physical memory (1 GiB if
-    unknown)."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4
-    except (ValueError, OSError, AttributeError):
-        return 1 << 30
-
-
-@atexit.register
-def _close_all() -> None:
-    for ctx in list(_live_contexts):
-        ctx.shutdown(timeout=1.0)
+def _profile_parts(ctx: Any, now: float) -> tuple[list, OpTimes | None]:
+    """A run's stage summaries at ``now`` and its op times; a pipeline process's from it."""
+    if ctx.stats is None:
+        return [], None
+    if hasattr(ctx, "profile_parts"):  # a pipeline process (ChildPipeline)
+        try:
+            return ctx.profile_parts()
+        except (PipelineError, OSError):  # it has failed or gone: nothing more to learn
+            return [], None
+    return [stage.summary(now) for stage in list(ctx.stats.values())], ctx.op_times

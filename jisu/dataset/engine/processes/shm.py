@@ -151,7 +151,7 @@ def pack(result: Any, buffer: memoryview | mmap.mmap | None) -> tuple[Any, int]:
     entries = []
     offset = 0
     for a in arrays:
-        entries.append((a.dtype.str, a.shape, offset))
+        entries.append((a.dtype, a.shape, offset))
         offset = _round_up(offset + a.nbytes, _ALIGN)
     if buffer is None or offset > len(buffer):
         return None, offset
@@ -166,10 +166,9 @@ def unpack(layout: Any, buffer: mmap.mmap, on_release: Callable[[], None]) -> An
     """Arrays that are views of ``buffer``; ``on_release`` runs when the last one is gone."""
     structure, entries, nbytes = layout
     root = np.frombuffer(buffer, dtype=np.uint8, count=max(nbytes, 1))
-    arrays = []
-    for dtype_str, shape, start in entries:
-        dtype = np.dtype(dtype_str)
-        size = dtype.itemsize * int(np.prod(shape, dtype=np.int64))
-        arrays.append(root[start : start + size].view(dtype).reshape(shape))
+    # np.ndarray checks that each array lies inside root (the layout is the worker's word)
+    arrays = [
+        np.ndarray(shape, dtype, buffer=root, offset=start) for dtype, shape, start in entries
+    ]
     weakref.finalize(root, on_release)
     return _rebuild(structure, arrays)

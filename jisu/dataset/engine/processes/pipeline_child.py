@@ -1,0 +1,243 @@
+"""The pipeline process: a whole pipeline run in a child, its rows handed over shared memory.
+
+``config.set_pipeline_process(True)`` moves an iterator's pipeline (its stages, threads, worker
+pools, the driver) out of the training process, which then only unpacks views of shared
+memory: no pipeline thread competes with the training step for the GIL (SPDL's "MTP").
+:mod:`.pipeline_host` is the parent's side; this module is the child's main.
+
+Protocol over one duplex pipe (parent -> child):
+    the number of shared arrays, their file descriptors, then the spec bytes
+    (``(dataset, seed, settings, epoch, position, num_epochs, credits, run-time settings)``
+    by :func:`.shared_arrays.dumps_sharing`), once;
+    ``("credit", n, freed slab ids)``: ``n`` more rows may be sent, those slabs are free again;
+    ``("ask", kind)``: ``"profile"`` or ``"pids"``, answered at once (between rows);
+    ``None``: stop.
+child -> parent:
+    ``("slab", slab_id, size)`` and the slab's descriptor: map it;
+    ``("drop", slab_id)``: a slab the child retired (close it once its arrays are gone);
+    ``("row", epoch skips, slab_id, layout)`` or ``("row", epoch skips, None, row)``: a row
+    in a slab, or pickled (small rows, or every slab still held by the parent);
+    ``("end", epoch skips)``: the epoch's end; ``("done",)``: every epoch is done;
+    ``("err", None, None, payload, text, traceback)``: the pipeline failed (as a worker's);
+    ``("answer", kind, value)``.
+
+Every row costs one credit; the parent grants one as it takes each row, so the child runs at
+most ``credits`` rows ahead of the consumer, in at most ``credits + SPARE_SLABS`` slabs.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from multiprocessing.reduction import send_handle
+from typing import Any
+
+from ... import config
+from ..stage import EPOCH_END
+from .shared_arrays import loads_attached
+from .shm import Slab, pack
+from .worker import _error_message
+
+#: rows smaller than this travel pickled in their message (a slab costs more than the copy)
+PICKLE_BELOW_BYTES = 64 << 10
+SPARE_SLABS = 4  # slabs beyond the credits: rows the consumer still holds
+_MIB = 1 << 20
+
+
+class _Link:
+    """The child's end of the pipe: sends (from two threads), credits and freed slabs."""
+
+    def __init__(self, conn: Connection, credits: int, answer: Callable[[str], Any]) -> None:
+        self.conn = conn
+        self._send_lock = threading.Lock()
+        self._cond = threading.Condition()
+        self._answer = answer
+        self.credits = credits
+        self.freed: deque[int] = deque()
+        self.stopped = False
+
+    def send(self, message: Any, fd: int | None = None) -> None:
+        data = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)  # plain pickle: faster
+        with self._send_lock:
+            self.conn.send_bytes(data)
+            if fd is not None:
+                send_handle(self.conn, fd, 0)
+
+    def listen(self) -> None:
+        """Reader thread: credits, freed slabs and questions from the parent (answered at
+        once, between rows), until told to stop or until the parent is gone."""
+        try:
+            while True:
+                message = pickle.loads(self.conn.recv_bytes())
+                if message is None:
+                    break
+                if message[0] == "ask":
+                    try:
+                        reply = ("ok", self._answer(message[1]))
+                    except Exception as exc:  # the question fails, not the pipeline
+                        reply = ("error", f"{type(exc).__name__}: {exc}")
+                    self.send(("answer", message[1], reply))
+                    continue
+                with self._cond:
+                    self.credits += message[1]
+                    self.freed.extend(message[2])
+                    self._cond.notify_all()
+        except (EOFError, OSError):
+            pass  # the parent is gone
+        finally:
+            with self._cond:
+                self.stopped = True
+                self._cond.notify_all()
+
+    def wait_credit(self) -> bool:
+        """Block until a row may be sent; False: stop."""
+        with self._cond:
+            while not self.stopped and self.credits <= 0:
+                self._cond.wait()
+            if self.stopped:
+                return False
+            self.credits -= 1
+            return True
+
+    def take_freed(self) -> list[int]:
+        with self._cond:
+            freed = list(self.freed)
+            self.freed.clear()
+        return freed
+
+
+class _Slabs:
+    """The child's slabs: made here, mapped by the parent, reused once it frees them."""
+
+    def __init__(self, link: _Link, limit: int) -> None:
+        self.link = link
+        self.limit = limit
+        self.size = 0
+        self._slabs: dict[int, Slab] = {}
+        self._free: list[int] = []
+        self._next_id = 0
+
+    def place(self, row: tuple) -> tuple[int | None, Any]:
+        """``(slab_id, layout)`` for a row packed in a slab, or ``(None, row)`` to pickle."""
+        for slab_id in self.link.take_freed():
+            if slab_id in self._slabs:
+                self._free.append(slab_id)
+        _, nbytes = pack(row, None)
+        if nbytes < PICKLE_BELOW_BYTES:
+            return None, row
+        if nbytes > self.size:
+            self.size = max(_MIB, -(-int(nbytes * 1.25) // _MIB) * _MIB)
+        while self._free:
+            slab_id = self._free.pop()
+            if self._slabs[slab_id].size == self.size:
+                return slab_id, pack(row, self._slabs[slab_id].map)[0]
+            self._retire(slab_id)
+        if len(self._slabs) >= self.limit:
+            return None, row  # the parent holds every slab: slower, never stuck
+        slab = Slab(self._next_id, self.size)
+        self._next_id += 1
+        self._slabs[slab.id] = slab
+        self.link.send(("slab", slab.id, slab.size), slab.fd)
+        return slab.id, pack(row, slab.map)[0]
+
+    def _retire(self, slab_id: int) -> None:
+        self._slabs.pop(slab_id).close()
+        self.link.send(("drop", slab_id))
+
+    def close(self) -> None:
+        for slab in self._slabs.values():
+            slab.close()
+        self._slabs.clear()
+
+
+def _answers(ctx: Any) -> Callable[[str], Any]:
+    """What the parent may ask the running pipeline: its profile parts, its processes."""
+
+    def answer(kind: str) -> Any:
+        if kind == "profile":
+            stats = ctx.stats or {}
+            now = time.perf_counter()
+            times = ctx.op_times
+            figures = {k: tuple(v) for k, v in list(times.totals.items())} if times else None
+            return [stage.summary(now) for stage in list(stats.values())], figures
+        return [os.getpid(), *ctx.worker_pids()]
+
+    return answer
+
+
+def main(conn: Connection) -> None:
+    """Run the pipeline the parent sends, row by row into slabs, until told to stop."""
+    from ..run import Failure, start_run  # not at import: the forkserver stays light
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    from multiprocessing.reduction import recv_handle
+
+    try:
+        count = conn.recv()
+        fds = [recv_handle(conn) for _ in range(count)]
+        spec = conn.recv_bytes()
+    except (EOFError, OSError):
+        return
+    try:
+        try:
+            dataset, seed, settings, epoch, position, num_epochs, credits, run_time = (
+                loads_attached(spec, fds)
+            )
+        finally:
+            for fd in fds:
+                os.close(fd)
+    except Exception as exc:
+        conn.send_bytes(pickle.dumps(("err", None, None, *_error_message(exc))))
+        return
+    config.apply_run_time_settings(run_time)
+    ctx, out = start_run(dataset, seed, settings, epoch, position, num_epochs)
+    link = _Link(conn, credits, _answers(ctx))
+    threading.Thread(target=link.listen, name="jisu-pipeline-link", daemon=True).start()
+    slabs = _Slabs(link, credits + SPARE_SLABS)
+    try:
+        while not link.stopped:
+            item = _next(ctx, out, link)
+            if item is None:
+                break
+            skips = ctx.skipped_by_epoch.get(epoch, 0)
+            if item is EPOCH_END:
+                if ctx.tuner is not None:
+                    ctx.tuner.finish()
+                link.send(("end", skips))
+                epoch += 1
+                if 0 < num_epochs <= epoch:
+                    link.send(("done",))
+                    break
+                continue
+            if isinstance(item, Failure):
+                link.send(("err", None, None, *_error_message(item.exc)))
+                break
+            if not link.wait_credit():
+                break
+            slab_id, payload = slabs.place(item)
+            link.send(("row", skips, slab_id, payload))
+        while link.wait_credit():  # done or failed: answer questions until told to stop
+            pass
+    except (EOFError, OSError, BrokenPipeError):
+        pass  # the parent is gone
+    finally:
+        ctx.shutdown(timeout=2.0)
+        slabs.close()
+
+
+def _next(ctx: Any, out: Any, link: _Link) -> Any:
+    """The run's next item, or None once the parent said stop."""
+    import queue
+
+    while not link.stopped:
+        try:
+            return out.get(timeout=0.05)
+        except queue.Empty:
+            continue
+    return None
