@@ -115,6 +115,9 @@ class ExecContext:
         self._make_pool = make_pool or _thread_pool
         self.settings = settings or RunSettings.from_config()
         self.plan = plan if plan is not None else Plan([], [], node_ids)
+        #: whether this context runs a whole pipeline (not a worker process's tasks): a
+        #: source may then act on a whole epoch (reading its data ahead)
+        self.drives = plan is not None
         # ops limited below their stage's width (an explicit num_parallel_workers): id -> slots;
         # when AutoTune or a saved tuning may widen stages, every op that has a limit
         limits = self.plan.call_limits if tuner is not None or tuned else self.plan.limits
@@ -132,6 +135,8 @@ class ExecContext:
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._cache: dict[Any, Any] = {}
+        self._done_once: set[Any] = set()
+        self._closers: list[Callable[[], None]] = []  # what stops with the run
         self.buffers = batch_buffers  # batch arrays, reused once the consumer drops them
         self.skipped = 0  # samples dropped by ops and source reads in "skip" error mode
         self.skipped_by_epoch: dict[int, int] = {}
@@ -216,6 +221,14 @@ class ExecContext:
                 self._cache.pop(next(iter(self._cache)))
             return self._cache[key]
 
+    def first_time(self, key: Any) -> bool:
+        """True for the first caller with ``key`` in this run, False for every later one."""
+        with self._lock:
+            if key in self._done_once:
+                return False
+            self._done_once.add(key)
+            return True
+
     def iterator_epoch(self, node: object, epoch: int) -> int:
         """The iterator's epoch that ``node``'s ``epoch`` belongs to: below a ``repeat`` each
         pass is a child epoch of its own (see ``repeat``'s ``child_epoch``)."""
@@ -272,3 +285,15 @@ class ExecContext:
                     )
         for pool in pools:
             pool.shutdown(timeout)
+        with self._lock:
+            closers, self._closers = self._closers, []
+        for close in closers:
+            close()
+
+    def on_shutdown(self, close: Callable[[], None]) -> None:
+        """Run ``close()`` when this run shuts down (at once if it has already)."""
+        with self._lock:
+            if not self.stop.is_set():
+                self._closers.append(close)
+                return
+        close()

@@ -25,6 +25,12 @@ def current_stop() -> threading.Event | None:
     return getattr(_local, "stop", None)
 
 
+def bind_stop(stop: threading.Event) -> None:
+    """Make ``stop`` the calling thread's stop flag (:func:`current_stop`): a thread of a run
+    that is not one of its pools' (a read-ahead thread) has its waits abandoned with it."""
+    _local.stop = stop
+
+
 class ThreadPool:
     """A set of daemon threads running one stage's task; a :class:`.worker_pool.WorkerPool`.
 

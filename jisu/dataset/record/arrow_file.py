@@ -86,30 +86,33 @@ def _footer_blocks(footer: bytes, field: int) -> list[tuple[int, int, int]]:
     return [_BLOCK.unpack_from(footer, vector + 4 + k * _BLOCK.size) for k in range(count)]
 
 
-def _sparse_copy(file: PreadFile, name: str) -> mmap.mmap:
-    """An anonymous map of the file's size holding its magic, footer and the metadata of every
-    batch (see the module docstring), read by ``pread``.
+def footer_blocks(
+    size: int, read: Callable[[int, int], bytes], name: str
+) -> tuple[int, list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+    """``(footer_start, dictionary blocks, record batch blocks)`` of an Arrow IPC file of
+    ``size`` bytes, read by ``read(start, length)``: each block as ``(offset, metadata bytes,
+    body bytes)``, checked to lie inside the file's data.
 
     Raises:
         MalformedFileError: the file is no Arrow IPC file, or its footer is damaged.
     """
-    size = file.size
     if size < len(_MAGIC) + 2 + _TRAILER:
         raise MalformedFileError(name, f"shard is not a readable Arrow file ({size} bytes)")
-    trailer = file.read(size - _TRAILER, _TRAILER)
+    trailer = read(size - _TRAILER, _TRAILER)
     (footer_size,) = struct.unpack_from("<i", trailer)
     footer_start = size - _TRAILER - footer_size
     if trailer[4:] != _MAGIC or not 8 <= footer_start < size - _TRAILER:
         raise MalformedFileError(name, "shard is not a readable Arrow file (no IPC footer)")
-    footer = file.read(footer_start, footer_size)
+    footer = read(footer_start, footer_size)
     try:
-        blocks = _footer_blocks(footer, _DICTIONARIES) + _footer_blocks(footer, _RECORD_BATCHES)
+        dictionaries = _footer_blocks(footer, _DICTIONARIES)
+        batches = _footer_blocks(footer, _RECORD_BATCHES)
     except (ValueError, struct.error) as exc:
         raise MalformedFileError(
             name, f"shard is not a readable Arrow file (damaged footer: {exc})"
         ) from None
     metadata = 0
-    for offset, meta, body in blocks:
+    for offset, meta, body in dictionaries + batches:
         metadata += meta
         if offset < 8 or meta <= 0 or body < 0 or offset + meta + body > footer_start:
             raise MalformedFileError(
@@ -119,6 +122,28 @@ def _sparse_copy(file: PreadFile, name: str) -> mmap.mmap:
             )
     if metadata > footer_start:
         raise MalformedFileError(name, "shard is not a readable Arrow file (overlapping blocks)")
+    return footer_start, dictionaries, batches
+
+
+def record_batch_ranges(
+    size: int, read: Callable[[int, int], bytes], name: str
+) -> list[tuple[int, int]]:
+    """The ``(start, end)`` byte range of each record batch of an Arrow IPC file: what one
+    Arrow read of that batch fetches (see :func:`footer_blocks`)."""
+    _, _, batches = footer_blocks(size, read, name)
+    return [(offset, offset + meta + body) for offset, meta, body in batches]
+
+
+def _sparse_copy(file: PreadFile, name: str) -> mmap.mmap:
+    """An anonymous map of the file's size holding its magic, footer and the metadata of every
+    batch (see the module docstring), read by ``pread``.
+
+    Raises:
+        MalformedFileError: the file is no Arrow IPC file, or its footer is damaged.
+    """
+    size = file.size
+    footer_start, dictionaries, batches = footer_blocks(size, file.read, name)
+    blocks = dictionaries + batches
     flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
     sparse = mmap.mmap(-1, size, flags=flags)
     with memoryview(sparse) as view:

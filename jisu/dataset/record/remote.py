@@ -19,43 +19,34 @@ one background download into the cache (``jisu-cache-fill`` thread); the copy is
 only once its CRC-32 matched, then later reads of the shard switch to it. A shard whose
 download does not match its checksum makes its next read fail with the error naming the URL.
 
-Writing (``FileWriter`` with a URL, see :class:`RemoteTarget`): the shards are written to a
-local staging folder, then uploaded under generation names (``name.g<token>k``) that only the
-new manifest lists, then the manifest is uploaded last (a single PUT, atomic on S3): readers
-see the old data set or the new one, never a mix. Without ``overwrite`` the manifest is put
-with a conditional write (``If-None-Match: *`` on S3), so a data set that exists (or was
-committed meanwhile by another writer) is never replaced; with ``overwrite`` the old data
-set's shards are removed after the new manifest is in place.
+Writing: :mod:`.remote_writer`.
 """
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import itertools
 import logging
-import os
-import shutil
-import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
-from .arrow_file import CopyStore, FileColumns, Part
+from .arrow_file import CopyStore, FileColumns, Part, record_batch_ranges
 from .format import (
-    MANIFEST_SUFFIX,
     ShardEntry,
     block_layout,
     check_manifest_size,
     decode_manifest,
     find_manifest,
     parse_manifest,
-    shard_files,
 )
 from .pread import PreadFile
+from .read_ahead import READ_AHEAD_BYTES, ReadAhead
 from .reader import VIEW_BATCHES, VIEW_BYTES, RecordReader, ViewCache
 from .remote_batches import BatchColumns, RemoteShard
 from .schema import arrow_schema, select_fields
@@ -77,7 +68,8 @@ _BATCH_CACHE_BYTES = 256 << 20  # ... and at most this many bytes of them
 _PARALLEL = 16  # concurrent requests when checking or fetching shards
 
 
-def _parallel(fn: Any, items: Sequence) -> list:
+def parallel(fn: Any, items: Sequence) -> list:
+    """``fn`` of each item, up to 16 at once (requests to object storage)."""
     if len(items) <= 1:
         return [fn(item) for item in items]
     with ThreadPoolExecutor(min(_PARALLEL, len(items))) as pool:
@@ -123,6 +115,10 @@ class _BatchLRU:
             self._items.move_to_end(key)
             return entry[0]
 
+    def __contains__(self, key: tuple) -> bool:
+        with self._lock:
+            return key in self._items
+
     def put(self, key: tuple, value: Any, nbytes: int = 0) -> None:
         with self._lock:
             old = self._items.pop(key, None)
@@ -153,6 +149,9 @@ class RemoteRecordReader(RecordReader):
         storage_options: keyword arguments of the fsspec filesystem.
         cache_dir: a local folder for the node-local shard cache (None: no cache).
         cache_size: most bytes the cache may hold (None: no bound).
+        read_ahead_bytes: the most bytes of record batches fetched ahead of the reads and in
+            flight at once, when an epoch's order is known (:meth:`read_ahead`); None:
+            :data:`~.read_ahead.READ_AHEAD_BYTES`, 0: no read-ahead.
 
     Raises:
         FileNotFoundError: the manifest or a shard is missing.
@@ -168,8 +167,10 @@ class RemoteRecordReader(RecordReader):
         storage_options: dict | None = None,
         cache_dir: str | None = None,
         cache_size: int | None = None,
+        read_ahead_bytes: int | None = None,
     ) -> None:
         self.storage_options = storage_options
+        self.read_ahead_bytes = READ_AHEAD_BYTES if read_ahead_bytes is None else read_ahead_bytes
         self.cache = None if cache_dir is None else ShardCache(cache_dir, cache_size)
         fs, _ = filesystem(url, storage_options)
         manifest = find_remote_manifest(url, fs)
@@ -206,9 +207,9 @@ class RemoteRecordReader(RecordReader):
                 raise MalformedFileError(entry.path, "shard is empty, not an Arrow file")
             return file
 
-        files = _parallel(sized, meta.shards)
+        files = parallel(sized, meta.shards)
         if self.verify and not self._checked:
-            _parallel(lambda pair: self._verify(*pair), list(zip(meta.shards, files)))
+            parallel(lambda pair: self._verify(*pair), list(zip(meta.shards, files)))
         self._checked = True  # by this process; a worker that unpickles the reader does not
         layout = block_layout(meta.rows, self.block_rows, len(files))
         self._shards = [
@@ -242,8 +243,15 @@ class RemoteRecordReader(RecordReader):
                     f"'{self.manifest_path}' gives {len(shard.layout)}",
                 )
             shard.keep_reader(reader)
+            file = shard.file
+            shard.ranges = record_batch_ranges(
+                file.size, lambda at, n: file.read_range(at, at + n), entry.path
+            )  # the footer's (the tail, fetched once): where each batch's one read goes
 
-        _parallel(prepare, range(len(self._shards)))
+        parallel(prepare, range(len(self._shards)))
+        self._aheads: dict[int, ReadAhead] = {}  # by run (id of its context)
+        self._ahead_lock = threading.Lock()
+        self._loading: dict[tuple[int, int], threading.Event] = {}  # batches being fetched
 
     def _verify(self, entry: ShardEntry, file: RemoteFile) -> None:
         """The shard's CRC-32 against the manifest, by reading it in full (into the cache)."""
@@ -301,10 +309,11 @@ class RemoteRecordReader(RecordReader):
             return views
         source.check()
         views = self._recent.get(key)
+        if views is not None and self._aheads:
+            for ahead in list(self._aheads.values()):  # a range fetched for it is not needed
+                ahead.skip((shard, *source.ranges[batch]))
         if views is None:
-            record_batch = source.get_batch(batch)
-            views = BatchColumns(record_batch, self.fields)
-            self._recent.put(key, views, record_batch.nbytes)
+            views = self._fetch_batch(key, source)
         fill = self.cache is not None and not self.cache.full and not source.filling
         if fill and source.claim_fill():  # the first read of a shard not cached yet
             threading.Thread(
@@ -312,120 +321,92 @@ class RemoteRecordReader(RecordReader):
             ).start()
         return views
 
+    def _fetch_batch(self, key: tuple[int, int], source: RemoteShard) -> BatchColumns:
+        """Record batch ``key`` fetched into the recent-batch cache, once for the threads
+        that ask for it at the same time (rows of one batch read in parallel)."""
+        with self._ahead_lock:
+            loading = self._loading.get(key)
+            mine = loading is None
+            if mine:
+                loading = self._loading[key] = threading.Event()
+        if not mine:
+            loading.wait()
+            views = self._recent.get(key)
+            if views is not None:
+                return views  # else it failed (each thread then raises its own error)
+        try:
+            record_batch = source.get_batch(key[1])
+            views = BatchColumns(record_batch, self.fields)
+            self._recent.put(key, views, record_batch.nbytes)
+            return views
+        finally:
+            if mine:
+                with self._ahead_lock:
+                    del self._loading[key]
+                loading.set()
+
+    # ------------------------------------------------------------------ read-ahead
+    def read_ahead(self, order: np.ndarray, run: Any) -> None:
+        """Fetch the record batches that reading rows ``order`` (in that order: an epoch's)
+        will fetch, ahead of the reads (see :mod:`.read_ahead`), after the run's earlier
+        plans; it stops when ``run`` (the pipeline run's context) shuts down."""
+        if not self.read_ahead_bytes:
+            return
+        order = np.asarray(order, dtype=np.int64)
+        order = order[(order >= 0) & (order < len(self))]  # padded rows read nothing
+        if not order.size:
+            return
+        block, offset = np.divmod(order, self.block_rows)
+        count = len(self._shards)
+        shard = block % count
+        local = (block // count) * self.block_rows + offset
+        batch = np.empty_like(local)
+        for k in np.unique(shard):
+            rows = shard == k
+            starts = np.asarray(self._batch_starts[k])
+            batch[rows] = np.searchsorted(starts, local[rows], side="right") - 1
+        new = np.ones(order.size, dtype=bool)  # one read per run of rows of one batch
+        new[1:] = (shard[1:] != shard[:-1]) | (batch[1:] != batch[:-1])
+        with self._ahead_lock:
+            ahead = self._aheads.get(id(run))
+            if ahead is None:
+                ahead = ReadAhead(self._fetch_range, self.read_ahead_bytes, stop=run.stop)
+                self._aheads[id(run)] = ahead
+                run.on_shutdown(functools.partial(self._end_read_ahead, id(run)))
+                for k, source in enumerate(self._shards):
+                    source.file.ahead = functools.partial(self._take_range, k)
+        ahead.plan(self._planned(shard[new], batch[new]))
+
+    def _end_read_ahead(self, run_id: int) -> None:
+        with self._ahead_lock:
+            ahead = self._aheads.pop(run_id, None)
+        if ahead is not None:
+            ahead.close()
+
+    def _planned(self, shards: np.ndarray, batches: np.ndarray) -> Iterator[tuple]:
+        """The ranges to fetch, decided as the read-ahead reaches them: not those of shards
+        read from the cache by then, nor batches in the recent-batch cache."""
+        for k, b in zip(shards.tolist(), batches.tolist()):
+            source = self._shards[k]
+            start, end = source.ranges[b]
+            if (
+                source.local is None
+                and (k, b) not in self._recent
+                and not source.file.in_tail(start)
+            ):
+                yield (k, start, end)
+
+    def _fetch_range(self, k: int, start: int, end: int) -> bytes:
+        return self._shards[k].file._get(start, end)
+
+    def _take_range(self, k: int, start: int, end: int) -> bytes | None:
+        for ahead in list(self._aheads.values()):  # the runs reading now (usually one)
+            data = ahead.take((k, start, end))
+            if data is not None:
+                return data
+        return None
+
     def __getstate__(self) -> dict:
         skip = ("_shards", "_views", "_recent", "_local_views", "_batch_starts", "_files")
-        skip += ("_parts", "_copies")
+        skip += ("_parts", "_copies", "_aheads", "_ahead_lock", "_loading")
         return {k: v for k, v in self.__dict__.items() if k not in skip}
-
-
-class RemoteTarget:
-    """Where a ``FileWriter`` given a URL publishes its data set (see the module docstring):
-    the writer writes its files into :attr:`staging` (a local temporary folder), then
-    :meth:`publish` uploads them.
-
-    Raises:
-        FileExistsError: without ``overwrite``, the data set's manifest or a shard of its plain
-            name exists.
-    """
-
-    def __init__(self, url: str, shard_num: int, overwrite: bool, storage_options: dict | None):
-        self.url = url.rstrip("/")
-        self.fs, _ = filesystem(self.url, storage_options)
-        self.manifest = self.url + MANIFEST_SUFFIX
-        self.overwrite = overwrite
-        if not overwrite:
-            for candidate in [self.manifest, *shard_files(self.url, shard_num)]:
-                if self.fs.exists(self._path(candidate)):
-                    raise FileExistsError(
-                        f"FileWriter: '{candidate}' already exists; pass overwrite=True to "
-                        "replace the data set"
-                    )
-        self.staging = tempfile.mkdtemp(prefix="jisu-upload-")
-        self.name = os.path.join(self.staging, os.path.basename(self.url) or "data")
-
-    def _path(self, url: str) -> str:
-        return self.fs._strip_protocol(url)
-
-    def cleanup(self) -> None:
-        """Remove the staging folder."""
-        shutil.rmtree(self.staging, ignore_errors=True)
-
-    def publish(self, writer: Any, sealed: list[dict]) -> list[str]:
-        """Upload the writer's shards, then its manifest (the commit point); returns the
-        shards' URLs.
-
-        Raises:
-            FileExistsError: without ``overwrite``, a data set of this name was committed
-                first; the uploaded shards are removed again.
-        """
-        urls = shard_files(f"{self.url}.g{writer._token}", writer.shard_num)
-        old: set[str] = set()
-        if self.overwrite:
-            with contextlib.suppress(FileNotFoundError, ValueError):
-                raw = read_remote_manifest(self.fs, self.manifest)
-                shards = raw.get("shards") if isinstance(raw, dict) else None
-                names = [e.get("file") for e in shards or [] if isinstance(e, dict)]
-                old = {n for n in names if isinstance(n, str) and "/" not in n and n}
-        body = None
-        try:
-            _parallel(
-                lambda pair: self.fs.put_file(pair[0], self._path(pair[1])),
-                list(zip(writer._temp, urls)),
-            )
-            writer._write_manifest(urls, sealed)
-            with open(writer._temp_manifest, "rb") as f:
-                body = f.read()
-            self._put_manifest(body)
-        except BaseException as exc:
-            # a PUT whose answer was lost and that the client retried reports a failure (the
-            # retry of a conditional PUT finds the manifest: this writer's own) though the
-            # data set is committed: its shards must then stay
-            committed = False if body is None else self._committed(body)
-            if committed is False:  # uploaded shards that no manifest lists: removed
-                for url in urls:
-                    with contextlib.suppress(OSError):
-                        self.fs.rm_file(self._path(url))
-            if not (committed and isinstance(exc, Exception)):
-                raise
-            log.debug("FileWriter.commit: '%s' was committed (%r)", self.manifest, exc)
-        directory = self.url.rsplit("/", 1)[0]
-        current = {u.rsplit("/", 1)[1] for u in urls}
-        for name in sorted(old - current):
-            with contextlib.suppress(OSError):
-                self.fs.rm_file(self._path(f"{directory}/{name}"))
-        return urls
-
-    def _committed(self, body: bytes) -> bool | None:
-        """Whether the manifest in storage is ``body`` (it names this writer's generation of
-        shards, so no other writer's is); None when that cannot be read."""
-        path = self._path(self.manifest)
-        try:
-            self.fs.invalidate_cache(path)
-            size = remote_size(self.fs, path, self.manifest)
-            if size != len(body):
-                return False
-            return RemoteFile(self.fs, path, self.manifest, size).read_range(0, size) == body
-        except FileNotFoundError:
-            return False
-        except Exception:
-            return None
-
-    def _put_manifest(self, body: bytes) -> None:
-        path = self._path(self.manifest)
-        if self.overwrite:
-            self.fs.pipe_file(path, body)
-            return
-        try:
-            self.fs.pipe_file(path, body, mode="create")  # S3: If-None-Match: *
-        except FileExistsError:
-            raise FileExistsError(
-                f"FileWriter.commit: '{self.manifest}' already exists (another writer "
-                "committed a data set of this name first); pass overwrite=True to replace it"
-            ) from None
-        except TypeError:  # a filesystem without exclusive writes: check, then write
-            if self.fs.exists(path):
-                raise FileExistsError(
-                    f"FileWriter.commit: '{self.manifest}' already exists; pass "
-                    "overwrite=True to replace it"
-                ) from None
-            self.fs.pipe_file(path, body)

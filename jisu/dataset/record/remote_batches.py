@@ -30,6 +30,7 @@ class RemoteShard:
         self.local: tuple[PreadFile, list[list[Part]]] | None = None
         self.error: BaseException | None = None  # a failed background fill (bad checksum)
         self.filling = False
+        self.ranges: list[tuple[int, int]] = []  # each record batch's bytes (the footer's)
         self._pool: list[Any] = []
         self._lock = threading.Lock()
 

@@ -113,6 +113,9 @@ class RemoteFile:
         self._tail_start = max(0, size - tail)
         self._tail: bytes | None = None
         self._lock = threading.Lock()
+        #: ``ahead(start, end)``: the range's bytes when they were fetched ahead, else None
+        #: (:mod:`.read_ahead`); shared by clones
+        self.ahead: Any = None
 
     def clone(self) -> RemoteFile:
         """Another file object over the same object, sharing the fetched tail."""
@@ -121,6 +124,10 @@ class RemoteFile:
         other._pos, other.closed = 0, False
         other._shared = self
         return other
+
+    def in_tail(self, start: int) -> bool:
+        """Whether bytes from ``start`` on are in the tail (fetched once, then kept)."""
+        return start >= getattr(self, "_shared", self)._tail_start
 
     def read_range(self, start: int, end: int) -> bytes:
         """Bytes ``[start, end)`` of the object (clamped to its size)."""
@@ -133,6 +140,10 @@ class RemoteFile:
                 if owner._tail is None:
                     owner._tail = self._get(owner._tail_start, self.size)
             return owner._tail[start - owner._tail_start : end - owner._tail_start]
+        if owner.ahead is not None:
+            data = owner.ahead(start, end)
+            if data is not None:
+                return data
         return self._get(start, end)
 
     def _get(self, start: int, end: int) -> bytes:

@@ -124,7 +124,7 @@ class FileWriter:
             raise ValueError(f"FileWriter: shard_num must be an int >= 1. Received: {shard_num!r}")
         self._remote = None
         if is_url(file_name):  # files are staged locally, uploaded at commit (see remote.py)
-            from .remote import RemoteTarget
+            from .remote_writer import RemoteTarget
 
             self._remote = RemoteTarget(file_name, shard_num, overwrite, storage_options)
             weakref.finalize(self, self._remote.cleanup)

@@ -28,6 +28,7 @@ def open_records(
     storage_options: dict | None = None,
     cache_dir: str | None = None,
     cache_size: int | None = None,
+    read_ahead_bytes: int | None = None,
 ) -> Any:
     """A reader for a jisu record data set or MindRecord shard(s); a URL opens a data set in
     object storage (:class:`~jisu.dataset.record.remote.RemoteRecordReader`)."""
@@ -55,8 +56,9 @@ def open_records(
             cache_dir, default_size = default_cache()
             cache_size = default_size if cache_size is None else cache_size
         return RemoteRecordReader(
-            dataset_files, columns, verify, storage_options, cache_dir, cache_size
-        )
+            dataset_files, columns, verify, storage_options, cache_dir, cache_size,
+            read_ahead_bytes,
+        )  # fmt: skip
     path = os.fspath(dataset_files)
     if is_mindrecord(path):
         return MindRecordReader(path, columns)
@@ -114,6 +116,9 @@ class RecordDataset(Source):
             See :mod:`jisu.dataset.record.remote`.
         cache_size: the most bytes the cache may hold; least recently used shards are
             removed (default: ``$JISU_CACHE_SIZE``, else no bound).
+        read_ahead_bytes: for a URL: the most bytes of record batches fetched ahead of the
+            reads, in the epoch's order, and in flight at once (default 64 MiB; 0: none).
+            See :mod:`jisu.dataset.record.read_ahead`.
 
     Raises:
         FileNotFoundError: a missing manifest or shard, named, before any row is read.
@@ -149,11 +154,15 @@ class RecordDataset(Source):
         storage_options: dict | None = None,
         cache_dir: str | None = None,
         cache_size: int | None = None,
+        read_ahead_bytes: int | None = None,
     ) -> None:
         columns = self.default_order if columns_list is None else columns_list
+        if read_ahead_bytes is not None:
+            check_int("RecordDataset", "read_ahead_bytes", read_ahead_bytes, minimum=0)
         reader = open_records(
-            dataset_files, columns, verify, storage_options, cache_dir, cache_size
-        )
+            dataset_files, columns, verify, storage_options, cache_dir, cache_size,
+            read_ahead_bytes,
+        )  # fmt: skip
         self.reader = reader
         source: Any = reader
         if padded_sample is not None or num_padded:
@@ -178,6 +187,17 @@ class RecordDataset(Source):
         folder, ``Dataset.save`` of a pipeline with one, ``FileWriter.set_class_indexing``);
         ``{}`` when there is none (MindRecord files, manifests written before the key)."""
         return self.reader.class_indexing
+
+    def epoch_order(self, ctx: ExecContext, epoch: int) -> np.ndarray:
+        """The epoch's order; a data set in object storage starts fetching its record batches
+        ahead in that order, once per epoch of a run (not in a worker process, which reads
+        only some of the rows)."""
+        order = super().epoch_order(ctx, epoch)
+        read_ahead = getattr(self.reader, "read_ahead", None)
+        planned = read_ahead is not None and ctx.drives
+        if planned and ctx.first_time((ctx.node_id(self), "read-ahead", epoch)):
+            read_ahead(order, ctx)
+        return order
 
     def _order(self, n: int, rng: np.random.Generator) -> np.ndarray:
         reader = self.reader  # Shuffle.FILES / INFILE work on the shards' rows
