@@ -78,13 +78,14 @@ class RaggedArray:
                 "RaggedArray: offsets must be a 1-D integer array of at least one entry. "
                 f"Received: shape {offsets.shape}, dtype {offsets.dtype}"
             )
+        offsets = offsets.astype(np.int64)  # signed before np.diff: unsigned would wrap
         if offsets[0] != 0 or offsets[-1] != len(values) or np.any(np.diff(offsets) < 0):
             raise ValueError(
                 "RaggedArray: offsets must start at 0, never decrease and end at "
                 f"len(values)={len(values)}. Received: first {offsets[0]}, last {offsets[-1]}"
             )
         self.values = values
-        self.offsets = offsets.astype(np.int64, copy=False)
+        self.offsets = offsets
 
     @classmethod
     def from_rows(
@@ -102,10 +103,18 @@ class RaggedArray:
         """
         if isinstance(rows, RaggedArray):
             return rows
+        if any(isinstance(r, RaggedArray) for r in rows):
+            raise ValueError(
+                f"{where}: column '{column}' holds ragged batches already (RaggedArray rows); "
+                "a ragged column is batched once: batch the rows a single time, or turn it "
+                "into arrays first (RaggedArray.to_padded)"
+            )
         if isinstance(rows, np.ndarray) and rows.ndim >= 2 and not rows.dtype.hasobject:
             n, length = rows.shape[:2]  # a gathered batch of equal rows: one view, no copy
             return cls(rows.reshape(n * length, *rows.shape[2:]), np.arange(n + 1) * length)
         arrays = [np.asarray(r) for r in rows]
+        if not arrays:
+            return cls(np.empty(0), np.zeros(1, dtype=np.int64))
         for a in arrays:
             if a.ndim == 0:
                 raise ValueError(
@@ -137,7 +146,10 @@ class RaggedArray:
         if isinstance(index, slice):
             begin, end, step = index.indices(len(self))
             if step != 1:
-                return RaggedArray.from_rows([self[i] for i in range(begin, end, step)])
+                picked = [self[i] for i in range(begin, end, step)]
+                if not picked:
+                    return RaggedArray(self.values[:0], np.zeros(1, dtype=np.int64))
+                return RaggedArray.from_rows(picked)
             offsets = self.offsets[begin : max(begin, end) + 1]
             values = self.values[offsets[0] : offsets[-1]]
             return RaggedArray(values, offsets - offsets[0])
@@ -208,8 +220,11 @@ class RaggedArray:
         values = np.ascontiguousarray(self.values)
         if not values.flags.writeable:
             values = values.copy()
+        offsets = np.ascontiguousarray(self.offsets)
+        if not offsets.flags.writeable:
+            offsets = offsets.copy()
         return torch.nested.nested_tensor_from_jagged(
-            torch.from_numpy(values), torch.from_numpy(np.ascontiguousarray(self.offsets))
+            torch.from_numpy(values), torch.from_numpy(offsets)
         )
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..core.packets import is_packet_column
+from ..core.ragged import RaggedArray
 
 PadInfo = dict[str, tuple[Sequence[int | None] | None, Any]]
 
@@ -88,6 +89,11 @@ def stack_column(
             if out is not None:
                 return out
         values = [v.materialize() if isinstance(v, Deferred) else v for v in values]
+    if any(isinstance(v, RaggedArray) for v in values):
+        raise ValueError(
+            f"{where}: column '{column}' holds ragged batches (RaggedArray) already; batch a "
+            "ragged column once, or turn it into arrays first (RaggedArray.to_padded)"
+        )
     first = values[0]
     dtype = first.dtype
     if any(v.dtype != dtype for v in values):

@@ -225,7 +225,8 @@ class DatasetIterator:
         return self._skipped_done + in_progress
 
     def worker_pids(self) -> list[int]:
-        """PIDs of the worker processes of this iterator's ``python_multiprocessing`` stages."""
+        """PIDs of the worker processes of this iterator's ``python_multiprocessing`` stages;
+        with ``config.set_pipeline_process(True)``, the pipeline process's first."""
         self._ensure_started()
         return [] if self._ctx is None else self._ctx.worker_pids()
 

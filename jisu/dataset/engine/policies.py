@@ -53,6 +53,12 @@ def install(tuner: TunerFactory, analysis: ProfileAnalysis) -> None:
     _tuner, _analysis = tuner, analysis
 
 
+def installed() -> tuple[TunerFactory | None, ProfileAnalysis | None]:
+    """The implementations set, to :func:`install` in another process (a pipeline
+    process, whose jisu package ``__init__`` did not run)."""
+    return _tuner, _analysis
+
+
 def make_tuner(cpus: int, budget: int, path: str | None) -> Tuner:
     """A new tuner for one iterator's first epoch."""
     if _tuner is None:  # only if jisu's package __init__ was bypassed

@@ -252,7 +252,8 @@ class BatchDataset(Dataset):
         name = self._columns[k]
         if name in self.ragged:
             rows = values if isinstance(values, np.ndarray) else [to_array(v) for v in values]
-            return RaggedArray.from_rows(rows, name, "batch", empty)
+            # not the pooled buffers: a ragged batch's size differs from batch to batch
+            return RaggedArray.from_rows(rows, name, "batch")
         if isinstance(values, np.ndarray) and name not in self.pad_info:
             return values  # already a batch array (per_batch_map returned one)
         arrays = [v if isinstance(v, Deferred) else to_array(v) for v in values]

@@ -321,3 +321,89 @@ def test_the_switch_takes_a_bool():
     with pytest.raises(TypeError, match="set_pipeline_process: the argument must be a bool"):
         ds.config.set_pipeline_process("yes")
     assert ds.config.get_pipeline_process() is False
+
+
+# ---------------------------------------------------------------------- review findings
+def test_closing_while_the_child_is_blocked_sending_lets_it_exit_by_itself(child_mode):
+    """Rows waiting in the pipe (pickled rows just under the slab size, more than the pipe
+    holds) must not leave the child blocked: it stops when told, and is not killed."""
+    rows = np.zeros((64, 15_000), np.float32)  # 60 KB rows: pickled in their message
+    data = ds.NumpySlicesDataset({"x": rows}, shuffle=False)
+    with child_mode():
+        iterator = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    next(iterator)
+    process = iterator._ctx._process  # the ChildPipeline's
+    iterator.close()
+    assert process.exitcode == 0  # it ran its own shutdown (a kill would be -9)
+
+
+def test_sync_wait_is_refused_with_a_reason(child_mode):
+    data = ds.NumpySlicesDataset({"x": np.arange(8)}, shuffle=False).sync_wait("go").batch(2)
+    with child_mode():
+        iterator = data.create_tuple_iterator(num_epochs=1)
+    with pytest.raises(PipelineError, match="sync_wait"):
+        next(iterator)
+
+
+def test_autotune_runs_in_the_pipeline_process(child_mode, tmp_path):
+    data = augmenting(True)
+    here = epochs(data.create_tuple_iterator(num_epochs=1, output_numpy=True), 1)
+    ds.config.set_enable_autotune(True, str(tmp_path / "tuned.json"))
+    try:
+        with child_mode():
+            iterator = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+        there = epochs(iterator, 1)
+    finally:
+        ds.config.set_enable_autotune(False)
+    assert there == here
+
+
+def test_values_only_cloudpickle_can_send_arrive(child_mode):
+    class Local:  # defined in a function: plain pickle cannot find it by name
+        def __init__(self, k):
+            self.k = k
+
+    def rows():
+        for k in range(5):
+            yield (np.array(Local(k), dtype=object),)
+
+    data = ds.GeneratorDataset(rows, ["obj"])
+    with child_mode():
+        iterator = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    assert [row[0].item().k for row in iterator] == list(range(5))
+
+
+def test_questions_from_another_thread_while_a_read_waits(child_mode):
+    import threading
+
+    def slow(x):
+        import time
+
+        time.sleep(0.3)
+        return x
+
+    ds.config.set_enable_profiler(True)
+    try:
+        data = ds.NumpySlicesDataset({"x": np.arange(20)}, shuffle=False).map(slow, "x")
+        with child_mode():
+            iterator = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+        next(iterator)
+        outcome = {}
+
+        def read():
+            try:
+                outcome["rows"] = [int(r[0]) for r in iterator]
+            except BaseException as exc:
+                outcome["error"] = exc
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        report = iterator.profile()  # while the reader waits in next()
+        pids = iterator.worker_pids()
+        iterator.close()  # from this thread, while the reader waits
+        reader.join(60)
+    finally:
+        ds.config.set_enable_profiler(False)
+    assert not reader.is_alive()
+    assert "stages" in report and len(pids) == 1
+    assert not isinstance(outcome.get("error"), WorkerDiedError), outcome

@@ -276,3 +276,21 @@ def test_from_rows_then_rows_is_the_identity(lengths, trailing):
     back = [t.numpy() for t in ragged.to_torch().unbind()]
     for got, want in zip(back, rows, strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_ragged_column_is_batched_once_with_a_clear_error_after():
+    data = _source(_rows()).batch(2, ragged="data")
+    for again in (data.batch(2), data.batch(2, ragged="data")):
+        with pytest.raises(ValueError, match=r"column 'data' holds ragged batches"):
+            list(again.create_tuple_iterator(output_numpy=True))
+
+
+def test_unsigned_offsets_are_checked_as_numbers_not_wrapped():
+    with pytest.raises(ValueError, match="never decrease"):
+        RaggedArray(np.arange(3), np.array([0, 3, 1, 3], dtype=np.uint64))
+
+
+def test_empty_selections():
+    ragged = RaggedArray.from_rows(_rows())
+    for empty in (ragged[5:0:2], ragged[1:1:2], ragged[3:3], RaggedArray.from_rows([])):
+        assert len(empty) == 0 and empty.lengths.tolist() == []

@@ -7,7 +7,8 @@ memory: no pipeline thread competes with the training step for the GIL (SPDL's "
 
 Protocol over one duplex pipe (parent -> child):
     the number of shared arrays, their file descriptors, then the spec bytes
-    (``(dataset, seed, settings, epoch, position, num_epochs, credits, run-time settings)``
+    (``(dataset, seed, settings, epoch, position, num_epochs, credits, the installed
+    policies, run-time settings)``
     by :func:`.shared_arrays.dumps_sharing`), once;
     ``("credit", n, freed slab ids)``: ``n`` more rows may be sent, those slabs are free again;
     ``("ask", kind)``: ``"profile"`` or ``"pids"``, answered at once (between rows);
@@ -27,6 +28,7 @@ most ``credits`` rows ahead of the consumer, in at most ``credits + SPARE_SLABS`
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import signal
@@ -38,7 +40,10 @@ from multiprocessing.connection import Connection
 from multiprocessing.reduction import send_handle
 from typing import Any
 
+import cloudpickle
+
 from ... import config
+from .. import policies
 from ..stage import EPOCH_END
 from .shared_arrays import loads_attached
 from .shm import Slab, pack
@@ -48,6 +53,19 @@ from .worker import _error_message
 PICKLE_BELOW_BYTES = 64 << 10
 SPARE_SLABS = 4  # slabs beyond the credits: rows the consumer still holds
 _MIB = 1 << 20
+
+
+#: what says the parent is gone (its end of the pipe closed)
+_PARENT_GONE = (EOFError, BrokenPipeError, ConnectionResetError)
+
+
+def _dumps(message: Any) -> bytes:
+    """Plain pickle (fast), or cloudpickle for what only it can pickle (a class defined in
+    a script, in an object column); the parent reads both with ``pickle.loads``."""
+    try:
+        return pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        return cloudpickle.dumps(message, pickle.HIGHEST_PROTOCOL)
 
 
 class _Link:
@@ -63,7 +81,9 @@ class _Link:
         self.stopped = False
 
     def send(self, message: Any, fd: int | None = None) -> None:
-        data = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)  # plain pickle: faster
+        self.send_bytes(_dumps(message), fd)
+
+    def send_bytes(self, data: bytes, fd: int | None = None) -> None:
         with self._send_lock:
             self.conn.send_bytes(data)
             if fd is not None:
@@ -90,7 +110,7 @@ class _Link:
                     self._cond.notify_all()
         except (EOFError, OSError):
             pass  # the parent is gone
-        finally:
+        finally:  # told to stop, or the parent is gone
             with self._cond:
                 self.stopped = True
                 self._cond.notify_all()
@@ -171,32 +191,48 @@ def _answers(ctx: Any) -> Callable[[str], Any]:
     return answer
 
 
-def main(conn: Connection) -> None:
-    """Run the pipeline the parent sends, row by row into slabs, until told to stop."""
-    from ..run import Failure, start_run  # not at import: the forkserver stays light
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+def _start(conn: Connection) -> tuple | None:
+    """Receive the spec and start the run: ``(ctx, out, epoch, num_epochs, credits)``, or
+    None when the parent went away or the start failed (the error was sent)."""
     from multiprocessing.reduction import recv_handle
+
+    from ..run import start_run
 
     try:
         count = conn.recv()
         fds = [recv_handle(conn) for _ in range(count)]
         spec = conn.recv_bytes()
     except (EOFError, OSError):
-        return
+        return None
     try:
         try:
-            dataset, seed, settings, epoch, position, num_epochs, credits, run_time = (
+            dataset, seed, settings, epoch, position, num_epochs, credits, installed, run_time = (
                 loads_attached(spec, fds)
             )
         finally:
             for fd in fds:
                 os.close(fd)
-    except Exception as exc:
-        conn.send_bytes(pickle.dumps(("err", None, None, *_error_message(exc))))
+        config.apply_run_time_settings(run_time)
+        tuner, analysis = installed  # the parent's AutoTune (the forkserver defers jisu)
+        if tuner is not None and analysis is not None:
+            policies.install(tuner, analysis)
+        ctx, out = start_run(dataset, seed, settings, epoch, position, num_epochs)
+    except Exception as exc:  # said as the pipeline's error, not as a dead process
+        with contextlib.suppress(OSError):
+            conn.send_bytes(_dumps(("err", None, None, *_error_message(exc))))
+        return None
+    return ctx, out, epoch, num_epochs, credits
+
+
+def main(conn: Connection) -> None:
+    """Run the pipeline the parent sends, row by row into slabs, until told to stop."""
+    from ..run import Failure
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    started = _start(conn)
+    if started is None:
         return
-    config.apply_run_time_settings(run_time)
-    ctx, out = start_run(dataset, seed, settings, epoch, position, num_epochs)
+    ctx, out, epoch, num_epochs, credits = started
     link = _Link(conn, credits, _answers(ctx))
     threading.Thread(target=link.listen, name="jisu-pipeline-link", daemon=True).start()
     slabs = _Slabs(link, credits + SPARE_SLABS)
@@ -220,12 +256,19 @@ def main(conn: Connection) -> None:
                 break
             if not link.wait_credit():
                 break
-            slab_id, payload = slabs.place(item)
-            link.send(("row", skips, slab_id, payload))
+            try:
+                slab_id, payload = slabs.place(item)
+                message = _dumps(("row", skips, slab_id, payload))
+            except _PARENT_GONE:
+                raise
+            except Exception as exc:  # no shared memory left, a row that does not pickle
+                link.send(("err", None, None, *_error_message(exc)))
+                break
+            link.send_bytes(message)
         while link.wait_credit():  # done or failed: answer questions until told to stop
             pass
-    except (EOFError, OSError, BrokenPipeError):
-        pass  # the parent is gone
+    except _PARENT_GONE:
+        pass
     finally:
         ctx.shutdown(timeout=2.0)
         slabs.close()

@@ -16,11 +16,14 @@ import mmap
 import os
 import pickle
 import threading
+import time
 from collections import deque
 from multiprocessing.reduction import recv_handle, send_handle
 from typing import TYPE_CHECKING, Any
 
 from ... import config
+from .. import policies
+from ..context import Stopped
 from ..errors import PipelineError
 from ..stage import EPOCH_END
 from ..stats import OpTimes
@@ -51,10 +54,11 @@ class ChildPipeline:
             in-process run.
 
     Raises:
-        PipelineError: the pipeline cannot be sent to a child process (names why).
+        PipelineError: the pipeline cannot run in a child process (names why).
     """
 
     tuner = None  # AutoTune runs in the child
+    max_items = CREDITS
 
     def __init__(
         self,
@@ -65,14 +69,10 @@ class ChildPipeline:
         position: int,
         num_epochs: int,
     ) -> None:
-        if settings.executor is not None:
-            raise PipelineError(
-                "pipeline process: a pipeline with a Ray executor (config.set_executor) runs "
-                "in this process; turn one of them off (config.set_pipeline_process(False))"
-            )
+        _check_movable(dataset, settings)
         local = dataclasses.replace(settings, pipeline_process=False)
         modules: set[str] = set()
-        spec = (dataset, seed, local, epoch, position, num_epochs, CREDITS)
+        spec = (dataset, seed, local, epoch, position, num_epochs, CREDITS, policies.installed())
         try:
             data, shared = dumps_sharing((*spec, config.run_time_settings()), modules)
         except Exception as exc:
@@ -88,10 +88,14 @@ class ChildPipeline:
         self._epoch = epoch
         self._maps: dict[int, mmap.mmap] = {}
         self._freed: deque[int] = deque()  # slabs whose arrays died, for the next credit
-        self._early: deque[tuple] = deque()  # rows (ends, errors) that came during a question
+        self._early: deque[tuple] = deque()  # rows (ends, errors) read while answering
         self._answers: dict[str, Any] = {}
         self._done = False
-        self._lock = threading.Lock()  # get() and questions from other threads
+        self._closing = False
+        self._broken: str | None = None  # why the pipe can no longer be trusted
+        self._receiving = threading.Lock()  # one reader of the pipe at a time
+        self._answered = threading.Condition()
+        self._sending = threading.Lock()
         process_start.preload(modules)
         context = process_start.mp_context()
         self._conn, child_end = context.Pipe(duplex=True)
@@ -102,9 +106,14 @@ class ChildPipeline:
         self._process = context.Process(target=main, args=(child_end,), daemon=False)
         try:
             process_start.start(self._process)
+        except BaseException:
+            self._conn.close()
+            for slab in shared:
+                slab.close()
+            raise
         finally:
             child_end.close()
-            self._send_spec(data, shared)
+        self._send_spec(data, shared)
 
     def _send_spec(self, data: bytes, shared: list) -> None:
         try:
@@ -118,15 +127,21 @@ class ChildPipeline:
             for slab in shared:  # the child maps what it needs; our copies go
                 slab.close()
 
+    def _send(self, data: bytes) -> None:
+        with self._sending:
+            self._conn.send_bytes(data)
+
     # ------------------------------------------------------------------ rows
     def qsize(self) -> int:
-        return 0  # rows wait in the child's slabs, not here
-
-    max_items = CREDITS
+        """Rows ready here: read ahead while answering, or waiting in the pipe (0 or 1)."""
+        try:
+            return len(self._early) + int(self._conn.poll(0))
+        except (OSError, ValueError):
+            return 0
 
     def get(self, _out: Any = None) -> Any:
         """The next row (a tuple of arrays), ``EPOCH_END``, or raises the pipeline's error."""
-        with self._lock:
+        with self._receiving:
             while True:
                 message = self._early.popleft() if self._early else self._receive()
                 kind = message[0]
@@ -146,7 +161,10 @@ class ChildPipeline:
     def _on_message(self, message: tuple) -> None:
         kind = message[0]
         if kind == "slab":
-            fd = recv_handle(self._conn)
+            try:
+                fd = recv_handle(self._conn)
+            except (EOFError, OSError, RuntimeError):
+                raise self._died() from None
             try:
                 self._maps[message[1]] = mmap.mmap(fd, message[2])
             finally:
@@ -159,7 +177,9 @@ class ChildPipeline:
                 except BufferError:
                     pass  # arrays still point into it: it goes with them
         elif kind == "answer":
-            self._answers[message[1]] = message[2]
+            with self._answered:
+                self._answers[message[1]] = message[2]
+                self._answered.notify_all()
         elif kind == "done":
             self._done = True
         elif kind == "err":
@@ -175,24 +195,35 @@ class ChildPipeline:
 
     def _grant(self) -> None:
         if not self._freed:
-            self._conn.send_bytes(_ONE_CREDIT)
+            self._send(_ONE_CREDIT)
             return
         freed = []
         while self._freed:
             freed.append(self._freed.popleft())
-        self._conn.send_bytes(pickle.dumps(("credit", 1, freed), pickle.HIGHEST_PROTOCOL))
+        self._send(pickle.dumps(("credit", 1, freed), pickle.HIGHEST_PROTOCOL))
 
     def _receive(self) -> tuple:
         """The child's next message; a dead child is an error, never a hang (its end of the
         pipe closes with it: the read ends)."""
+        if self._broken is not None:
+            raise PipelineError(f"pipeline process: {self._broken}")
         if self._done:
             raise PipelineError("pipeline process: every epoch has been read")
         try:
-            return pickle.loads(self._conn.recv_bytes())
+            data = self._conn.recv_bytes()
         except (EOFError, OSError):
-            pass
+            raise self._died() from None
+        except BaseException:  # Ctrl-C in the middle of a message: the pipe is out of step
+            self._broken = "a read from it was interrupted; create a new iterator"
+            raise
+        return pickle.loads(data)
+
+    def _died(self) -> BaseException:
+        if self._closing:  # closed from another thread while this one waited
+            return Stopped("the iterator was closed")
+        self._broken = "it has ended"
         self._process.join(timeout=1.0)
-        raise WorkerDiedError(
+        return WorkerDiedError(
             f"pipeline process (pid {self._process.pid}) "
             f"{describe_exit(self._process.exitcode)} while the pipeline was running. If "
             "the OOM killer ended it, use fewer num_parallel_workers or smaller batches."
@@ -200,20 +231,34 @@ class ChildPipeline:
 
     # ------------------------------------------------------------------ questions
     def _ask(self, kind: str) -> Any:
-        """Ask the child (``"profile"``, ``"pids"``); rows that arrive meanwhile wait."""
-        with self._lock:
+        """Ask the child (``"profile"``, ``"pids"``). A thread waiting for a row meanwhile
+        reads the answer for this one; otherwise this one reads, keeping the rows."""
+        if self._broken is not None or self._closing:
+            raise PipelineError(f"pipeline process: cannot ask {kind!r}: it is closed")
+        with self._answered:
             self._answers.pop(kind, None)
-            self._conn.send_bytes(pickle.dumps(("ask", kind)))
-            while kind not in self._answers:
-                message = self._receive()
-                if message[0] in ("row", "end", "err", "done"):
-                    self._early.append(message)  # for get(), in order
-                else:
-                    self._on_message(message)
-            status, value = self._answers.pop(kind)
-            if status != "ok":
-                raise PipelineError(f"pipeline process: cannot answer {kind!r}: {value}")
-            return value
+        self._send(pickle.dumps(("ask", kind)))
+        while True:
+            with self._answered:
+                if kind in self._answers:
+                    break
+            if not self._receiving.acquire(timeout=0.05):  # get() reads: it stores answers
+                with self._answered:
+                    self._answered.wait_for(lambda: kind in self._answers, timeout=0.05)
+                continue
+            try:  # nobody reads the pipe: read it here, keeping the rows for get()
+                while kind not in self._answers:
+                    message = self._receive()
+                    if message[0] in ("row", "end", "err", "done"):
+                        self._early.append(message)
+                    else:
+                        self._on_message(message)
+            finally:
+                self._receiving.release()
+        status, value = self._answers.pop(kind)
+        if status != "ok":
+            raise PipelineError(f"pipeline process: cannot answer {kind!r}: {value}")
+        return value
 
     def worker_pids(self) -> list[int]:
         """The pipeline process and its worker processes."""
@@ -233,12 +278,23 @@ class ChildPipeline:
 
     # ------------------------------------------------------------------ end
     def shutdown(self, timeout: float = 5.0) -> None:
-        """Tell the child to stop, wait for it (killed after ``timeout``), release the slabs."""
+        """Tell the child to stop and wait for it (killed after ``timeout``); the pipe is
+        drained meanwhile, since the child may be blocked sending a row."""
+        self._closing = True
         try:
-            self._conn.send_bytes(pickle.dumps(None))
+            self._send(pickle.dumps(None))
         except OSError:
             pass
-        self._process.join(timeout)
+        deadline = time.monotonic() + timeout
+        while self._process.is_alive() and time.monotonic() < deadline:
+            try:
+                if self._conn.poll(0.05):
+                    self._conn.recv_bytes()
+            except (EOFError, OSError):
+                break  # the child has closed its end: it is exiting
+            except BaseException:  # a slab's descriptor or anything else half-read: stop
+                break
+        self._process.join(max(0.0, deadline - time.monotonic()))
         if self._process.is_alive():
             self._process.kill()
             self._process.join(1.0)
@@ -249,3 +305,25 @@ class ChildPipeline:
             except BufferError:
                 pass
         self._maps.clear()
+
+
+def _check_movable(dataset: Dataset, settings: RunSettings) -> None:
+    """Refuse what cannot run in a child process, naming why."""
+    if settings.executor is not None:
+        raise PipelineError(
+            "pipeline process: a pipeline with a Ray executor (config.set_executor) runs "
+            "in this process; turn one of them off (config.set_pipeline_process(False))"
+        )
+    nodes, seen = [dataset], set()
+    while nodes:
+        node = nodes.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.op_name == "sync_wait":
+            raise PipelineError(
+                "pipeline process: a pipeline with sync_wait waits for sync_update calls in "
+                "this process, which its copy in a child process would never get; run it "
+                "here (config.set_pipeline_process(False))"
+            )
+        nodes.extend(node.children)
