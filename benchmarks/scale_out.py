@@ -328,10 +328,11 @@ def write_records(path: str, rows: int, row_bytes: int, shards: int) -> None:
     writer.commit()
 
 
-def read_rate(path: str, **kwargs) -> float:
-    """Rows/s of one shuffled epoch, opening the data set included (it checks the shards)."""
+def read_rate(path: str, shuffle: bool = True, **kwargs) -> float:
+    """Rows/s of one epoch (shuffled by default), opening the data set included (it checks
+    the shards)."""
     begin = time.perf_counter()
-    data = ds.RecordDataset(path, shuffle=True, num_parallel_workers=2, **kwargs)
+    data = ds.RecordDataset(path, shuffle=shuffle, num_parallel_workers=2, **kwargs)
     rows = sum(1 for _ in data.create_tuple_iterator(num_epochs=1, output_numpy=True))
     return rows / (time.perf_counter() - begin)
 
@@ -359,6 +360,15 @@ def s3_section(scratch: str, rows: int, row_bytes: int, repeats: int) -> dict[st
             for name, value in (
                 ("local disk", read_rate(local)),
                 ("S3, ranged reads, no cache (verify=False)", read_rate(remote, verify=False)),
+                (
+                    "S3, ranged reads, no read-ahead",
+                    read_rate(remote, verify=False, read_ahead_bytes=0),
+                ),
+                ("S3, ranged, in order", read_rate(remote, False, verify=False)),
+                (
+                    "S3, ranged, in order, no read-ahead",
+                    read_rate(remote, False, verify=False, read_ahead_bytes=0),
+                ),
                 ("S3 + cache, first epoch", first),
                 ("S3 + cache, later epoch", later),
             ):

@@ -21,10 +21,13 @@ further, so the bound never stalls the read-ahead.
 from __future__ import annotations
 
 import itertools
+import logging
 import queue
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
+
+log = logging.getLogger("jisu.dataset")
 
 READ_AHEAD_BYTES = 64 << 20  # default bound of the bytes fetched ahead and in flight
 WORKERS = 8  # ranged GETs at once
@@ -185,28 +188,38 @@ class ReadAhead:
                 if self._closed:
                     return
                 keys = self._plans.popleft()
-            for key in keys:
-                position = self._scheduled = next(self._positions)
-                size = key[2] - key[1]
-                with self._lock:
-                    if self._closed:
-                        return
-                    if key in self._fetches:
-                        continue  # being fetched, or fetched and not read yet: one copy
-                    if key in self._claimed:  # a read got there first and fetched it
-                        del self._claimed[key]
-                        continue
-                if not self.budget.acquire(size, self._drop_passed, lambda: self._closed):
-                    return  # closed
-                fetch = _Fetch(key, position)
-                with self._lock:
-                    self._fetches[key] = fetch
-                self._queue.put(fetch)
+            try:
+                if not self._schedule_plan(keys):
+                    return
+            except Exception as exc:  # a plan that cannot be followed: the reads fetch
+                log.warning("jisu: read-ahead stopped: %r", exc)
+                return
+
+    def _schedule_plan(self, keys: Iterable[Key]) -> bool:
+        """Fetch a plan's ranges in order, within the bound; False once closed."""
+        for key in keys:
+            position = self._scheduled = next(self._positions)
+            size = key[2] - key[1]
+            with self._lock:
+                if self._closed:
+                    return False
+                if key in self._fetches:
+                    continue  # being fetched, or fetched and not read yet: one copy
+                if key in self._claimed:  # a read got there first and fetched it
+                    del self._claimed[key]
+                    continue
+            if not self.budget.acquire(size, self._drop_passed, lambda: self._closed):
+                return False  # closed
+            fetch = _Fetch(key, position)
+            with self._lock:
+                self._fetches[key] = fetch
+            self._queue.put(fetch)
+        return True
 
     def _drop_passed(self) -> bool:
         """While the scheduler waits for room: drop the oldest fetched range the reads went
-        past (the least likely to be read still: one well behind the reads if there is one,
-        as parallel reads come slightly out of order); whether there was one."""
+        past (the least likely to be read still, as parallel reads come slightly out of
+        order); whether there was one."""
         with self._lock:
             passed = [
                 f

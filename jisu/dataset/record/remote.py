@@ -388,12 +388,10 @@ class RemoteRecordReader(RecordReader):
         read from the cache by then, nor batches in the recent-batch cache."""
         for k, b in zip(shards.tolist(), batches.tolist()):
             source = self._shards[k]
+            if source.local is not None or (k, b) in self._recent:
+                continue  # read from the cache copy, or fetched already
             start, end = source.ranges[b]
-            if (
-                source.local is None
-                and (k, b) not in self._recent
-                and not source.file.in_tail(start)
-            ):
+            if not source.file.in_tail(start):
                 yield (k, start, end)
 
     def _fetch_range(self, k: int, start: int, end: int) -> bytes:

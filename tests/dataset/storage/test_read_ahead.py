@@ -248,3 +248,16 @@ def test_no_read_ahead_thread_outlives_its_iterator(s3, small_batches):
 def test_read_ahead_bytes_is_checked():
     with pytest.raises(ValueError, match="read_ahead_bytes"):
         ds.RecordDataset("s3://bucket/x.rec", read_ahead_bytes=-1)
+
+
+def test_shards_read_from_the_cache_are_not_planned(s3, small_batches, tmp_path, caplog):
+    url = f"s3://{s3.bucket}/cached/train.rec"
+    write_rows(url, 120, {})
+    cache = str(tmp_path / "cache")
+    for _ in range(2):  # verify=True fills the cache at open; the second opens from it
+        data = ds.RecordDataset(url, shuffle=False, cache_dir=cache)
+        with caplog.at_level("WARNING", logger="jisu.dataset"):
+            rows = [int(r[0]) for r in data.create_tuple_iterator(num_epochs=1)]
+        assert rows == list(range(120))
+        assert all(shard.local is not None for shard in data.reader._shards)
+    assert "read-ahead stopped" not in caplog.text
