@@ -7,10 +7,12 @@ by fetching its record batch alone (one ranged GET of the batch's bytes; the sha
 downloaded to read one row); the batch's row count and buffers are checked when it is
 fetched. Fetched batches are kept in a small per-reader LRU.
 
-Checksums: with ``verify=True`` every shard is read in full when the data set is opened
-(in parallel) and its CRC-32 checked against the manifest, as a local reader does; with a
-cache, that read is the download into the cache, so it is done once per node. With
-``verify=False`` nothing is read in full at open.
+Checksums: with ``verify=True`` every shard is read in full and its CRC-32 checked against the
+manifest before any row of it is served, in the background in the order the epoch reads the
+shards (:mod:`.shard_checks`): epoch 1 starts once its first shard is checked, not after all.
+With a cache, that read is the download into the cache, so it is done once per node. A shard
+that fails its check fails every read of it, naming its URL. With ``verify=False`` nothing is
+read in full.
 
 Cache (``cache_dir``): a shard whose verified copy is in the cache is read like a local shard
 (by ``pread``, never mapped: a cache file truncated under the reader is an error, not a
@@ -50,6 +52,7 @@ from .read_ahead import READ_AHEAD_BYTES, ReadAhead
 from .reader import VIEW_BATCHES, VIEW_BYTES, RecordReader, ViewCache
 from .remote_batches import BatchColumns, RemoteShard
 from .schema import arrow_schema, select_fields
+from .shard_checks import ShardChecks
 from .storage import (
     RemoteFile,
     ShardCache,
@@ -145,7 +148,8 @@ class RemoteRecordReader(RecordReader):
     Args:
         url: the data set's name, manifest or one of its shards, as a URL.
         columns: columns to read (default: all).
-        verify: read every shard in full at open and check its CRC-32 (into the cache, if any).
+        verify: read every shard in full and check its CRC-32 (into the cache, if any) before
+            serving a row of it (:mod:`.shard_checks`).
         storage_options: keyword arguments of the fsspec filesystem.
         cache_dir: a local folder for the node-local shard cache (None: no cache).
         cache_size: most bytes the cache may hold (None: no bound).
@@ -155,8 +159,8 @@ class RemoteRecordReader(RecordReader):
 
     Raises:
         FileNotFoundError: the manifest or a shard is missing.
-        MalformedFileError: the manifest or a shard is malformed, truncated or altered (named
-            by its URL).
+        MalformedFileError: the manifest or a shard is malformed or truncated (named by its
+            URL); a shard altered at the same size fails its reads instead (its checksum).
     """
 
     def __init__(
@@ -208,9 +212,6 @@ class RemoteRecordReader(RecordReader):
             return file
 
         files = parallel(sized, meta.shards)
-        if self.verify and not self._checked:
-            parallel(lambda pair: self._verify(*pair), list(zip(meta.shards, files)))
-        self._checked = True  # by this process; a worker that unpickles the reader does not
         layout = block_layout(meta.rows, self.block_rows, len(files))
         self._shards = [
             RemoteShard(e, f, layout[k]) for k, (e, f) in enumerate(zip(meta.shards, files))
@@ -249,18 +250,35 @@ class RemoteRecordReader(RecordReader):
             )  # the footer's (the tail, fetched once): where each batch's one read goes
 
         parallel(prepare, range(len(self._shards)))
+        self._checks: ShardChecks | None = None  # checksums, as the reads need them
+        if self.verify and not self._checked:
+            cached = [k for k, shard in enumerate(self._shards) if shard.local is not None]
+            self._checks = ShardChecks(len(self._shards), self._check_shard, cached)
         self._aheads: dict[int, ReadAhead] = {}  # by run (id of its context)
         self._ahead_lock = threading.Lock()
         self._loading: dict[tuple[int, int], threading.Event] = {}  # batches being fetched
 
-    def _verify(self, entry: ShardEntry, file: RemoteFile) -> None:
-        """The shard's CRC-32 against the manifest, by reading it in full (into the cache)."""
-        if self.cache is not None:
-            self.cache.fetch(file, entry.crc32, self.manifest_path)
-            return
-        crc = read_whole(file)
-        if crc != entry.crc32:
-            raise crc_mismatch(entry.path, self.manifest_path, crc, entry.crc32)
+    def _check_shard(self, k: int) -> None:
+        """Shard ``k``'s CRC-32 against the manifest, by reading it in full: into the cache,
+        whose copy its reads then use, when there is one (see :mod:`.shard_checks`). A failure
+        is kept on the shard: its reads raise it."""
+        shard = self._shards[k]
+        entry = shard.entry
+        try:
+            if self.cache is not None and shard.claim_fill():
+                path = self.cache.fetch(shard.file, entry.crc32, self.manifest_path)
+                if path is not None:  # else verified only (no room): read by ranges
+                    expected = arrow_schema(self.all_fields, None)
+                    shard.local = self._map_cached(k, shard, path, expected)
+                    self._recent.drop_shard(k)
+                return
+            crc = read_whole(shard.file)  # no cache: checked, then read by ranges
+            if crc != entry.crc32:
+                raise crc_mismatch(entry.path, self.manifest_path, crc, entry.crc32)
+        except BaseException as exc:
+            shard.error = exc
+            self._recent.drop_shard(k)
+            raise
 
     def _map_cached(
         self, k: int, shard: RemoteShard, path: str, expected: pa.Schema
@@ -298,6 +316,8 @@ class RemoteRecordReader(RecordReader):
     def _columns(self, shard: int, batch: int) -> Any:
         key = (shard, batch)
         source = self._shards[shard]
+        if self._checks is not None and source.local is None:
+            self._checks.wait(shard)  # nothing of a shard is served before its checksum passed
         if source.local is not None:
             views = self._local_views.get(key)
             if views is None:
@@ -349,9 +369,8 @@ class RemoteRecordReader(RecordReader):
     def read_ahead(self, order: np.ndarray, run: Any) -> None:
         """Fetch the record batches that reading rows ``order`` (in that order: an epoch's)
         will fetch, ahead of the reads (see :mod:`.read_ahead`), after the run's earlier
-        plans; it stops when ``run`` (the pipeline run's context) shuts down."""
-        if not self.read_ahead_bytes:
-            return
+        plans; it stops when ``run`` (the pipeline run's context) shuts down. Shards whose
+        checksums are still to be checked are checked in the order these rows need them."""
         order = np.asarray(order, dtype=np.int64)
         order = order[(order >= 0) & (order < len(self))]  # padded rows read nothing
         if not order.size:
@@ -359,6 +378,11 @@ class RemoteRecordReader(RecordReader):
         block, offset = np.divmod(order, self.block_rows)
         count = len(self._shards)
         shard = block % count
+        if self._checks is not None:
+            _, first = np.unique(shard, return_index=True)
+            self._checks.plan(shard[np.sort(first)].tolist())
+        if not self.read_ahead_bytes:
+            return
         local = (block // count) * self.block_rows + offset
         batch = np.empty_like(local)
         for k in np.unique(shard):
@@ -385,11 +409,16 @@ class RemoteRecordReader(RecordReader):
 
     def _planned(self, shards: np.ndarray, batches: np.ndarray) -> Iterator[tuple]:
         """The ranges to fetch, decided as the read-ahead reaches them: not those of shards
-        read from the cache by then, nor batches in the recent-batch cache."""
+        read from the cache by then (or to be, once checked), nor batches in the recent-batch
+        cache."""
+        checks, cache = self._checks, self.cache
         for k, b in zip(shards.tolist(), batches.tolist()):
             source = self._shards[k]
             if source.local is not None or (k, b) in self._recent:
                 continue  # read from the cache copy, or fetched already
+            into_cache = checks is not None and cache is not None and not cache.full
+            if into_cache and not checks.passed(k):
+                continue  # its check is the download into the cache
             start, end = source.ranges[b]
             if not source.file.in_tail(start):
                 yield (k, start, end)
@@ -406,5 +435,8 @@ class RemoteRecordReader(RecordReader):
 
     def __getstate__(self) -> dict:
         skip = ("_shards", "_views", "_recent", "_local_views", "_batch_starts", "_files")
-        skip += ("_parts", "_copies", "_aheads", "_ahead_lock", "_loading")
-        return {k: v for k, v in self.__dict__.items() if k not in skip}
+        skip += ("_parts", "_copies", "_aheads", "_ahead_lock", "_loading", "_checks")
+        state = {k: v for k, v in self.__dict__.items() if k not in skip}
+        # a worker trusts the shards this process checked, all of them; else it checks its own
+        state["_checked"] = self._checks is None or self._checks.all_passed()
+        return state

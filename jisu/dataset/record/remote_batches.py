@@ -17,6 +17,7 @@ from .format import ShardEntry
 from .pread import PreadFile
 from .schema import Field
 from .storage import RemoteFile
+from .storage_requests import StorageError
 from .validate import MalformedFileError
 
 
@@ -54,9 +55,16 @@ class RemoteShard:
         return start
 
     def check(self) -> None:
-        """Raise the failure of the shard's background fill, if any (a bad checksum)."""
-        if self.error is not None:
-            raise MalformedFileError(self.error.path, self.error.reason) from self.error
+        """Raise the failure of the shard's checksum check or background fill, if any (a bad
+        checksum; object storage failing after its retries), a new exception each time."""
+        error = self.error
+        if error is None:
+            return
+        if isinstance(error, MalformedFileError):
+            raise MalformedFileError(error.path, error.reason) from error
+        if isinstance(error, StorageError):
+            raise StorageError(str(error)) from error
+        raise RuntimeError(f"'{self.entry.path}': checking the shard failed: {error!r}") from error
 
     def get_batch(self, index: int) -> pa.RecordBatch:
         self.check()

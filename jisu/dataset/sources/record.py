@@ -102,8 +102,10 @@ class RecordDataset(Source):
             of every column) so that the rows divide evenly among shards.
         verify: check every shard's CRC-32 against the manifest when opening (jisu format).
             For a data set in object storage this reads every shard in full once (into the
-            cache when there is one); ``verify=False`` reads only the byte ranges of the
-            rows asked for.
+            cache when there is one), in the background in the epoch's shard order, and no
+            row of a shard is served before its check passed (a shard that fails it fails
+            its reads, named); ``verify=False`` reads only the byte ranges of the rows asked
+            for.
         storage_options: for a URL (``s3://bucket/train.rec``, ``gs://``, ``hf://``, any
             fsspec URL): the filesystem's options, e.g. ``{"endpoint_url": ...}``; by default
             credentials and endpoint come from the environment (``AWS_ENDPOINT_URL``,
@@ -124,7 +126,8 @@ class RecordDataset(Source):
         FileNotFoundError: a missing manifest or shard, named, before any row is read.
         MalformedFileError: (a ``ValueError``) a malformed manifest, or a shard that is
             not a plain name beside it, not a regular file, truncated or altered, named,
-            before any row is read.
+            before any row is read (in object storage, a shard altered at the same size:
+            when its rows are first read).
         StorageError: (an ``OSError``) object storage could not be reached or did not
             answer in time, naming the URL and the timeouts. While iterating, these errors
             (and a shard replaced since it was opened) are ``RuntimeError`` too.

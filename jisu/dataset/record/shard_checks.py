@@ -1,0 +1,120 @@
+"""Checksums of the shards of a data set in object storage, verified as the reads need them.
+
+With ``verify=True`` a shard's bytes are checked against the manifest's CRC-32 (by reading the
+shard in full: into the cache when there is one) before any row of it is served. Checking every
+shard when the data set is opened made the first epoch wait for the whole download; here the
+checks run in the background, in the order the epoch will read the shards (:meth:`ShardChecks.plan`,
+from the source's epoch order), up to :data:`WORKERS` at once, and a read of a shard not checked
+yet asks for it first and waits for it alone (:meth:`ShardChecks.wait`). So epoch 1 starts once
+its first shard is checked, and downloads overlap the reads of the shards checked before them.
+
+A check that fails (a checksum mismatch, or object storage failing after its retries) is kept:
+every later read of that shard raises it; rows of other shards are still served. Nothing is
+served from a shard whose check has not passed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable
+
+log = logging.getLogger("jisu.dataset")
+
+WORKERS = 8  # whole-shard checks (downloads) at once
+
+
+class ShardChecks:
+    """The checks of shards ``0 .. count - 1``, by ``check(k)`` (raises when shard ``k`` fails),
+    run by background threads in plan order, a shard that a read waits for first.
+
+    Args:
+        count: the number of shards.
+        check: verifies one shard; it raises when the shard fails (the caller keeps the
+            error: :meth:`wait` only says when the check is over).
+        done: shards verified already (a verified cache copy).
+        workers: the most checks at once (default :data:`WORKERS`).
+    """
+
+    def __init__(
+        self,
+        count: int,
+        check: Callable[[int], None],
+        done: Iterable[int] = (),
+        workers: int | None = None,
+    ) -> None:
+        self._check = check
+        self._workers = WORKERS if workers is None else workers
+        self._events = [threading.Event() for _ in range(count)]
+        self._errors: dict[int, BaseException] = {}
+        self._queue: deque[int] = deque()
+        self._claimed: set[int] = set()  # started or finished
+        self._running = 0
+        self._lock = threading.Lock()
+        for k in done:
+            self._claimed.add(k)
+            self._events[k].set()
+
+    def passed(self, k: int) -> bool:
+        """Whether shard ``k``'s check has passed."""
+        return self._events[k].is_set() and k not in self._errors
+
+    def all_passed(self) -> bool:
+        return all(self.passed(k) for k in range(len(self._events)))
+
+    def plan(self, shards: Iterable[int]) -> None:
+        """Check these shards in this order, after a shard a read waits for and the earlier
+        plan's shards."""
+        with self._lock:
+            queued = set(self._queue)
+            for k in shards:
+                if k not in self._claimed and k not in queued:
+                    self._queue.append(k)
+                    queued.add(k)
+            self._start_workers()
+
+    def wait(self, k: int) -> None:
+        """Return once shard ``k`` has been checked, passed or failed (:meth:`passed`); one
+        not started yet is checked at once on the calling thread, so that a read never waits
+        behind the plan."""
+        event = self._events[k]
+        if event.is_set():
+            return
+        with self._lock:
+            mine = k not in self._claimed
+            if mine:
+                self._claimed.add(k)
+                if k in self._queue:
+                    self._queue.remove(k)
+        if mine:
+            self._run(k)
+        event.wait()
+
+    def _start_workers(self) -> None:
+        """Start threads for the queued checks, within the bound (the lock is held)."""
+        while self._queue and self._running < self._workers:
+            self._running += 1
+            threading.Thread(target=self._work, name="jisu-shard-check", daemon=True).start()
+
+    def _next(self) -> int | None:
+        with self._lock:
+            if not self._queue:
+                self._running -= 1
+                return None
+            k = self._queue.popleft()
+            self._claimed.add(k)
+            return k
+
+    def _work(self) -> None:
+        while (k := self._next()) is not None:
+            self._run(k)
+
+    def _run(self, k: int) -> None:
+        try:
+            self._check(k)
+        except BaseException as exc:  # the reader keeps it and raises it to every read
+            log.debug("checking shard %d failed: %r", k, exc)
+            self._errors[k] = exc
+        finally:
+            self._events[k].set()
