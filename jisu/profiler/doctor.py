@@ -374,6 +374,13 @@ def pipeline_text(report: dict[str, Any], verdict: bool = True) -> str:
         f"  consumer waited {out['consumer_wait_share']:.0%} of the time "
         f"(output queue empty at {out['queue_empty_share']:.0%} of its reads)"
     )
+    storage = out.get("storage") or {}
+    if storage.get("requests"):
+        lines.append(
+            f"  object storage: {storage['requests']} requests, "
+            f"{format_bytes(storage['bytes'])}, {storage['request_seconds']:.1f} s of requests "
+            f"({storage['request_seconds'] / storage['requests'] * 1e3:.1f} ms each)"
+        )
     if "samples_per_s" in report:
         lines.append(
             f"  alone it delivers {report['samples_per_s']:.0f} samples/s; the training used "

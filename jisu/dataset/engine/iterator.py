@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ... import compat
 from .. import config
+from ..core.request_counts import REQUESTS, since
 from ..core.rows import to_output
 from ..core.tuning import check_stages
 from . import policies
@@ -100,6 +101,7 @@ class DatasetIterator:
             self._start()
 
     def _start(self) -> None:
+        self._requests_before = REQUESTS.snapshot()  # for the profile
         if self._settings.pipeline_process:
             from .processes.pipeline_host import ChildPipeline
 
@@ -129,7 +131,8 @@ class DatasetIterator:
             self._skipped_closed = self._ctx.skipped_by_epoch.get(self._epoch, 0)
         if self._ctx is not None and self._ctx.stats is not None:  # kept for profile()
             self._stopped = time.perf_counter()
-            self._closed_profile = _profile_parts(self._ctx, self._stopped)
+            before = self._requests_before
+            self._closed_profile = _profile_parts(self._ctx, self._stopped, before)
         if self._finalizer is not None:
             self._finalizer()
             self._finalizer = None
@@ -242,7 +245,10 @@ class DatasetIterator:
                 "jisu.dataset.config.set_enable_profiler(True) before creating it"
             )
         now = time.perf_counter() if running else self._stopped
-        stages, times = _profile_parts(self._ctx, now) if running else self._closed_profile
+        if running:
+            stages, times, storage = _profile_parts(self._ctx, now, self._requests_before)
+        else:
+            stages, times, storage = self._closed_profile
         wall = max(now - self._started, 1e-9)
         waited = sum(w[0] for w in self._waits)
         empty = sum(1 for w in self._waits if not w[1])
@@ -253,6 +259,7 @@ class DatasetIterator:
             "queue_empty_share": empty / max(len(self._waits), 1),
             "queue_capacity": self._out.max_items,
             "occupancy": [(w[2], w[3]) for w in self._waits[::every]],
+            "storage": storage,  # requests to object storage: count, bytes, seconds
         }
         return policies.analyse(stages, output, self._plan, times)
 
@@ -284,13 +291,15 @@ class DatasetIterator:
         self._exhausted = not self._pending
 
 
-def _profile_parts(ctx: Any, now: float) -> tuple[list, OpTimes | None]:
-    """A run's stage summaries at ``now`` and its op times; a pipeline process's from it."""
+def _profile_parts(ctx: Any, now: float, before: dict) -> tuple[list, OpTimes | None, dict]:
+    """A run's stage summaries at ``now``, its op times and its requests to object storage
+    (this process's since ``before``); a pipeline process's from it."""
     if ctx.stats is None:
-        return [], None
+        return [], None, since(before)
     if hasattr(ctx, "profile_parts"):  # a pipeline process (ChildPipeline)
         try:
             return ctx.profile_parts()
         except (PipelineError, OSError):  # it has failed or gone: nothing more to learn
-            return [], None
-    return [stage.summary(now) for stage in list(ctx.stats.values())], ctx.op_times
+            return [], None, since(before, before)
+    stages = [stage.summary(now) for stage in list(ctx.stats.values())]
+    return stages, ctx.op_times, since(before)

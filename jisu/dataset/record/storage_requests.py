@@ -36,8 +36,10 @@ import contextlib
 import errno
 import os
 import threading
+import time
 from typing import Any
 
+from ..core.request_counts import REQUESTS
 from .validate import MalformedFileError
 
 INSTALL_HINT = 'pip install "jisu[s3]"'
@@ -178,11 +180,13 @@ def call(fs: Any, url: str, what: str, method: Any, *args: Any, **kwargs: Any) -
     """
     from ..engine.context import Stopped
 
+    began, result = time.perf_counter(), None
     try:
         if getattr(fs, "async_impl", False) and not getattr(fs, "asynchronous", False):
             run = method if callable(method) else getattr(fs, "_" + method)
-            return _wait(fs, run(*args, **kwargs))
-        return getattr(fs, method)(*args, **kwargs)
+            result = _wait(fs, run(*args, **kwargs))
+        else:
+            result = getattr(fs, method)(*args, **kwargs)
     except (FileNotFoundError, MalformedFileError, Stopped):
         raise
     except PermissionError as exc:
@@ -190,6 +194,10 @@ def call(fs: Any, url: str, what: str, method: Any, *args: Any, **kwargs: Any) -
     except Exception as exc:
         policy = _policy(fs) if _transport_failure(exc) else ""
         raise StorageError(url, f"{what} failed{policy}: {type(exc).__name__}: {exc}") from exc
+    finally:  # every request: a failed or abandoned one too
+        data = isinstance(result, (bytes, bytearray, memoryview))
+        REQUESTS.add(time.perf_counter() - began, len(result) if data else 0)
+    return result
 
 
 def exists(fs: Any, path: str, url: str) -> bool:

@@ -36,13 +36,14 @@ def _free_port() -> int:
 
 
 class CountingProxy:
-    """Forwards HTTP requests to ``target`` and counts GET requests and their body bytes."""
+    """Forwards HTTP requests to ``target``, logs them and counts GETs and their body bytes."""
 
     def __init__(self, target: str) -> None:
         self.target = target  # host:port
         self.get_requests = 0
         self.get_bytes = 0
         self.gets: list[tuple[str, str | None, int]] = []  # (path, Range header, bytes)
+        self.requests: list[tuple[str, str]] = []  # (method, path) of every request answered
         #: path endings of PUTs whose answer is lost once: the server stores the object, the
         #: client gets a 500 (as when a connection drops after the write) and retries
         self.lose_put_answers: list[str] = []
@@ -76,6 +77,8 @@ class CountingProxy:
                         self.end_headers()
                         self.wfile.write(body)
                         return
+                with proxy._lock:
+                    proxy.requests.append((self.command, self.path))
                 if self.command == "GET":
                     with proxy._lock:
                         proxy.get_requests += 1
@@ -105,7 +108,7 @@ class CountingProxy:
     def reset(self) -> None:
         with self._lock:
             self.get_requests = self.get_bytes = 0
-            self.gets = []
+            self.gets, self.requests = [], []
 
     def close(self) -> None:
         self.server.shutdown()

@@ -261,3 +261,29 @@ def test_shards_read_from_the_cache_are_not_planned(s3, small_batches, tmp_path,
         assert rows == list(range(120))
         assert all(shard.local is not None for shard in data.reader._shards)
     assert "read-ahead stopped" not in caplog.text
+
+
+@pytest.mark.parametrize("pipeline_process", [False, True])
+def test_the_profile_counts_the_requests_and_bytes_the_server_saw(
+    s3, small_batches, monkeypatch, pipeline_process
+):
+    monkeypatch.delenv("AWS_ENDPOINT_URL")
+    options = {"endpoint_url": s3.proxy.url}
+    url = f"s3://{s3.bucket}/counted/train.rec"
+    write_rows(url, 200, options)
+    ds.config.set_enable_profiler(True)
+    ds.config.set_pipeline_process(pipeline_process)
+    try:
+        data = ds.RecordDataset(url, shuffle=False, verify=False, storage_options=options)
+        s3.proxy.reset()  # the requests of the iterator's run only
+        it = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+        assert [int(r[0]) for r in it] == list(range(200))
+        storage = it.profile()["output"]["storage"]
+    finally:
+        ds.config.set_enable_profiler(False)
+        ds.config.set_pipeline_process(False)
+    eventually(lambda: len(s3.proxy.requests) >= storage["requests"])  # logged on answering
+    data_gets = [g for g in s3.proxy.gets if g[1] is not None]  # ranged GETs: object bytes
+    assert storage["requests"] == len(s3.proxy.requests) >= len(data_gets) > 0
+    assert storage["bytes"] == sum(g[2] for g in data_gets) > 0
+    assert storage["request_seconds"] > 0

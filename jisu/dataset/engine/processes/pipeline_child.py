@@ -43,6 +43,7 @@ from typing import Any
 import cloudpickle
 
 from ... import config
+from ...core.request_counts import REQUESTS
 from .. import policies
 from ..stage import EPOCH_END
 from .shared_arrays import loads_attached
@@ -185,7 +186,8 @@ def _answers(ctx: Any) -> Callable[[str], Any]:
             now = time.perf_counter()
             times = ctx.op_times
             figures = {k: tuple(v) for k, v in list(times.totals.items())} if times else None
-            return [stage.summary(now) for stage in list(stats.values())], figures
+            stages = [stage.summary(now) for stage in list(stats.values())]
+            return stages, figures, REQUESTS.snapshot()  # the child's: all its pipeline's
         return [os.getpid(), *ctx.worker_pids()]
 
     return answer

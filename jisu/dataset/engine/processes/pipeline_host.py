@@ -267,14 +267,15 @@ class ChildPipeline:
         except (PipelineError, OSError):
             return []
 
-    def profile_parts(self) -> tuple[list, OpTimes | None]:
-        """The child's stage summaries and op times (what the profile is computed from)."""
-        stages, figures = self._ask("profile")
+    def profile_parts(self) -> tuple[list, OpTimes | None, dict]:
+        """The child's stage summaries, op times and requests to object storage (what the
+        profile is computed from)."""
+        stages, figures, storage = self._ask("profile")
         if figures is None:
-            return stages, None
+            return stages, None, storage
         times = OpTimes(_unused_node_id)  # keyed by structural ids: the same here
         times.merge(figures)
-        return stages, times
+        return stages, times, storage
 
     # ------------------------------------------------------------------ end
     def shutdown(self, timeout: float = 5.0) -> None:
