@@ -192,6 +192,8 @@ class RemoteRecordReader(RecordReader):
         self.block_rows = meta.block_rows
         self._checked = False
         self._open()
+        if self._checks is not None:  # this process opened it: it checks every shard
+            self._checks.check_all()
 
     def _open(self, maps: Any = None) -> None:
         fs, _ = filesystem(self.manifest_path, self.storage_options)

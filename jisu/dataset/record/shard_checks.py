@@ -3,10 +3,13 @@
 With ``verify=True`` a shard's bytes are checked against the manifest's CRC-32 (by reading the
 shard in full: into the cache when there is one) before any row of it is served. Checking every
 shard when the data set is opened made the first epoch wait for the whole download; here the
-checks run in the background, in the order the epoch will read the shards (:meth:`ShardChecks.plan`,
-from the source's epoch order), up to :data:`WORKERS` at once, and a read of a shard not checked
-yet asks for it first and waits for it alone (:meth:`ShardChecks.wait`). So epoch 1 starts once
-its first shard is checked, and downloads overlap the reads of the shards checked before them.
+checks run in the background from the open on (:meth:`ShardChecks.check_all`, in shard order),
+the shards an epoch will read first moved ahead once its order is known
+(:meth:`ShardChecks.plan`, from the source's epoch order), up to :data:`WORKERS` at once; a read
+of a shard not checked yet checks it at once on its own thread, or waits for the check under
+way (:meth:`ShardChecks.wait`). So epoch 1 starts once its first shard is checked, and
+downloads overlap the reads of the shards checked before them. A worker process that reads
+the data set checks only the shards it reads, those its parent had not checked yet.
 
 A check that fails (a checksum mismatch, or object storage failing after its retries) is kept:
 every later read of that shard raises it; rows of other shards are still served. Nothing is
@@ -48,7 +51,8 @@ class ShardChecks:
         self._workers = WORKERS if workers is None else workers
         self._events = [threading.Event() for _ in range(count)]
         self._errors: dict[int, BaseException] = {}
-        self._queue: deque[int] = deque()
+        self._queue: deque[int] = deque()  # the epochs' plans, in order
+        self._background: deque[int] = deque()  # then the rest, in shard order
         self._claimed: set[int] = set()  # started or finished
         self._running = 0
         self._lock = threading.Lock()
@@ -65,13 +69,20 @@ class ShardChecks:
 
     def plan(self, shards: Iterable[int]) -> None:
         """Check these shards in this order, after a shard a read waits for and the earlier
-        plan's shards."""
+        plans' shards (and before the background's)."""
         with self._lock:
             queued = set(self._queue)
             for k in shards:
                 if k not in self._claimed and k not in queued:
                     self._queue.append(k)
                     queued.add(k)
+            self._start_workers()
+
+    def check_all(self) -> None:
+        """Check every shard in the background, in shard order, after any plan's: the data
+        set's shards are all checked even if no run plans them."""
+        with self._lock:
+            self._background.extend(k for k in range(len(self._events)) if k not in self._claimed)
             self._start_workers()
 
     def wait(self, k: int) -> None:
@@ -83,28 +94,29 @@ class ShardChecks:
             return
         with self._lock:
             mine = k not in self._claimed
-            if mine:
-                self._claimed.add(k)
-                if k in self._queue:
-                    self._queue.remove(k)
+            self._claimed.add(k)  # its entries in the queues are skipped
         if mine:
             self._run(k)
         event.wait()
 
     def _start_workers(self) -> None:
         """Start threads for the queued checks, within the bound (the lock is held)."""
-        while self._queue and self._running < self._workers:
+        queued = len(self._queue) + len(self._background)
+        while queued > self._running and self._running < self._workers:
             self._running += 1
             threading.Thread(target=self._work, name="jisu-shard-check", daemon=True).start()
 
     def _next(self) -> int | None:
+        """The next shard to check, claimed; None when there is none (the thread ends)."""
         with self._lock:
-            if not self._queue:
-                self._running -= 1
-                return None
-            k = self._queue.popleft()
-            self._claimed.add(k)
-            return k
+            for queue in (self._queue, self._background):
+                while queue:
+                    k = queue.popleft()
+                    if k not in self._claimed:
+                        self._claimed.add(k)
+                        return k
+            self._running -= 1
+            return None
 
     def _work(self) -> None:
         while (k := self._next()) is not None:

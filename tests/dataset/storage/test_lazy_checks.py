@@ -83,6 +83,7 @@ def test_epoch_one_starts_before_the_other_shards_are_checked(s3, monkeypatch):
 
 def test_the_checks_follow_the_shard_order_of_the_epoch(s3, monkeypatch):
     monkeypatch.setattr(shard_checks, "WORKERS", 1)  # one check at a time: a strict order
+    monkeypatch.setattr(shard_checks.ShardChecks, "check_all", lambda self: None)  # plans only
     url = f"s3://{s3.bucket}/order/train.rec"
     writer = write(url, ROWS, shards=6)
     gate = Gate(monkeypatch, writer.paths, through=set(range(6)))
@@ -93,6 +94,18 @@ def test_the_checks_follow_the_shard_order_of_the_epoch(s3, monkeypatch):
     needed = list(dict.fromkeys(shard_of[k] for k in labels))  # shards in first-read order
     opened = gate.started[0]  # the first row's, read when the data set is opened
     assert gate.started == [opened] + [k for k in needed if k != opened]
+
+
+def test_opening_checks_every_shard_in_the_background_in_shard_order(s3, monkeypatch):
+    monkeypatch.setattr(shard_checks, "WORKERS", 1)
+    url = f"s3://{s3.bucket}/background/train.rec"
+    writer = write(url, ROWS, shards=5)
+    gate = Gate(monkeypatch, writer.paths, through=set(range(5)))
+    reader = ds.RecordDataset(url, shuffle=False).reader  # no row read beyond the first
+    for event in reader._checks._events:  # waited for, not asked for: the background's
+        assert event.wait(30)
+    assert reader._checks.all_passed()
+    assert gate.started == [0, 1, 2, 3, 4]  # once each, in shard order
 
 
 @pytest.mark.parametrize("cached", [False, True])
