@@ -134,8 +134,7 @@ class RaggedArray:
         offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
         np.cumsum([len(a) for a in arrays], out=offsets[1:])
         values = empty((int(offsets[-1]), *trailing), dtype)
-        for a, begin, end in zip(arrays, offsets[:-1], offsets[1:]):
-            values[begin:end] = a
+        np.concatenate(arrays, out=values, casting="unsafe")  # one pass (dtype: result_type)
         return cls(values, offsets)
 
     # ------------------------------------------------------------------ a sequence of rows

@@ -30,6 +30,7 @@ import functools
 import itertools
 import logging
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -154,7 +155,7 @@ class RemoteRecordReader(RecordReader):
         cache_dir: a local folder for the node-local shard cache (None: no cache).
         cache_size: most bytes the cache may hold (None: no bound).
         read_ahead_bytes: the most bytes of record batches fetched ahead of the reads and in
-            flight at once, when an epoch's order is known (:meth:`read_ahead`); None:
+            flight at once, when an epoch's order is known (:meth:`plan_epoch`); None:
             :data:`~.read_ahead.READ_AHEAD_BYTES`, 0: no read-ahead.
 
     Raises:
@@ -191,6 +192,7 @@ class RemoteRecordReader(RecordReader):
         self.shard_rows = [s.rows for s in meta.shards]
         self.block_rows = meta.block_rows
         self._checked = False
+        self._warned = False  # the scattered-reads warning, once per reader
         self._open()
         if self._checks is not None:  # this process opened it: it checks every shard
             self._checks.check_all()
@@ -368,11 +370,12 @@ class RemoteRecordReader(RecordReader):
                 loading.set()
 
     # ------------------------------------------------------------------ read-ahead
-    def read_ahead(self, order: np.ndarray, run: Any) -> None:
-        """Fetch the record batches that reading rows ``order`` (in that order: an epoch's)
-        will fetch, ahead of the reads (see :mod:`.read_ahead`), after the run's earlier
-        plans; it stops when ``run`` (the pipeline run's context) shuts down. Shards whose
-        checksums are still to be checked are checked in the order these rows need them."""
+    def plan_epoch(self, order: np.ndarray, run: Any) -> None:
+        """Plan the reads of rows ``order`` (in that order: an epoch's): the shards whose
+        checksums are still to be checked are checked in the order these rows need them, and
+        the record batches the reads will fetch are fetched ahead (see :mod:`.read_ahead`),
+        after the run's earlier plans, until ``run`` (the pipeline run's context) shuts down.
+        A scattered order read by ranges is warned about (:meth:`_warn_scattered`)."""
         order = np.asarray(order, dtype=np.int64)
         order = order[(order >= 0) & (order < len(self))]  # padded rows read nothing
         if not order.size:
@@ -383,8 +386,6 @@ class RemoteRecordReader(RecordReader):
         if self._checks is not None:
             _, first = np.unique(shard, return_index=True)
             self._checks.plan(shard[np.sort(first)].tolist())
-        if not self.read_ahead_bytes:
-            return
         local = (block // count) * self.block_rows + offset
         batch = np.empty_like(local)
         for k in np.unique(shard):
@@ -393,6 +394,9 @@ class RemoteRecordReader(RecordReader):
             batch[rows] = np.searchsorted(starts, local[rows], side="right") - 1
         new = np.ones(order.size, dtype=bool)  # one read per run of rows of one batch
         new[1:] = (shard[1:] != shard[:-1]) | (batch[1:] != batch[:-1])
+        self._warn_scattered(int(new.sum()))
+        if not self.read_ahead_bytes:
+            return
         with self._ahead_lock:
             ahead = self._aheads.get(id(run))
             if ahead is None:
@@ -402,6 +406,26 @@ class RemoteRecordReader(RecordReader):
                 for k, source in enumerate(self._shards):
                     source.file.ahead = functools.partial(self._take_range, k)
         ahead.plan(self._planned(shard[new], batch[new]))
+
+    def _warn_scattered(self, reads: int) -> None:
+        """Warn once when an epoch's order reads record batches by ranges many times each (a
+        global shuffle over more batches than the reader keeps): each read of a row then
+        fetches its whole batch, and a cache or a windowed shuffle is many times faster."""
+        batches = sum(len(shard.layout) for shard in self._shards)
+        cached = self.cache is not None and not self.cache.full
+        if cached or self._warned or batches <= _BATCH_CACHE or reads <= 2 * batches:
+            return
+        self._warned = True
+        warnings.warn(
+            f"jisu: this epoch reads the {batches} record batches of '{self.manifest_path}' "
+            f"by ranged requests in a scattered (shuffled) order: up to {reads} fetches, "
+            f"~{reads / batches:.0f} per batch (the reader keeps {_BATCH_CACHE} in memory). "
+            "Pass cache_dir= (each shard fetched once, then read locally), or read the shards "
+            "in order and shuffle within a window: shuffle=Shuffle.FILES (or INFILE) followed "
+            "by .shuffle(buffer_size), as streaming loaders do",
+            RuntimeWarning,
+            stacklevel=2,
+        )
 
     def _end_read_ahead(self, run_id: int) -> None:
         with self._ahead_lock:

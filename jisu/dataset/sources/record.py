@@ -192,14 +192,14 @@ class RecordDataset(Source):
         return self.reader.class_indexing
 
     def epoch_order(self, ctx: ExecContext, epoch: int) -> np.ndarray:
-        """The epoch's order; a data set in object storage starts fetching its record batches
-        ahead in that order, once per epoch of a run (not in a worker process, which reads
-        only some of the rows)."""
+        """The epoch's order; a data set in object storage plans its reads by it (checks and
+        record batches fetched ahead in that order), once per epoch of a run (not in a worker
+        process, which reads only some of the rows)."""
         order = super().epoch_order(ctx, epoch)
-        read_ahead = getattr(self.reader, "read_ahead", None)
-        planned = read_ahead is not None and ctx.drives
+        plan_epoch = getattr(self.reader, "plan_epoch", None)
+        planned = plan_epoch is not None and ctx.drives
         if planned and ctx.first_time((ctx.node_id(self), "read-ahead", epoch)):
-            read_ahead(order, ctx)
+            plan_epoch(order, ctx)
         return order
 
     def _order(self, n: int, rng: np.random.Generator) -> np.ndarray:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -287,3 +288,30 @@ def test_the_profile_counts_the_requests_and_bytes_the_server_saw(
     assert storage["requests"] == len(s3.proxy.requests) >= len(data_gets) > 0
     assert storage["bytes"] == sum(g[2] for g in data_gets) > 0
     assert storage["request_seconds"] > 0
+
+
+@pytest.mark.parametrize(
+    ("shuffle", "cached", "warned"),
+    [
+        (True, False, True),
+        (ds.Shuffle.FILES, False, False),
+        (False, False, False),
+        (True, True, False),
+    ],
+)
+def test_a_scattered_order_read_by_ranges_is_warned_about(
+    s3, small_batches, tmp_path, shuffle, cached, warned
+):
+    url = f"s3://{s3.bucket}/scattered/train.rec"
+    write_rows(url, 400, {})  # 50 record batches: more than the reader keeps in memory
+    cache = {"cache_dir": str(tmp_path / "cache")} if cached else {}
+    data = ds.RecordDataset(url, shuffle=shuffle, verify=False, **cache)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):  # the warning once per reader, not per epoch
+            rows = [int(r[0]) for r in data.create_tuple_iterator(num_epochs=1, output_numpy=True)]
+            assert sorted(rows) == list(range(400))
+    said = [w for w in caught if "scattered (shuffled) order" in str(w.message)]
+    assert len(said) == (1 if warned else 0), [str(w.message) for w in caught]
+    if warned:
+        assert "50 record batches" in str(said[0].message) and "cache_dir=" in str(said[0].message)
