@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ..engine.context import Stopped
 from .arrow_file import CopyStore, FileColumns, Part, record_batch_ranges
 from .format import (
     ShardEntry,
@@ -144,7 +145,8 @@ class _BatchLRU:
 class RemoteRecordReader(RecordReader):
     """Random access to the rows of a jisu record data set in object storage (see the module
     docstring). Thread-safe; pickles by URL (a worker process checks the shards' sizes again
-    and uses the cache, but does not verify checksums again).
+    and uses the cache; it checks the checksums of the shards its parent had not checked, or
+    had checked at another version of the object, before reading them).
 
     Args:
         url: the data set's name, manifest or one of its shards, as a URL.
@@ -191,7 +193,9 @@ class RemoteRecordReader(RecordReader):
         self.shard_paths = [s.path for s in meta.shards]
         self.shard_rows = [s.rows for s in meta.shards]
         self.block_rows = meta.block_rows
-        self._checked = False
+        #: shards whose checksums passed in the process that pickled this reader, with the
+        #: object version they passed at: a worker trusts them if it opens the same version
+        self._trusted: dict[int, dict] = {}
         self._warned = False  # the scattered-reads warning, once per reader
         self._open()
         if self._checks is not None:  # this process opened it: it checks every shard
@@ -255,9 +259,14 @@ class RemoteRecordReader(RecordReader):
 
         parallel(prepare, range(len(self._shards)))
         self._checks: ShardChecks | None = None  # checksums, as the reads need them
-        if self.verify and not self._checked:
-            cached = [k for k, shard in enumerate(self._shards) if shard.local is not None]
-            self._checks = ShardChecks(len(self._shards), self._check_shard, cached)
+        if self.verify:
+            done = [
+                k
+                for k, shard in enumerate(self._shards)
+                if shard.local is not None or self._trusted.get(k) == shard.file.pin
+            ]
+            if len(done) < len(self._shards):
+                self._checks = ShardChecks(len(self._shards), self._check_shard, done)
         self._aheads: dict[int, ReadAhead] = {}  # by run (id of its context)
         self._ahead_lock = threading.Lock()
         self._loading: dict[tuple[int, int], threading.Event] = {}  # batches being fetched
@@ -268,8 +277,10 @@ class RemoteRecordReader(RecordReader):
         is kept on the shard: its reads raise it."""
         shard = self._shards[k]
         entry = shard.entry
+        claimed = False
         try:
-            if self.cache is not None and shard.claim_fill():
+            claimed = self.cache is not None and shard.claim_fill()
+            if claimed:
                 path = self.cache.fetch(shard.file, entry.crc32, self.manifest_path)
                 if path is not None:  # else verified only (no room): read by ranges
                     expected = arrow_schema(self.all_fields, None)
@@ -279,6 +290,10 @@ class RemoteRecordReader(RecordReader):
             crc = read_whole(shard.file)  # no cache: checked, then read by ranges
             if crc != entry.crc32:
                 raise crc_mismatch(entry.path, self.manifest_path, crc, entry.crc32)
+        except Stopped:  # the reading run stopped: not the shard's failure, checked again
+            if claimed:
+                shard.filling = False
+            raise
         except BaseException as exc:
             shard.error = exc
             self._recent.drop_shard(k)
@@ -463,6 +478,12 @@ class RemoteRecordReader(RecordReader):
         skip = ("_shards", "_views", "_recent", "_local_views", "_batch_starts", "_files")
         skip += ("_parts", "_copies", "_aheads", "_ahead_lock", "_loading", "_checks")
         state = {k: v for k, v in self.__dict__.items() if k not in skip}
-        # a worker trusts the shards this process checked, all of them; else it checks its own
-        state["_checked"] = self._checks is None or self._checks.all_passed()
+        # a worker trusts the shards this process checked (at the version checked); it
+        # checks the others itself
+        checks = self._checks
+        state["_trusted"] = {
+            k: shard.file.pin
+            for k, shard in enumerate(self._shards)
+            if checks is None or checks.passed(k)
+        }
         return state

@@ -23,6 +23,8 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 
+from ..engine.context import Stopped
+
 log = logging.getLogger("jisu.dataset")
 
 WORKERS = 8  # whole-shard checks (downloads) at once
@@ -88,16 +90,23 @@ class ShardChecks:
     def wait(self, k: int) -> None:
         """Return once shard ``k`` has been checked, passed or failed (:meth:`passed`); one
         not started yet is checked at once on the calling thread, so that a read never waits
-        behind the plan."""
-        event = self._events[k]
-        if event.is_set():
-            return
-        with self._lock:
-            mine = k not in self._claimed
-            self._claimed.add(k)  # its entries in the queues are skipped
-        if mine:
-            self._run(k)
-        event.wait()
+        behind the plan.
+
+        Raises:
+            Stopped: the calling thread's run stopped while it checked the shard (the check
+                is left to the next read, as if it had not started).
+        """
+        while True:
+            with self._lock:
+                event = self._events[k]
+                if event.is_set():
+                    return
+                mine = k not in self._claimed
+                self._claimed.add(k)  # its entries in the queues are skipped
+            if mine:
+                self._run(k)
+            else:
+                event.wait()  # then look again: a check abandoned is started afresh
 
     def _start_workers(self) -> None:
         """Start threads for the queued checks, within the bound (the lock is held)."""
@@ -119,14 +128,25 @@ class ShardChecks:
             return None
 
     def _work(self) -> None:
-        while (k := self._next()) is not None:
-            self._run(k)
+        try:
+            while (k := self._next()) is not None:
+                self._run(k)
+        except Stopped:  # the interpreter is exiting
+            with self._lock:
+                self._running -= 1
 
     def _run(self, k: int) -> None:
         try:
             self._check(k)
+        except Stopped:  # not the shard's failure: unclaimed, for the next read to check
+            with self._lock:
+                event, self._events[k] = self._events[k], threading.Event()
+                self._claimed.discard(k)
+            event.set()  # whoever waited looks again
+            raise
         except BaseException as exc:  # the reader keeps it and raises it to every read
             log.debug("checking shard %d failed: %r", k, exc)
             self._errors[k] = exc
-        finally:
+            self._events[k].set()
+        else:
             self._events[k].set()

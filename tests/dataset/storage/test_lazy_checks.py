@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import jisu.dataset as ds
-from jisu.dataset.record import remote, shard_checks
+from jisu.dataset.record import remote, shard_checks, storage
 from jisu.dataset.record.validate import MalformedFileError
 
 from .test_records_s3 import assert_rows_equal, expected, make_rows, read_all, write
@@ -134,7 +134,8 @@ def test_a_damaged_shard_fails_its_own_reads_and_no_others(s3, tmp_path, cached)
         assert not [n for n in os.listdir(cache) if ".tmp-" in n]
 
 
-def test_a_worker_checks_the_shards_its_parent_had_not(s3):
+def test_a_worker_checks_the_shards_its_parent_had_not(s3, monkeypatch):
+    monkeypatch.setattr(shard_checks.ShardChecks, "check_all", lambda self: None)
     url = f"s3://{s3.bucket}/pickled/train.rec"
     writer = write(url, ROWS, shards=3)
     reader = ds.RecordDataset(url, shuffle=False).reader  # shard 0 checked, 1 and 2 not
@@ -155,3 +156,50 @@ def test_a_reader_pickled_after_every_check_passed_trusts_them(s3):
     late = pickle.loads(pickle.dumps(data.reader))
     assert late._checks is None  # nothing to check again
     assert_rows_equal([tuple(np.asarray(c) for c in late[k]) for k in range(96)], expected(ROWS))
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_a_check_abandoned_by_a_stopping_run_is_made_again_by_the_next_read(
+    s3, tmp_path, monkeypatch, cached
+):
+    """A read that checks a shard on a pipeline thread is abandoned when its iterator closes
+    (Stopped): that is not the shard's failure, and no unchecked row is served after it."""
+    from jisu.dataset.engine.context import Stopped
+
+    monkeypatch.setattr(shard_checks.ShardChecks, "check_all", lambda self: None)
+    url = f"s3://{s3.bucket}/stopped/train.rec"
+    writer = write(url, ROWS, shards=2)
+    real, calls = remote.read_whole, []
+
+    def stopping_once(file, *args):
+        calls.append(file.url)
+        if file.url == writer.paths[1] and calls.count(file.url) == 1:
+            raise Stopped("the pipeline stopped")
+        return real(file, *args)
+
+    monkeypatch.setattr(remote, "read_whole", stopping_once)
+    monkeypatch.setattr(storage, "read_whole", stopping_once)  # the cache's download
+    options = {"cache_dir": str(tmp_path / "cache")} if cached else {}
+    reader = ds.RecordDataset(url, shuffle=False, **options).reader
+    k = int(reader.shard_indices(1)[0])
+    with pytest.raises(Stopped):
+        reader[k]
+    assert not reader._checks.passed(1) and reader._shards[1].error is None
+    assert_rows_equal([tuple(np.asarray(c) for c in reader[k])], [expected(ROWS)[k]])
+    assert calls.count(writer.paths[1]) == 2 and reader._checks.passed(1)
+    if cached:  # the second check filled the cache: the shard is read from its copy
+        assert reader._shards[1].local is not None
+
+
+def test_a_worker_checks_a_shard_replaced_since_its_parent_checked_it(s3):
+    """The parent's checks hold for the object versions it checked: a shard replaced by one of
+    the same size before a worker opens it is checked again there, not trusted."""
+    url = f"s3://{s3.bucket}/replaced/train.rec"
+    writer = write(url, ROWS, shards=2)
+    data = ds.RecordDataset(url, shuffle=False)
+    assert_rows_equal(read_all(data), expected(ROWS))  # every shard checked in the parent
+    damage(s3, writer.paths[1])
+    worker = pickle.loads(pickle.dumps(data.reader))
+    assert worker._checks is not None and worker._checks.passed(0)
+    with pytest.raises(MalformedFileError, match=rf"'{writer.paths[1]}'.*checksum"):
+        worker[int(worker.shard_indices(1)[0])]
