@@ -18,6 +18,7 @@ from .context import ExecContext, RunSettings
 from .errors import EpochsExhaustedError, PipelineError
 from .plan import Plan
 from .plan import plan as build_plan
+from .row_queue import Rows
 from .run import Failure, live_runs, start_run
 from .stage import EPOCH_END
 from .stats import OpTimes
@@ -85,6 +86,7 @@ class DatasetIterator:
         self._skipped_done = 0  # samples skipped in finished epochs
         self._skipped_closed = 0  # ... and in the epoch in progress when close() stopped it
         self._ctx: ExecContext | None = None
+        self._rows = Rows()  # rows of the last chunk taken from the output queue, not read yet
         # a closed iterator's stage summaries and op times (when profiling)
         self._closed_profile: tuple[list, OpTimes | None] | None = None
         self._stopped = 0.0
@@ -137,6 +139,7 @@ class DatasetIterator:
             self._finalizer()
             self._finalizer = None
         self._ctx = None
+        self._rows.clear()
 
     def stop(self) -> None:
         """Stop the pipeline now (MindSpore's ``stop``): :meth:`close`."""
@@ -165,15 +168,16 @@ class DatasetIterator:
             raise StopIteration  # closed (stop()/close()) or failed
         profiling = ctx.stats is not None
         if profiling:
-            begin, ready = time.perf_counter(), self._out.qsize() > 0
+            begin, ready = time.perf_counter(), len(self._rows) > 0 or self._out.qsize() > 0
         try:
-            item = ctx.get(self._out)
+            item = self._rows.next(lambda: ctx.get(self._out))
         except BaseException:  # KeyboardInterrupt while waiting: leave nothing running
             self.close()
             raise
         if profiling:
             now = time.perf_counter()
-            self._waits.append((now - begin, ready, now - self._started, self._out.qsize()))
+            queued = len(self._rows) + self._out.qsize()
+            self._waits.append((now - begin, ready, now - self._started, queued))
         if item is EPOCH_END:
             if ctx.tuner is not None:
                 ctx.tuner.finish()

@@ -41,7 +41,7 @@ def drive(
 ) -> None:
     """Driver thread: run epoch after epoch into ``out``, with an end marker after each."""
     try:
-        stream = run_epochs(ctx, root, epoch, start, num_epochs)
+        stream = run_epochs(ctx, root, epoch, start, num_epochs, handoff=True)
         try:
             for row in stream:
                 if row is EPOCH_END:

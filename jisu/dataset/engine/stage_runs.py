@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.access import is_random_access
 from .plan import BATCH, FETCH, FILTER, MAP, READ
+from .row_queue import chunks
 from .stage import EPOCH_END, AdaptiveChunker, at_epoch, ordered_map
 from .tasks import StageTask
 
@@ -23,10 +24,16 @@ if TYPE_CHECKING:
 
 
 def run_epochs(
-    ctx: ExecContext, root: Dataset, epoch: int, start: int, num_epochs: int
+    ctx: ExecContext,
+    root: Dataset,
+    epoch: int,
+    start: int,
+    num_epochs: int,
+    handoff: bool = False,
 ) -> Iterator[Any]:
     """Rows of epoch after epoch from row ``start`` of ``epoch``, with ``EPOCH_END`` after
-    each, up to epoch ``num_epochs`` (-1: forever).
+    each, up to epoch ``num_epochs`` (-1: forever); ``handoff``: a random-access pipeline's
+    small rows in :class:`~.row_queue.RowChunk` s, for the output queue.
 
     A random-access pipeline runs as one **fetch** stage spanning the epochs, so its workers
     start on the next epoch while the last tasks of this one finish; any other root runs one
@@ -65,7 +72,10 @@ def run_epochs(
             while remaining > 0:  # chunks never span epochs, so counts line up
                 rows = next(results)
                 remaining -= len(rows)
-                yield from rows
+                if handoff:
+                    yield from chunks(rows)
+                else:
+                    yield from rows
             yield EPOCH_END
     finally:
         results.close()

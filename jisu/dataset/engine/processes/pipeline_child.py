@@ -45,6 +45,7 @@ import cloudpickle
 from ... import config
 from ...core.request_counts import REQUESTS
 from .. import policies
+from ..row_queue import Rows
 from ..stage import EPOCH_END
 from .shared_arrays import loads_attached
 from .shm import Slab, pack
@@ -238,9 +239,10 @@ def main(conn: Connection) -> None:
     link = _Link(conn, credits, _answers(ctx))
     threading.Thread(target=link.listen, name="jisu-pipeline-link", daemon=True).start()
     slabs = _Slabs(link, credits + SPARE_SLABS)
+    rows = Rows()  # a chunk's rows, sent one by one
     try:
         while not link.stopped:
-            item = _next(ctx, out, link)
+            item = _next(rows, out, link)
             if item is None:
                 break
             skips = ctx.skipped_by_epoch.get(epoch, 0)
@@ -276,13 +278,16 @@ def main(conn: Connection) -> None:
         slabs.close()
 
 
-def _next(ctx: Any, out: Any, link: _Link) -> Any:
-    """The run's next item, or None once the parent said stop."""
+def _next(rows: Rows, out: Any, link: _Link) -> Any:
+    """The run's next row (or end, or failure), or None once the parent said stop."""
     import queue
 
-    while not link.stopped:
-        try:
-            return out.get(timeout=0.05)
-        except queue.Empty:
-            continue
-    return None
+    def get() -> Any:
+        while not link.stopped:
+            try:
+                return out.get(timeout=0.05)
+            except queue.Empty:
+                continue
+        return None
+
+    return rows.next(get)
