@@ -15,6 +15,7 @@ models.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -45,6 +46,8 @@ def _silence_fx_tracing_notice() -> None:
 
 
 _fx_notice_spent = False
+_warming = False  # RaggedArray.warm_torch started (once per process)
+_warm_lock = threading.Lock()
 
 
 class RaggedArray:
@@ -225,6 +228,26 @@ class RaggedArray:
         return torch.nested.nested_tensor_from_jagged(
             torch.from_numpy(values), torch.from_numpy(offsets)
         )
+
+    @staticmethod
+    def warm_torch() -> None:
+        """Make the first :meth:`to_torch` cheap: torch builds its first jagged tensor only
+        after importing ~500 modules (its symbolic shapes, sympy), ~1.2 s, which would land on
+        an iterator's first ragged batch. A daemon thread does it once per process, while the
+        pipeline opens its sources and reads its first rows."""
+        global _warming
+        with _warm_lock:
+            if _warming:
+                return
+            _warming = True
+
+        def warm() -> None:
+            try:
+                RaggedArray(np.zeros(1, np.uint8), np.array([0, 1], np.int64)).to_torch()
+            except Exception:  # the real first batch raises it, where it is reported
+                pass
+
+        threading.Thread(target=warm, name="jisu-warm-nested", daemon=True).start()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         raise TypeError(

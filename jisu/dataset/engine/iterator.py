@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ... import compat
 from .. import config
+from ..core.ragged import RaggedArray
 from ..core.request_counts import REQUESTS, since
 from ..core.rows import to_output
 from ..core.tuning import check_stages
@@ -79,6 +80,8 @@ class DatasetIterator:
         self._seed = config.pipeline_seed()
         self._settings = RunSettings.from_config()  # the configuration it runs with
         self._plan = build_plan(dataset)  # the stages each run starts
+        if not output_numpy and _has_ragged_batch(dataset):
+            RaggedArray.warm_torch()  # torch's first nested tensor imports for ~1 s
         if self._settings.tuned:  # saved AutoTune settings: for this pipeline's stages only
             check_stages(self._settings.tuned, [stage.name for stage in self._plan.stages])
         self._epoch = 0
@@ -307,3 +310,10 @@ def _profile_parts(ctx: Any, now: float, before: dict) -> tuple[list, OpTimes | 
             return [], None, since(before, before)
     stages = [stage.summary(now) for stage in list(ctx.stats.values())]
     return stages, ctx.op_times, since(before)
+
+
+def _has_ragged_batch(node: Any) -> bool:
+    """Whether a batch with ragged columns is in the pipeline of ``node``."""
+    return bool(getattr(node, "ragged", None)) or any(
+        _has_ragged_batch(child) for child in node.children
+    )

@@ -294,3 +294,21 @@ def test_empty_selections():
     ragged = RaggedArray.from_rows(_rows())
     for empty in (ragged[5:0:2], ragged[1:1:2], ragged[3:3], RaggedArray.from_rows([])):
         assert len(empty) == 0 and empty.lengths.tolist() == []
+
+
+def test_a_torch_iterator_over_a_ragged_batch_warms_torch_nested_early(monkeypatch):
+    """torch's first jagged tensor imports ~500 modules (~1 s): started when the iterator is
+    made, on a thread, not on the first batch; not at all for NumPy outputs or no ragged."""
+    calls = []
+    monkeypatch.setattr(RaggedArray, "warm_torch", staticmethod(lambda: calls.append(1)))
+    rows = [np.zeros(k % 3 + 1, np.uint8) for k in range(8)]
+    data = ds.GeneratorDataset(lambda: ((r,) for r in rows), ["x"]).batch(4, ragged=["x"])
+    data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    assert calls == []
+    data.create_tuple_iterator(num_epochs=1)
+    assert calls == [1]
+    data.map(lambda x: x, "x").create_dict_iterator(num_epochs=1)  # below other nodes too
+    assert calls == [1, 1]
+    padded = ds.GeneratorDataset(lambda: ((r,) for r in rows), ["x"])
+    padded.batch(4, pad_info={"x": (None, 0)}).create_tuple_iterator(num_epochs=1)
+    assert calls == [1, 1]
