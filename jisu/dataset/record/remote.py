@@ -390,7 +390,7 @@ class RemoteRecordReader(RecordReader):
         checksums are still to be checked are checked in the order these rows need them, and
         the record batches the reads will fetch are fetched ahead (see :mod:`.read_ahead`),
         after the run's earlier plans, until ``run`` (the pipeline run's context) shuts down.
-        A scattered order read by ranges is warned about (:meth:`_warn_scattered`)."""
+        A scattered order read by ranges is warned about, once per reader."""
         order = np.asarray(order, dtype=np.int64)
         order = order[(order >= 0) & (order < len(self))]  # padded rows read nothing
         if not order.size:
