@@ -175,3 +175,30 @@ def test_both_pools_are_worker_pools_and_a_pool_shut_down_while_starting_leaves_
     workers = [w.process for w in processes._workers.slots if w is not None]
     assert not any(p.is_alive() for p in workers)
     assert processes.pids == [p.pid for p in workers]
+
+
+def _environment_of_a_worker(x):
+    import os
+
+    return np.array([os.environ.get("JISU_TEST_SET", ""), os.environ.get("JISU_TEST_UNSET", "-")])
+
+
+@pytest.mark.parametrize("pipeline_process", [False, True])
+def test_workers_run_in_the_environment_of_the_program_when_they_start(
+    monkeypatch, pipeline_process
+):
+    """A variable set (or removed) after the forkserver started reaches the workers started
+    later, as with fork or spawn: credentials a program sets once its first pool ran."""
+    monkeypatch.setenv("JISU_TEST_UNSET", "there when the forkserver started")
+    process_start.ensure_forkserver()
+    monkeypatch.setenv("JISU_TEST_SET", "set later")
+    monkeypatch.delenv("JISU_TEST_UNSET")
+    ds.config.set_pipeline_process(pipeline_process)
+    try:
+        data = ds.NumpySlicesDataset(np.arange(2), shuffle=False).map(
+            _environment_of_a_worker, python_multiprocessing=True, num_parallel_workers=1
+        )
+        rows = [r[0].tolist() for r in data.create_tuple_iterator(num_epochs=1, output_numpy=True)]
+    finally:
+        ds.config.set_pipeline_process(False)
+    assert rows == [["set later", "-"]] * 2

@@ -103,7 +103,7 @@ class ChildPipeline:
 
         # not a daemon: the pipeline may start worker processes of its own; it stops when
         # told, or when this process is gone (its pipe closes), and at exit (the iterator's)
-        self._process = context.Process(target=main, args=(child_end,), daemon=False)
+        self._process = process_start.process(main, (child_end,), daemon=False)
         try:
             process_start.start(self._process)
         except BaseException:

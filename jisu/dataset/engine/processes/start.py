@@ -13,7 +13,10 @@ and every worker waits for it: all of jisu with torch would be 1.5 s. So it impo
   by each worker as it loads its stage: a forkserver must not run user code, which may start
   threads, since it forks.
 
-Workers do not re-run the program's ``__main__`` script either (:func:`start`).
+Workers do not re-run the program's ``__main__`` script either (:func:`start`), and they run
+in the environment variables of the program as it is when they start (:func:`process`), not as
+it was when the forkserver started: credentials or endpoints set after the first worker pool
+reach later workers, as they would with ``fork`` or ``spawn``.
 """
 
 from __future__ import annotations
@@ -52,6 +55,23 @@ def mp_context() -> Any:
         context.set_forkserver_preload(list(_preload))
         _context = context
     return _context
+
+
+def process(target: Any, args: tuple, *, name: str | None = None, daemon: bool) -> Any:
+    """A process of :func:`mp_context` (not started) that runs ``target(*args)`` in this
+    process's environment variables as they are now (a forkserver's children inherit the
+    forkserver's, frozen when it started)."""
+    return mp_context().Process(
+        target=_in_environment, args=(dict(os.environ), target, *args), name=name, daemon=daemon
+    )
+
+
+def _in_environment(environment: dict[str, str], target: Any, *args: Any) -> None:
+    """Make this process's environment variables ``environment``, then run ``target``."""
+    for key in set(os.environ) - set(environment):
+        del os.environ[key]
+    os.environ.update(environment)
+    target(*args)
 
 
 def _used_by(module_name: str) -> set[str]:

@@ -147,8 +147,8 @@ class Workers:
         """Start the process of slot ``i`` (not yet in the slot, nor sent the stage)."""
         context = process_start.mp_context()
         parent, child = context.Pipe(duplex=True)
-        process = context.Process(
-            target=process_worker.main, args=(child,), name=f"jisu-{self.name}-{i}", daemon=True
+        process = process_start.process(
+            process_worker.main, (child,), name=f"jisu-{self.name}-{i}", daemon=True
         )
         try:
             forkserver = process_start.start(process)
