@@ -70,6 +70,7 @@ from .validate import MalformedFileError
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 CHUNK_BYTES = 8 << 20  # one ranged GET when a shard is fetched whole
+BULK_CHUNK_BYTES = 32 << 20  # ... from S3 on botocore's client (one GET for most shards)
 MAX_READ_BYTES = 1 << 30  # the largest single ranged read (one record batch) taken
 CACHE_SUFFIX = ".arrow"
 _TEMP = re.compile(r".+\.tmp-(?P<pid>\d+)-(?P<tag>[0-9a-f]{8})[0-9a-f]{8}")
@@ -210,10 +211,16 @@ class RemoteFile:
 
 
 def read_whole(file: RemoteFile, sink: Any = None) -> int:
-    """Read the whole object in chunks (writing them to ``sink`` if given); its CRC-32."""
+    """Read the whole object in chunks (writing them to ``sink`` if given); its CRC-32. From
+    S3 on botocore's blocking client, a thread per request (see :mod:`.s3_bulk`)."""
+    from .s3_bulk import bulk_client, bulk_range
+
+    client = bulk_client(file.fs, file.url)
+    step = CHUNK_BYTES if client is None else BULK_CHUNK_BYTES
     crc = 0
-    for start in range(0, file.size, CHUNK_BYTES):
-        chunk = file._get(start, min(file.size, start + CHUNK_BYTES))
+    for start in range(0, file.size, step):
+        end = min(file.size, start + step)
+        chunk = file._get(start, end) if client is None else bulk_range(file, client, start, end)
         crc = zlib.crc32(chunk, crc)
         if sink is not None:
             sink.write(chunk)

@@ -189,15 +189,22 @@ def call(fs: Any, url: str, what: str, method: Any, *args: Any, **kwargs: Any) -
             result = getattr(fs, method)(*args, **kwargs)
     except (FileNotFoundError, MalformedFileError, Stopped):
         raise
-    except PermissionError as exc:
-        raise PermissionError(f"'{url}': {what} was refused: {exc}") from exc
     except Exception as exc:
-        policy = _policy(fs) if _transport_failure(exc) else ""
-        raise StorageError(url, f"{what} failed{policy}: {type(exc).__name__}: {exc}") from exc
+        raise named_failure(fs, url, what, exc) from exc
     finally:  # every request: a failed or abandoned one too
         data = isinstance(result, (bytes, bytearray, memoryview))
         REQUESTS.add(time.perf_counter() - began, len(result) if data else 0)
     return result
+
+
+def named_failure(fs: Any, url: str, what: str, exc: Exception) -> OSError:
+    """The error for request ``what`` on ``url`` that failed with ``exc``: a
+    ``PermissionError`` naming the URL, else a :class:`StorageError`, with the policy in force
+    when the storage could not be reached or did not answer."""
+    if isinstance(exc, PermissionError):
+        return PermissionError(f"'{url}': {what} was refused: {exc}")
+    policy = _policy(fs) if _transport_failure(exc) else ""
+    return StorageError(url, f"{what} failed{policy}: {type(exc).__name__}: {exc}")
 
 
 def exists(fs: Any, path: str, url: str) -> bool:

@@ -1,0 +1,186 @@
+"""Whole-shard downloads from S3 on botocore's own (blocking) client, one thread per request.
+
+s3fs runs every request of the process on one asyncio event loop thread, so the bytes of
+all downloads at once are received by that one thread: measured against moto's server on 2
+cores, 8 shard downloads at once reached about 600 MB/s through it and 900-1000 MB/s through
+botocore's blocking client on 8 threads (each thread receives its own bytes, the GIL released
+while it waits in ``recv``). Whole-shard reads (checksums, the shard cache; see
+:func:`~jisu.dataset.record.storage.read_whole`) therefore go through a blocking botocore
+client made with the filesystem's endpoint, credentials and ``config_kwargs`` (the same
+timeouts and retries, see :mod:`.storage_requests`), each read pinned to the version opened
+as :func:`.storage_requests.s3_range` pins it. Record batches read by ranges stay on s3fs.
+
+Each request runs on a thread of its own while the caller waits, so the wait is abandoned as
+soon as the caller's pipeline run stops (:class:`~jisu.dataset.engine.context.Stopped`), as
+for s3fs's requests; the abandoned request ends within its timeouts. A filesystem with
+options this client does not carry (a session of the user's, extra request arguments such
+as SSE-C keys) keeps s3fs's path (:func:`bulk_client` gives None).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+import time
+from typing import Any
+
+from . import storage_requests as requests
+from .validate import MalformedFileError
+
+_NO_CLIENT = object()  # a filesystem whose options the blocking client cannot carry
+_clients_lock = threading.Lock()
+
+
+def bulk_client(fs: Any, url: str) -> Any | None:
+    """botocore's blocking S3 client with ``fs``'s (s3fs) settings, made once per
+    filesystem; None where ``fs`` is no s3fs filesystem or has options it cannot carry."""
+    if not requests._is_s3(url) or not hasattr(fs, "_call_s3"):
+        return None
+    client = getattr(fs, "_jisu_bulk_client", None)
+    if client is None:
+        with _clients_lock:
+            client = getattr(fs, "_jisu_bulk_client", None)
+            if client is None:
+                client = fs._jisu_bulk_client = _make_client(fs)
+    return None if client is _NO_CLIENT else client
+
+
+def _make_client(fs: Any) -> Any:
+    """The client s3fs would make (its ``set_session``), blocking; :data:`_NO_CLIENT` when
+    ``fs`` carries what this one would not."""
+    try:
+        import botocore.session
+        from botocore.config import Config
+    except ImportError:
+        return _NO_CLIENT
+    given = getattr(fs, "storage_options", None) or {}  # fs.session is s3fs's own once used
+    if given.get("session") is not None or getattr(fs, "s3_additional_kwargs", None):
+        return _NO_CLIENT
+    try:
+        client_kwargs = dict(fs.client_kwargs or {})
+        init = {
+            "aws_access_key_id": fs.key,
+            "aws_secret_access_key": fs.secret,
+            "aws_session_token": fs.token,
+            "endpoint_url": fs.endpoint_url,
+        }
+        init = {k: v for k, v in init.items() if v is not None and v != client_kwargs.get(k)}
+        if "use_ssl" not in client_kwargs:
+            init["use_ssl"] = fs.use_ssl
+        config = dict(fs._prepare_config_kwargs())
+        if fs.anon:
+            from botocore import UNSIGNED
+
+            secrets = ("aws_access_key_id", "aws_secret_access_key", "aws_session_token")
+            init = {k: v for k, v in init.items() if k not in secrets}
+            client_kwargs = {k: v for k, v in client_kwargs.items() if k not in secrets}
+            config["signature_version"] = UNSIGNED
+        session = botocore.session.Session(**(fs.kwargs or {}))
+        return session.create_client("s3", config=Config(**config), **init, **client_kwargs)
+    except Exception:  # an option botocore refuses here: s3fs's path still works
+        return _NO_CLIENT
+
+
+def bulk_range(file: Any, client: Any, start: int, end: int) -> bytes:
+    """Bytes ``[start, end)`` of ``file`` (a :class:`~jisu.dataset.record.storage.RemoteFile`
+    of an S3 object), pinned to its version, through ``client`` on a thread of its own.
+
+    Raises:
+        FileNotFoundError, PermissionError, StorageError: as :func:`.storage_requests.call`.
+        MalformedFileError: the object changed since it was opened, or gave a short answer.
+        Stopped: the caller's pipeline run stopped meanwhile, or the interpreter exits.
+    """
+    from ..core.request_counts import REQUESTS
+    from ..engine.context import Stopped
+    from ..engine.thread_pool import current_stop
+
+    if requests._exiting:
+        raise Stopped("the interpreter is exiting")
+    bucket, key, version = file.fs.split_path(file.path)
+    request = {"Bucket": bucket, "Key": key, "Range": f"bytes={start}-{end - 1}"}
+    version = file.pin.get("VersionId") or version
+    if version:
+        request["VersionId"] = version
+    if file.pin.get("ETag"):
+        request["IfMatch"] = file.pin["ETag"]
+    request.update(getattr(file.fs, "req_kw", None) or {})
+    future: concurrent.futures.Future = concurrent.futures.Future()
+    attempts = _attempts(file.fs)
+    thread = threading.Thread(
+        target=_get_into, args=(client, request, attempts, future), name="jisu-s3-get",
+        daemon=True,
+    )  # fmt: skip
+    stop = current_stop()
+    with requests._inflight_lock:
+        requests._inflight.add(future)
+    data: Any = None
+    began = time.perf_counter()
+    try:
+        thread.start()
+        while not concurrent.futures.wait([future], None if stop is None else 0.05).done:
+            if stop.is_set():
+                future.cancel()  # its answer is dropped; the thread ends within its timeouts
+                raise Stopped("the pipeline stopped")
+        data = future.result()
+    except concurrent.futures.CancelledError:  # by storage_requests._cancel_requests
+        raise Stopped("the interpreter is exiting") from None
+    except FileNotFoundError:
+        raise FileNotFoundError(f"'{file.url}' does not exist (any more)") from None
+    except (Stopped, MalformedFileError):
+        raise
+    except Exception as exc:
+        if requests.precondition_failed(exc):
+            raise MalformedFileError(
+                file.url,
+                f"the object changed after it was opened (it is no longer the one with ETag "
+                f"{file.pin.get('ETag')}): it was replaced; open the data set again to read "
+                "the new one",
+            ) from exc
+        what = f"reading bytes [{start}, {end})"
+        raise requests.named_failure(file.fs, file.url, what, exc) from exc
+    finally:
+        with requests._inflight_lock:
+            requests._inflight.discard(future)
+        REQUESTS.add(time.perf_counter() - began, len(data) if isinstance(data, bytes) else 0)
+    if len(data) != end - start:
+        raise MalformedFileError(
+            file.url,
+            f"reading bytes [{start}, {end}) gave {len(data)} bytes: the object is shorter "
+            f"than the {file.size} bytes expected (truncated or replaced)",
+        )
+    return data
+
+
+def _attempts(fs: Any) -> int:
+    config = fs.config_kwargs.get("retries") if isinstance(fs.config_kwargs, dict) else None
+    return max(1, int((config or {}).get("total_max_attempts") or requests.ATTEMPTS))
+
+
+def _get_into(client: Any, request: dict, attempts: int, future: Any) -> None:
+    """The GET, its body read again after a failure while it streams in (as ``s3_range``
+    does; botocore retries the request itself); its bytes or error set on ``future``."""
+    if not future.set_running_or_notify_cancel():
+        return
+    try:
+        for attempt in range(attempts):
+            try:
+                response = client.get_object(**request)
+            except Exception as exc:
+                code = getattr(exc, "response", {}).get("Error", {}).get("Code")
+                if code in ("NoSuchKey", "NoSuchVersion", "404"):
+                    raise FileNotFoundError(request["Key"]) from exc
+                if code in ("AccessDenied", "403"):
+                    raise PermissionError(str(exc)) from exc
+                raise
+            body = response["Body"]
+            try:
+                data = body.read()
+                break
+            except requests._body_errors():
+                if attempt + 1 >= attempts:
+                    raise
+            finally:
+                body.close()
+        future.set_result(data)
+    except BaseException as exc:
+        future.set_exception(exc)
