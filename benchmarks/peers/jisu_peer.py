@@ -8,7 +8,7 @@ start as the peers, outside the timed part)::
 
 ``write`` goes straight to S3 through ``FileWriter`` (schema ``data: bytes``, ``label:
 int64``; as many shards as make them about ``--shard-bytes``). ``read`` is
-``RecordDataset(url, shuffle=True, num_parallel_workers=W or 1, cache_dir=CACHE)`` (the
+``RecordDataset(url, shuffle=level, num_parallel_workers=W or 1, cache_dir=CACHE)`` (the
 default ``verify=True``: with a cache, each shard is downloaded once, in the epoch's order,
 checked, then read locally; ``verify=False`` would read by ranges while the cache fills),
 then ``batch(64)`` (``batch(64, ragged=["data"])`` for rows of different lengths: a
@@ -37,14 +37,15 @@ def write(source: str, url: str, shard_bytes: int) -> None:
     writer.commit()
 
 
-def read(url: str, cache: str, workers: int, ragged: bool) -> None:
+def read(url: str, cache: str, workers: int, ragged: bool, shuffle: str) -> None:
     import jisu.dataset as ds
 
     empty(cache)
+    level = True if shuffle == "global" else ds.Shuffle(shuffle)
 
     def open_loader():
         data = ds.RecordDataset(
-            url, shuffle=True, num_parallel_workers=workers or 1, cache_dir=cache
+            url, shuffle=level, num_parallel_workers=workers or 1, cache_dir=cache
         )
         data = data.batch(BATCH, ragged=["data"] if ragged else None)
         return data.create_tuple_iterator(num_epochs=2)
@@ -64,11 +65,12 @@ def main() -> None:
     r.add_argument("cache")
     r.add_argument("--workers", type=int, default=0)
     r.add_argument("--ragged", action="store_true", help="rows of different lengths")
+    r.add_argument("--shuffle", default="global", help="a jisu.dataset.Shuffle level")
     args = parser.parse_args()
     if args.command == "write":
         write(args.source, args.url, args.shard_bytes)
     else:
-        read(args.url, args.cache, args.workers, args.ragged)
+        read(args.url, args.cache, args.workers, args.ragged, args.shuffle)
 
 
 if __name__ == "__main__":
