@@ -183,6 +183,16 @@ class Dataset(PipelineOps):
             bool(self.serial_reads),
         )
 
+    def work_holds_gil(self) -> bool:
+        """Whether this node's own work in a fetch task holds the GIL nearly all the time
+        (index arithmetic, reads of small rows from local files, assembling batches of such
+        rows), so that more threads would only take turns running it. The plan runs a fetch
+        stage made only of such nodes on one thread unless a user asks for more (see
+        ``engine/plan.py``). Nodes without parallel work of their own say yes; the others say
+        no unless they know better (threads pay off for decoders, OpenCV and NumPy kernels,
+        I/O waits)."""
+        return not self.has_workers
+
     def functions(self) -> tuple[Any, ...]:
         """The user code the node runs (a map's operations, a filter's predicate …)."""
         return ()

@@ -336,7 +336,17 @@ def _make_stage(kind: str, owner: Any, ids: dict[int, int]) -> Stage:
     widths = [_width(n) for n in ops]
     workers = max(widths)
     processes = any(n.parallelism.processes for n in ops)
-    stage = Stage(kind, owner, ops, feed, workers, processes, reasons=[_WHY[kind]])
+    reasons = [_WHY[kind]]
+    if kind == FETCH and not processes and workers > 1 and all(n.work_holds_gil() for n in ops):
+        asked = max((w for w in map(explicit_workers, ops) if w is not None), default=1)
+        if asked < workers:
+            workers = asked
+            reasons.append(
+                f"{asked} thread{'s' if asked > 1 else ''}, not {max(widths)}: its work holds "
+                "the GIL (reads of small rows from local files, batch assembly), so more "
+                "threads would take turns, not run at once; num_parallel_workers asks for more"
+            )
+    stage = Stage(kind, owner, ops, feed, workers, processes, reasons=reasons)
     stage.name = f"{owner.op_name}#{ids.get(id(owner), '?')}"
     explicit = [w for w in map(explicit_workers, ops) if w is not None]
     stage.explicit = min(explicit) if explicit else None

@@ -180,6 +180,10 @@ class BatchDataset(Dataset):
         # before it, and the count may change by epoch: such a batch is a stream
         return is_random_access(child) and not callable(batch_size)
 
+    def work_holds_gil(self) -> bool:
+        """Assembly alone (no ``per_batch_map``): copying rows whose size the source judges."""
+        return self.per_batch_map is None
+
     def functions(self) -> tuple[Any, ...]:
         return () if self.per_batch_map is None else (self.per_batch_map,)
 

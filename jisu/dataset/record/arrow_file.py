@@ -318,6 +318,9 @@ class FileColumns:
         self.file, self.name, self.batch, self.copies = file, name, batch, copies
         self.nbytes = 0
         self.reads_file = False  # whether a row reads the file (not only copies)
+        #: per column, where a batch gather finds its rows (see :mod:`.gather`; None: rows
+        #: of this column are read one by one)
+        self.layouts: list[tuple | None] = []
         self.getters = [self._getter(k, f, p) for k, (f, p) in enumerate(zip(fields, parts))]
 
     def row(self, j: int) -> tuple:
@@ -381,14 +384,18 @@ class FileColumns:
         dtype = field.dtype
         if field.shape is None:
             values = self._copy(part.data, part.rows, dtype)
+            self.layouts.append(("rows", values))
             return lambda fd, j: values[j : j + 1].reshape(())
         shape = tuple(field.shape)
         if field.fixed_size is not None:
             whole = self._whole(k, part.data, part.rows * field.fixed_size, dtype)
             if whole is not None:
                 rows = whole.reshape(part.rows, *shape)
+                self.layouts.append(("rows", rows))
                 return lambda fd, j: rows[j]
+            self.layouts.append(("fixed", part.data, shape, dtype))
             return self._fixed_getter(part, dtype, shape, field.fixed_size * dtype.itemsize)
+        self.layouts.append(None)
         return self._ragged_getter(k, field, part, dtype, shape)
 
     def _bytes_getter(self, k: int, field: Field, part: Part) -> Callable[[int, int], Any]:
@@ -396,6 +403,7 @@ class FileColumns:
         text = field.type == "string"
         first = starts[0]
         data = self._whole(k, part.data + first, starts[-1] - first, np.dtype(np.uint8))
+        self.layouts.append(None if text else ("bytes", starts, first, data, part.data))
         if data is not None:
             if text:
                 raw = memoryview(data)

@@ -200,6 +200,11 @@ class MindRecordReader:
         return int(self._starts[-1])
 
     @property
+    def local_row_bytes(self) -> float:
+        """Bytes per row on average, read from local files (``RecordDataset.work_holds_gil``)."""
+        return sum(os.path.getsize(p) for p in self.paths) / max(1, len(self))
+
+    @property
     def class_indexing(self) -> dict[str, int]:
         """``{}``: a MindRecord header records no class names."""
         return {}

@@ -241,6 +241,11 @@ class RecordReader:
         return sum(self.shard_rows)
 
     @property
+    def local_row_bytes(self) -> float:
+        """Bytes per row on average, read from local files (``RecordDataset.work_holds_gil``)."""
+        return sum(s.bytes for s in self.meta.shards) / max(1, len(self))
+
+    @property
     def class_indexing(self) -> dict[str, int]:
         """The manifest's ``{class name: label}`` (``{}`` when it records none)."""
         return dict(self.meta.class_indexing)
@@ -257,6 +262,30 @@ class RecordReader:
         blocks = (local // self.block_rows) * len(self.shard_paths) + shard
         return blocks * self.block_rows + local % self.block_rows
 
+    def locate_many(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`locate` of many rows at once: their shards, record batches and rows within
+        those batches (``indices`` checked to be in range)."""
+        indices = np.asarray(indices, dtype=np.int64)
+        if len(indices) and (indices.min() < 0 or indices.max() >= len(self)):
+            bad = indices[(indices < 0) | (indices >= len(self))][0]
+            raise IndexError(f"RecordDataset: row {bad} out of range [0, {len(self)})")
+        block, offset = np.divmod(indices, self.block_rows)
+        count = len(self.shard_paths)
+        shards = block % count
+        local = (block // count) * self.block_rows + offset
+        batches = np.empty_like(local)
+        for shard in np.unique(shards):
+            mask = shards == shard
+            starts = np.asarray(self._batch_starts[shard])
+            batches[mask] = np.searchsorted(starts, local[mask], side="right") - 1
+            local[mask] -= starts[batches[mask]]
+        return shards, batches, local
+
+    def batch_columns(self, shard: int, batch: int) -> Any:
+        """The rows of record batch ``batch`` of shard ``shard`` (:class:`FileColumns` for a
+        local file)."""
+        return self._views.get((shard, batch)) or self._columns(shard, batch)
+
     def _columns(self, shard: int, batch: int) -> Any:
         views = self._views.get((shard, batch))
         if views is None:
@@ -272,5 +301,4 @@ class RecordReader:
         shard, local = self.locate(int(index))
         starts = self._batch_starts[shard]
         batch = bisect.bisect_right(starts, local) - 1
-        views = self._views.get((shard, batch)) or self._columns(shard, batch)
-        return views.row(local - starts[batch])
+        return self.batch_columns(shard, batch).row(local - starts[batch])

@@ -201,6 +201,12 @@ class RemoteRecordReader(RecordReader):
         if self._checks is not None:  # this process opened it: it checks every shard
             self._checks.check_all()
 
+    @property
+    def local_row_bytes(self) -> float | None:  # type: ignore[override]
+        """With a cache and ``verify``, rows are read from the verified local copies; else by
+        ranges, waiting on the network (None)."""
+        return super().local_row_bytes if self.cache is not None and self.verify else None
+
     def _open(self, maps: Any = None) -> None:
         fs, _ = filesystem(self.manifest_path, self.storage_options)
         meta = self.meta

@@ -13,12 +13,17 @@ from ..core.validation import check_int
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
 from ..record.format import find_manifest
+from ..record.gather import gather
 from ..record.mindrecord import MindRecordReader, is_mindrecord
 from ..record.reader import RecordReader
 from ..record.schema import ColumnOrder
 from ..record.storage import default_cache, is_url
-from .generator import Source
+from .generator import Source, _SourceKernels
 from .options import ReadOptions, Shuffle
+
+#: rows smaller than this (on average, in the shards' bytes) read from local files hold the GIL
+#: for most of their read: see :meth:`RecordDataset.work_holds_gil`
+SMALL_ROW_BYTES = 64 << 10
 
 
 def open_records(
@@ -85,6 +90,19 @@ class _Padded:
         return self.reader[index]
 
 
+class _RecordKernels(_SourceKernels):
+    """Random access to records, and a batch's rows gathered into its arrays at once."""
+
+    def _fetch_columns(self, ctx: ExecContext, epoch: int, indices: np.ndarray) -> list | None:
+        reader = self.source
+        if not isinstance(reader, RecordReader):  # MindRecord, padded samples: row by row
+            return None
+        try:
+            return gather(reader, self.epoch_order(ctx, epoch)[indices])
+        except (OSError, ValueError, RuntimeError):
+            return None  # read row by row: the failing row's error then names its sample
+
+
 class RecordDataset(Source):
     """Rows of a jisu record data set (``FileWriter``) or of MindRecord files.
 
@@ -133,6 +151,7 @@ class RecordDataset(Source):
             (and a shard replaced since it was opened) are ``RuntimeError`` too.
     """
 
+    random_access_kernels = _RecordKernels
     default_workers = None  # config's default
     serial_reads = False  # reads (pread) are thread-safe
     file_shuffle = True
@@ -190,6 +209,14 @@ class RecordDataset(Source):
         folder, ``Dataset.save`` of a pipeline with one, ``FileWriter.set_class_indexing``);
         ``{}`` when there is none (MindRecord files, manifests written before the key)."""
         return self.reader.class_indexing
+
+    def work_holds_gil(self) -> bool:
+        """Rows of fewer than :data:`SMALL_ROW_BYTES` read from local files (or a verified
+        cache): each read is a short ``pread`` between stretches of Python, so a second thread
+        mostly waits for the GIL. On 2 cores one thread reads 4 KiB rows 1.6x as fast as two
+        (16 KiB: 1.4x, 64 KiB: even, 256 KiB: two threads 1.4x faster; docs/benchmarks.md)."""
+        row_bytes = getattr(self.reader, "local_row_bytes", None)
+        return row_bytes is not None and row_bytes < SMALL_ROW_BYTES
 
     def epoch_order(self, ctx: ExecContext, epoch: int) -> np.ndarray:
         """The epoch's order; a data set in object storage plans its reads by it (checks and
