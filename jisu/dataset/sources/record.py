@@ -90,6 +90,9 @@ class _Padded:
         return self.reader[index]
 
 
+_GATHER_TRIES = 8
+
+
 class _RecordKernels(_SourceKernels):
     """Random access to records, and a batch's rows gathered into its arrays at once."""
 
@@ -97,10 +100,17 @@ class _RecordKernels(_SourceKernels):
         reader = self.source
         if not isinstance(reader, RecordReader):  # MindRecord, padded samples: row by row
             return None
+        # rows that cannot be gathered (bytes of different lengths: JPEGs) stay so: after
+        # _GATHER_TRIES batches of a run without one gathered, stop trying
+        tally = ctx.cached((ctx.node_id(self), "gathered"), lambda: [0, 0])  # [yes, no]
+        if tally[1] >= _GATHER_TRIES and not tally[0]:
+            return None
         try:
-            return gather(reader, self.epoch_order(ctx, epoch)[indices])
+            columns = gather(reader, self.epoch_order(ctx, epoch)[indices])
         except (OSError, ValueError, RuntimeError):
             return None  # read row by row: the failing row's error then names its sample
+        tally[columns is None] += 1
+        return columns
 
 
 class RecordDataset(Source):

@@ -199,3 +199,27 @@ def test_large_rows_keep_the_default_width(tmp_path, four_cpus):
     for columns in batches:
         check_batch(columns)
     assert sorted(k for b in batches for k in b[2].tolist()) == list(range(12))
+
+
+def test_a_source_whose_rows_never_gather_stops_trying(tmp_path, monkeypatch):
+    """Bytes of different lengths (JPEGs) never gather: after 8 batches of a run the batches
+    are read row by row without trying, with the same rows."""
+    import jisu.dataset.sources.record as record_source
+
+    calls = []
+
+    def counted(reader, indices):
+        calls.append(len(indices))
+        return gather(reader, indices)
+
+    monkeypatch.setattr(record_source, "gather", counted)
+    path = write(tmp_path / "mixed.rec", 400, 2, lambda k: 10 + k % 3)
+    data = ds.RecordDataset(path, shuffle=False).batch(10, ragged=["blob"])
+    batches = list(data.create_tuple_iterator(num_epochs=1, output_numpy=True))
+    assert len(batches) == 40 and len(calls) == 8
+    for blobs, _, labels in batches:
+        assert [r.tobytes() for r in blobs] == [blob(k, 10 + k % 3) for k in labels.tolist()]
+    calls.clear()  # rows that do gather keep being gathered
+    even = write(tmp_path / "even.rec", 400, 2, lambda k: 10)
+    list(ds.RecordDataset(even).batch(10).create_tuple_iterator(num_epochs=1))
+    assert len(calls) == 40
