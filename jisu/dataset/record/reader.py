@@ -230,7 +230,7 @@ class RecordReader:
             )
 
     def __getstate__(self) -> dict:
-        skip = ("_files", "_parts", "_views", "_copies", "_batch_starts")
+        skip = ("_files", "_parts", "_views", "_copies", "_batch_starts", "_flat_starts")
         return {k: v for k, v in self.__dict__.items() if k not in skip}
 
     def __setstate__(self, state: dict) -> None:
@@ -273,13 +273,24 @@ class RecordReader:
         count = len(self.shard_paths)
         shards = block % count
         local = (block // count) * self.block_rows + offset
-        batches = np.empty_like(local)
-        for shard in np.unique(shards):
-            mask = shards == shard
-            starts = np.asarray(self._batch_starts[shard])
-            batches[mask] = np.searchsorted(starts, local[mask], side="right") - 1
-            local[mask] -= starts[batches[mask]]
-        return shards, batches, local
+        starts, first_batch = self._flat_batch_starts()
+        # one search over every shard's batch starts, each shard's lifted above the last's
+        flat = np.searchsorted(starts, (shards << 40) + local, side="right") - 1
+        return shards, flat - first_batch[shards], (shards << 40) + local - starts[flat]
+
+    def _flat_batch_starts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every record batch's first row as ``shard << 40 | row`` (sorted), and where each
+        shard's batches begin in that array; made once per opening."""
+        made = self.__dict__.get("_flat_starts")
+        if made is not None and made[0] is self._batch_starts:
+            return made[1], made[2]
+        lifted = [
+            (k << 40) + np.asarray(s[:-1], np.int64) for k, s in enumerate(self._batch_starts)
+        ]
+        starts = np.concatenate(lifted) if lifted else np.zeros(0, np.int64)
+        first_batch = np.cumsum([0] + [len(s) for s in lifted[:-1]]).astype(np.int64)
+        self._flat_starts = (self._batch_starts, starts, first_batch)
+        return starts, first_batch
 
     def batch_columns(self, shard: int, batch: int) -> Any:
         """The rows of record batch ``batch`` of shard ``shard`` (:class:`FileColumns` for a

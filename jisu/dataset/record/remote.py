@@ -482,7 +482,15 @@ class RemoteRecordReader(RecordReader):
 
     def __getstate__(self) -> dict:
         skip = ("_shards", "_views", "_recent", "_local_views", "_batch_starts", "_files")
-        skip += ("_parts", "_copies", "_aheads", "_ahead_lock", "_loading", "_checks")
+        skip += (
+            "_flat_starts",
+            "_parts",
+            "_copies",
+            "_aheads",
+            "_ahead_lock",
+            "_loading",
+            "_checks",
+        )
         state = {k: v for k, v in self.__dict__.items() if k not in skip}
         # a worker trusts the shards this process checked (at the version checked); it
         # checks the others itself

@@ -98,6 +98,23 @@ def test_a_gather_gives_the_rows_asked_for_in_their_order(
     check_batch(columns, indices.tolist())  # the written order: global row i is label i
 
 
+@pytest.mark.parametrize("rows, shards, chunk", [(1, 3, 1), (700, 4, 37), (2500, 3, 400)])
+def test_many_rows_are_located_as_each_row_is(tmp_path, monkeypatch, rows, shards, chunk):
+    """``locate_many`` against the one-row ``locate`` and the shard's batch starts."""
+    from jisu.dataset.record import writer as writer_module
+
+    monkeypatch.setattr(writer_module, "MAX_BLOCK_ROWS", 64)  # blocks dealt to the shards
+    path = write(tmp_path / "d.rec", rows, shards, lambda k: 5, chunk=chunk)
+    reader = RecordReader(path + ".manifest.json")
+    indices = np.random.default_rng(rows).integers(0, rows, 300)
+    got = reader.locate_many(indices)
+    for i, shard, batch, row in zip(indices.tolist(), *(a.tolist() for a in got)):
+        expected_shard, local = reader.locate(i)
+        starts = reader._batch_starts[expected_shard]
+        assert shard == expected_shard
+        assert starts[batch] <= local < starts[batch + 1] and row == local - starts[batch]
+
+
 def test_rows_of_different_lengths_or_shapes_are_left_to_the_row_by_row_assembly(tmp_path):
     path = write(tmp_path / "mixed.rec", 60, 2, lambda k: 10 + k % 3)
     reader = RecordReader(path + ".manifest.json")
