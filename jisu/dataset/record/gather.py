@@ -42,12 +42,7 @@ def gather(reader: Any, indices: np.ndarray) -> list[np.ndarray] | None:
         if spec is None:
             return None
         columns.append(np.empty((len(js), *spec[0]), spec[1]))
-    for views in found.values():
-        if views.reads_file:
-            _read_rows(row_views, js, columns)
-            break
-    else:
-        _copy_rows(row_views, js, columns)
+    _fill(row_views, js, columns)
     return columns
 
 
@@ -80,20 +75,10 @@ def _column_spec(
     return ((lengths.pop(),), found[1]) if len(lengths) == 1 else None
 
 
-def _copy_rows(row_views: list[FileColumns], js: list[int], columns: list) -> None:
-    """Rows whose bytes all are in memory (copies of their record batches)."""
-    for k, out in enumerate(columns):
-        for i, (views, j) in enumerate(zip(row_views, js)):
-            layout = views.layouts[k]
-            if layout[0] == "rows":
-                out[i] = layout[1][j]
-            else:  # bytes
-                starts, first, data = layout[1], layout[2], layout[3]
-                out[i] = data[starts[j] - first : starts[j + 1] - first]
-
-
-def _read_rows(row_views: list[FileColumns], js: list[int], columns: list) -> None:
-    """Rows read from their files (by ``pread`` straight into the batch) or copied."""
+def _fill(row_views: list[FileColumns], js: list[int], columns: list) -> None:
+    """Rows ``js`` of their record batches into ``columns``: copied from the bytes kept in
+    memory, or read from their files by ``pread`` straight into place (a file's descriptor
+    taken at its first such read)."""
     held: dict[int, tuple[Any, int]] = {}  # id(file) -> (file, descriptor)
     try:
         for k, out in enumerate(columns):
