@@ -481,16 +481,8 @@ class RemoteRecordReader(RecordReader):
         return None
 
     def __getstate__(self) -> dict:
-        skip = ("_shards", "_views", "_recent", "_local_views", "_batch_starts", "_files")
-        skip += (
-            "_flat_starts",
-            "_parts",
-            "_copies",
-            "_aheads",
-            "_ahead_lock",
-            "_loading",
-            "_checks",
-        )
+        skip = ("_shards", "_views", "_recent", "_local_views", "_batch_starts", "_flat_starts")
+        skip += ("_files", "_parts", "_copies", "_aheads", "_ahead_lock", "_loading", "_checks")
         state = {k: v for k, v in self.__dict__.items() if k not in skip}
         # a worker trusts the shards this process checked (at the version checked); it
         # checks the others itself
