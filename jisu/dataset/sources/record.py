@@ -121,7 +121,9 @@ class RecordDataset(Source):
             shard(s) (one file opens all shards named in its header; a list opens those).
         columns_list: columns to read, in order (default: all, in the order written;
             :class:`MindDataset`: sorted by name, MindSpore's order).
-        num_parallel_workers: threads reading rows (default: ``config``'s).
+        num_parallel_workers: threads reading rows (default: ``config``'s; rows of under
+            64 KiB read from local files or a verified cache, with no map above, are read on
+            one thread: see :meth:`work_holds_gil`).
         shuffle: True / ``Shuffle.GLOBAL`` (default), ``Shuffle.FILES``, ``Shuffle.INFILE``
             or False (rows in written order, shard after shard).
         num_shards / shard_id: one of ``num_shards`` equal parts (short parts wrap around).
