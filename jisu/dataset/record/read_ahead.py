@@ -212,7 +212,14 @@ class ReadAhead:
                 return False  # closed
             fetch = _Fetch(key, position)
             with self._lock:
-                self._fetches[key] = fetch
+                claimed = key in self._claimed  # by a read while this waited for room
+                if claimed:
+                    del self._claimed[key]
+                else:
+                    self._fetches[key] = fetch
+            if claimed:
+                self.budget.release(size)
+                continue
             self._queue.put(fetch)
         return True
 

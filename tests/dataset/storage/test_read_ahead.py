@@ -141,6 +141,34 @@ def test_a_failed_fetch_leaves_the_read_to_the_caller():
         ahead.close()
 
 
+def test_a_range_a_read_fetched_while_the_scheduler_waited_for_room_is_not_fetched_again():
+    """The read of a range the scheduler has not queued yet (it waits for room in the bound)
+    fetches the range itself; once room is made the scheduler must not fetch it a second
+    time (the CI failure: one batch fetched twice)."""
+    first, second = (0, 0, 100), (0, 100, 200)
+    calls = []
+    ahead = ReadAhead(lambda *key: calls.append(key) or content(key), 100, workers=1)
+    waiting = threading.Event()
+    acquire = ahead.budget.acquire
+
+    def acquire_seen(nbytes, make_room, stopped):
+        if ahead.budget.held:  # the second range: the first holds the whole bound
+            waiting.set()
+        return acquire(nbytes, make_room, stopped)
+
+    ahead.budget.acquire = acquire_seen
+    ahead.plan(iter([first, second]))
+    try:
+        assert waiting.wait(30)
+        assert ahead.take(second) is None  # not queued: the read fetches it itself
+        eventually(lambda: second not in ahead._claimed)  # the scheduler went past it
+        assert second not in ahead._fetches
+        assert calls == [first]
+        assert ahead.budget.held in (0, 100)  # the first range, unless dropped as passed
+    finally:
+        ahead.close()
+
+
 def test_close_ends_every_thread_and_no_take_waits():
     release = threading.Event()
 
