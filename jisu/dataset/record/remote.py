@@ -2,7 +2,8 @@
 
 Reading (:class:`RemoteRecordReader`): the manifest is read (size checked first) and validated
 exactly as a local one; every shard's size is checked against it (one metadata request per
-shard, in parallel) and its Arrow footer and schema are read by ranges. A row is then read
+shard, in parallel) and its Arrow footer and schema are read by ranges (at the open; with a
+cache and ``verify``, only if the shard is read by ranges after its check). A row is then read
 by fetching its record batch alone (one ranged GET of the batch's bytes; the shard is never
 downloaded to read one row); the batch's row count and buffers are checked when it is
 fetched. Fetched batches are kept in a small per-reader LRU.
@@ -31,7 +32,6 @@ import itertools
 import logging
 import threading
 import warnings
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -52,7 +52,7 @@ from .format import (
 from .pread import PreadFile
 from .read_ahead import READ_AHEAD_BYTES, ReadAhead
 from .reader import VIEW_BATCHES, VIEW_BYTES, RecordReader, ViewCache
-from .remote_batches import BatchColumns, RemoteShard
+from .remote_batches import BatchColumns, BatchLRU, RemoteShard
 from .schema import arrow_schema, select_fields
 from .shard_checks import ShardChecks
 from .storage import (
@@ -98,48 +98,6 @@ def read_remote_manifest(fs: Any, url: str) -> Any:
     size = remote_size(fs, path, url)
     check_manifest_size(size, url)
     return decode_manifest(RemoteFile(fs, path, url, size).read_range(0, size), url)
-
-
-class _BatchLRU:
-    """The last ``(shard, batch)`` column views, thread-safe: at most ``capacity`` of them and
-    ``max_bytes`` in all (the newest one is kept whatever its size), so that record batches a
-    hostile or unusual footer makes large cannot pile up in memory."""
-
-    def __init__(self, capacity: int, max_bytes: int) -> None:
-        self.capacity = capacity
-        self.max_bytes = max_bytes
-        self.nbytes = 0
-        self._items: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple) -> Any:
-        with self._lock:
-            entry = self._items.get(key)
-            if entry is None:
-                return None
-            self._items.move_to_end(key)
-            return entry[0]
-
-    def __contains__(self, key: tuple) -> bool:
-        with self._lock:
-            return key in self._items
-
-    def put(self, key: tuple, value: Any, nbytes: int = 0) -> None:
-        with self._lock:
-            old = self._items.pop(key, None)
-            if old is not None:
-                self.nbytes -= old[1]
-            self._items[key] = (value, nbytes)
-            self.nbytes += nbytes
-            while len(self._items) > 1 and (
-                len(self._items) > self.capacity or self.nbytes > self.max_bytes
-            ):
-                self.nbytes -= self._items.popitem(last=False)[1][1]
-
-    def drop_shard(self, shard: int) -> None:
-        with self._lock:
-            for key in [k for k in self._items if k[0] == shard]:
-                self.nbytes -= self._items.pop(key)[1]
 
 
 class RemoteRecordReader(RecordReader):
@@ -231,37 +189,30 @@ class RemoteRecordReader(RecordReader):
             RemoteShard(e, f, layout[k]) for k, (e, f) in enumerate(zip(meta.shards, files))
         ]
         self._batch_starts = [[0, *itertools.accumulate(sizes)] for sizes in layout]
-        self._recent = _BatchLRU(_BATCH_CACHE, _BATCH_CACHE_BYTES)
+        self._recent = BatchLRU(_BATCH_CACHE, _BATCH_CACHE_BYTES)
         self._local_views = ViewCache(VIEW_BATCHES, VIEW_BYTES)
         self._copies = CopyStore()
         self._views = ViewCache(0, 0)  # never filled: _columns serves every batch
         expected = arrow_schema(self.all_fields, None)
 
+        # With a cache and checks, every read waits for its shard's check, the download into
+        # the cache: the footer is read (by ranges) only for a shard then read by ranges (no
+        # room in the cache), so the downloads start without waiting for footers.
+        footers_now = self.cache is None or not self.verify
+
         def prepare(k: int) -> None:  # the cached copy, or the footer by ranges
             shard = self._shards[k]
             entry = shard.entry
-            cached = None
             if self.cache is not None:
                 cached = self.cache.lookup(entry.path, entry.bytes, entry.crc32)
-            if cached is not None:
-                try:
-                    shard.local = self._map_cached(k, shard, cached, expected)
-                    return
-                except FileNotFoundError:  # evicted by another reader since it was checked
-                    pass
-            reader = shard.remote_reader()
-            self._check_shard_schema(k, entry, reader.schema, expected)
-            if reader.num_record_batches != len(shard.layout):
-                raise MalformedFileError(
-                    entry.path,
-                    f"shard has {reader.num_record_batches} record batches; the layout in "
-                    f"'{self.manifest_path}' gives {len(shard.layout)}",
-                )
-            shard.keep_reader(reader)
-            file = shard.file
-            shard.ranges = record_batch_ranges(
-                file.size, lambda at, n: file.read_range(at, at + n), entry.path
-            )  # the footer's (the tail, fetched once): where each batch's one read goes
+                if cached is not None:
+                    try:
+                        shard.local = self._map_cached(k, shard, cached, expected)
+                        return
+                    except FileNotFoundError:  # evicted by another reader since checked
+                        pass
+            if footers_now:
+                self._footer(k)
 
         parallel(prepare, range(len(self._shards)))
         self._checks: ShardChecks | None = None  # checksums, as the reads need them
@@ -276,6 +227,32 @@ class RemoteRecordReader(RecordReader):
         self._aheads: dict[int, ReadAhead] = {}  # by run (id of its context)
         self._ahead_lock = threading.Lock()
         self._loading: dict[tuple[int, int], threading.Event] = {}  # batches being fetched
+
+    def _footer(self, k: int) -> RemoteShard:
+        """Shard ``k`` with its Arrow footer read by ranges and checked against the manifest
+        (schema, batch count; where each batch's bytes lie), once: the first range read of
+        the shard needs it."""
+        shard = self._shards[k]
+        if shard.ranges is not None:
+            return shard
+        with shard.footer_lock:
+            if shard.ranges is None:
+                entry = shard.entry
+                reader = shard.remote_reader()
+                expected = arrow_schema(self.all_fields, None)
+                self._check_shard_schema(k, entry, reader.schema, expected)
+                if reader.num_record_batches != len(shard.layout):
+                    raise MalformedFileError(
+                        entry.path,
+                        f"shard has {reader.num_record_batches} record batches; the layout "
+                        f"in '{self.manifest_path}' gives {len(shard.layout)}",
+                    )
+                shard.keep_reader(reader)
+                file = shard.file
+                shard.ranges = record_batch_ranges(
+                    file.size, lambda at, n: file.read_range(at, at + n), entry.path
+                )  # the footer's (the tail, fetched once): where each batch's one read goes
+        return shard
 
     def _check_shard(self, k: int) -> None:
         """Shard ``k``'s CRC-32 against the manifest, by reading it in full: into the cache,
@@ -356,7 +333,7 @@ class RemoteRecordReader(RecordReader):
         views = self._recent.get(key)
         if views is not None and self._aheads:
             for ahead in list(self._aheads.values()):  # a range fetched for it is not needed
-                ahead.skip((shard, *source.ranges[batch]))
+                ahead.skip((shard, *self._footer(shard).ranges[batch]))
         if views is None:
             views = self._fetch_batch(key, source)
         fill = self.cache is not None and not self.cache.full and not source.filling
@@ -380,7 +357,7 @@ class RemoteRecordReader(RecordReader):
             if views is not None:
                 return views  # else it failed (each thread then raises its own error)
         try:
-            record_batch = source.get_batch(key[1])
+            record_batch = self._footer(key[0]).get_batch(key[1])
             views = BatchColumns(record_batch, self.fields)
             self._recent.put(key, views, record_batch.nbytes)
             return views
@@ -466,7 +443,7 @@ class RemoteRecordReader(RecordReader):
             into_cache = checks is not None and cache is not None and not cache.full
             if into_cache and not checks.passed(k):
                 continue  # its check is the download into the cache
-            start, end = source.ranges[b]
+            start, end = self._footer(k).ranges[b]
             if not source.file.in_tail(start):
                 yield (k, start, end)
 

@@ -1,11 +1,12 @@
 """The record batches of a shard in object storage, as :class:`~.remote.RemoteRecordReader`
 reads them: a shard's verified copy in the cache or Arrow readers over ranged reads
-(:class:`RemoteShard`, which checks every batch it fetches), and a fetched batch's columns as
-NumPy views (:class:`BatchColumns`)."""
+(:class:`RemoteShard`, which checks every batch it fetches), a fetched batch's columns as
+NumPy views (:class:`BatchColumns`), and the last fetched batches (:class:`BatchLRU`)."""
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,9 @@ class RemoteShard:
         self.local: tuple[PreadFile, list[list[Part]]] | None = None
         self.error: BaseException | None = None  # a failed background fill (bad checksum)
         self.filling = False
-        self.ranges: list[tuple[int, int]] = []  # each record batch's bytes (the footer's)
+        #: each record batch's bytes (the footer's), once read (``RemoteRecordReader._footer``)
+        self.ranges: list[tuple[int, int]] | None = None
+        self.footer_lock = threading.Lock()
         self._pool: list[Any] = []
         self._lock = threading.Lock()
 
@@ -124,3 +127,45 @@ class BatchColumns:
         offsets = column.offsets.to_numpy(zero_copy_only=True)
         shape = field.shape
         return lambda j: flat[offsets[j] : offsets[j + 1]].reshape(shape)
+
+
+class BatchLRU:
+    """The last ``(shard, batch)`` column views, thread-safe: at most ``capacity`` of them and
+    ``max_bytes`` in all (the newest one is kept whatever its size), so that record batches a
+    hostile or unusual footer makes large cannot pile up in memory."""
+
+    def __init__(self, capacity: int, max_bytes: int) -> None:
+        self.capacity = capacity
+        self.max_bytes = max_bytes
+        self.nbytes = 0
+        self._items: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> Any:
+        with self._lock:
+            entry = self._items.get(key)
+            if entry is None:
+                return None
+            self._items.move_to_end(key)
+            return entry[0]
+
+    def __contains__(self, key: tuple) -> bool:
+        with self._lock:
+            return key in self._items
+
+    def put(self, key: tuple, value: Any, nbytes: int = 0) -> None:
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self.nbytes -= old[1]
+            self._items[key] = (value, nbytes)
+            self.nbytes += nbytes
+            while len(self._items) > 1 and (
+                len(self._items) > self.capacity or self.nbytes > self.max_bytes
+            ):
+                self.nbytes -= self._items.popitem(last=False)[1][1]
+
+    def drop_shard(self, shard: int) -> None:
+        with self._lock:
+            for key in [k for k in self._items if k[0] == shard]:
+                self.nbytes -= self._items.pop(key)[1]

@@ -9,13 +9,13 @@ import pytest
 
 import jisu.dataset as ds
 from jisu.dataset.record import storage
-from jisu.dataset.record.remote import _BatchLRU
+from jisu.dataset.record.remote_batches import BatchLRU
 from jisu.dataset.record.storage import RemoteFile
 from jisu.dataset.record.validate import MalformedFileError
 
 
 def test_the_batch_lru_keeps_to_its_count_and_byte_bounds():
-    lru = _BatchLRU(capacity=4, max_bytes=100)
+    lru = BatchLRU(capacity=4, max_bytes=100)
     sizes = [30, 30, 30, 30, 60, 10, 250, 5]
     for k, size in enumerate(sizes):
         lru.put((0, k), f"batch{k}", size)

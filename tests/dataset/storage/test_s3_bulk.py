@@ -52,6 +52,15 @@ def test_a_whole_object_is_one_pinned_get_on_botocores_client_with_the_same_crc(
     assert s3.proxy.gets == [(f"/{s3.bucket}/blob", f"bytes=0-{len(data) - 1}", len(data))]
 
 
+def test_the_client_shares_the_service_models_s3fs_loaded(s3):
+    """botocore's JSON models are parsed once per process, not again for the bulk client."""
+    url = put(s3, "blob", b"x" * 100)
+    file = remote(url)  # a request on s3fs: its session has loaded the models
+    client = s3_bulk.bulk_client(file.fs, url)
+    assert client._loader is file.fs.session.get_component("data_loader")
+    assert client.get_object(Bucket=s3.bucket, Key="blob")["Body"].read() == b"x" * 100
+
+
 def test_objects_larger_than_a_request_are_read_in_order_in_several(s3, monkeypatch):
     monkeypatch.setattr(storage, "BULK_CHUNK_BYTES", 1 << 20)
     data = np.random.default_rng(1).bytes((5 << 20) + 123)
