@@ -124,6 +124,8 @@ class RemoteRecordReader(RecordReader):
             URL); a shard altered at the same size fails its reads instead (its checksum).
     """
 
+    in_object_storage = True  # (RecordDataset: row 0 is not read at build time)
+
     def __init__(
         self,
         url: str,

@@ -134,8 +134,8 @@ class RecordDataset(Source):
             For a data set in object storage this reads every shard in full once (into the
             cache when there is one), in the background in the epoch's shard order, and no
             row of a shard is served before its check passed (a shard that fails it fails
-            its reads, named); ``verify=False`` reads only the byte ranges of the rows asked
-            for.
+            its reads, named); the data set is built without waiting for any check.
+            ``verify=False`` reads only the byte ranges of the rows asked for.
         storage_options: for a URL (``s3://bucket/train.rec``, ``gs://``, ``hf://``, any
             fsspec URL): the filesystem's options, e.g. ``{"endpoint_url": ...}``; by default
             credentials and endpoint come from the environment (``AWS_ENDPOINT_URL``,
@@ -156,8 +156,8 @@ class RecordDataset(Source):
         FileNotFoundError: a missing manifest or shard, named, before any row is read.
         MalformedFileError: (a ``ValueError``) a malformed manifest, or a shard that is
             not a plain name beside it, not a regular file, truncated or altered, named,
-            before any row is read (in object storage, a shard altered at the same size:
-            when its rows are first read).
+            before any row is read (in object storage, a shard altered at the same size or
+            whose footer disagrees with the manifest: when its rows are first read).
         StorageError: (an ``OSError``) object storage could not be reached or did not
             answer in time, naming the URL and the timeouts. While iterating, these errors
             (and a shard replaced since it was opened) are ``RuntimeError`` too.
@@ -215,6 +215,15 @@ class RecordDataset(Source):
             num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id
         )
         super().__init__(source, reader.columns, options)
+
+    def _check_first_row(self) -> None:
+        """Read row 0 at build time, unless the data set is in object storage: its columns
+        come from the manifest's validated schema, and row 0 would wait on the network (with
+        ``verify``, for its shard's download and check), while without the wait the pipeline
+        is built, and the caller goes on, as the shards download. A shard that fails its
+        check fails its first read instead, naming its URL."""
+        if not getattr(self.reader, "in_object_storage", False):
+            super()._check_first_row()
 
     def get_class_indexing(self) -> dict[str, int]:
         """The ``{class name: label}`` recorded in the manifest (``jisu convert`` of an image

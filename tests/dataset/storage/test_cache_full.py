@@ -100,8 +100,9 @@ def test_a_damaged_shard_is_still_an_error_when_the_cache_is_full(s3, tmp_path, 
     data = bytearray(fs.cat_file(shard))
     data[100] ^= 1
     fs.pipe_file(shard, bytes(data))
+    data = ds.RecordDataset(url, cache_dir=str(tmp_path / "cache"))  # no row read yet
     with pytest.raises(ValueError, match="does not match its checksum") as info:
-        ds.RecordDataset(url, cache_dir=str(tmp_path / "cache"))
+        list(data.create_tuple_iterator(num_epochs=1, output_numpy=True))
     assert shard in str(info.value) and cached_files(tmp_path / "cache") == []
 
 

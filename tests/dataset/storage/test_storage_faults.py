@@ -307,8 +307,9 @@ def test_a_shard_replaced_after_open_is_an_error_naming_it_not_other_bytes(s3):
         list(data.create_tuple_iterator(num_epochs=1, output_numpy=True))
     assert isinstance(caught.value, MalformedFileError)
     assert shard in str(caught.value)
-    with pytest.raises(MalformedFileError, match="checksum"):  # reopening: the manifest's CRC
-        ds.RecordDataset(url, shuffle=False)
+    reopened = ds.RecordDataset(url, shuffle=False)
+    with pytest.raises(MalformedFileError, match="checksum"):  # reopened: the manifest's CRC
+        list(reopened.create_tuple_iterator(num_epochs=1, output_numpy=True))
 
 
 def test_in_a_versioned_bucket_reads_stay_on_the_version_opened(s3):
