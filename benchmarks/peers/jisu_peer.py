@@ -5,6 +5,7 @@ start as the peers, outside the timed part)::
 
     python jisu_peer.py write SOURCE s3://BUCKET/PREFIX/train.rec [--shard-bytes 8000000]
     python jisu_peer.py read s3://BUCKET/PREFIX/train.rec CACHE_DIR --workers {0,2} [--ragged]
+        [--numpy]
 
 ``write`` goes straight to S3 through ``FileWriter`` (schema ``data: bytes``, ``label:
 int64``; as many shards as make them about ``--shard-bytes``). ``read`` is
@@ -12,8 +13,10 @@ int64``; as many shards as make them about ``--shard-bytes``). ``read`` is
 default ``verify=True``: with a cache, each shard is downloaded once, in the epoch's order,
 checked, then read locally; ``verify=False`` would read by ranges while the cache fills),
 then ``batch(64)`` (``batch(64, ragged=["data"])`` for rows of different lengths: a
-nested tensor per batch), iterated as torch tensors, and prints one JSON line (see
-``_common.two_epochs``). The endpoint and credentials come from the environment.
+nested tensor per batch), iterated as torch tensors (``--numpy``: as NumPy arrays, a ragged
+column as a ``RaggedArray`` of values and offsets, which needs no torch nested tensor), and
+prints one JSON line (see ``_common.two_epochs``). The endpoint and credentials come from the
+environment.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ def write(source: str, url: str, shard_bytes: int) -> None:
     writer.commit()
 
 
-def read(url: str, cache: str, workers: int, ragged: bool, shuffle: str) -> None:
+def read(url: str, cache: str, workers: int, ragged: bool, shuffle: str, numpy: bool) -> None:
     import jisu.dataset as ds
 
     empty(cache)
@@ -48,7 +51,7 @@ def read(url: str, cache: str, workers: int, ragged: bool, shuffle: str) -> None
             url, shuffle=level, num_parallel_workers=workers or 1, cache_dir=cache
         )
         data = data.batch(BATCH, ragged=["data"] if ragged else None)
-        return data.create_tuple_iterator(num_epochs=2)
+        return data.create_tuple_iterator(num_epochs=2, output_numpy=numpy)
 
     report(two_epochs(open_loader, lambda batch: len(batch[1])), loader="jisu")
 
@@ -66,11 +69,12 @@ def main() -> None:
     r.add_argument("--workers", type=int, default=0)
     r.add_argument("--ragged", action="store_true", help="rows of different lengths")
     r.add_argument("--shuffle", default="global", help="a jisu.dataset.Shuffle level")
+    r.add_argument("--numpy", action="store_true", help="NumPy batches instead of torch")
     args = parser.parse_args()
     if args.command == "write":
         write(args.source, args.url, args.shard_bytes)
     else:
-        read(args.url, args.cache, args.workers, args.ragged, args.shuffle)
+        read(args.url, args.cache, args.workers, args.ragged, args.shuffle, args.numpy)
 
 
 if __name__ == "__main__":

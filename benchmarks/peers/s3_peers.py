@@ -4,7 +4,7 @@ Run with the jisu venv, after ``setup.sh`` made the peers' venvs::
 
     python benchmarks/peers/s3_peers.py [--rows 40000] [--row-bytes 4096] [--images 2000]
         [--rounds 3] [--shard-bytes 8000000] [--peers litdata streaming webdataset]
-        [--venvs /tmp/peers]
+        [--venvs /tmp/peers] [--jisu-numpy]
 
 1. makes the two data sets' rows once (``_common.write_source``): ``rows``, ``--rows`` rows
    of ``--row-bytes`` random bytes + an int64 label, and ``jpeg``, the raw bytes of the
@@ -125,14 +125,19 @@ def write_all(
     return layout
 
 
-def read_once(loader: str, name: str, workers: int, scratch: str, venvs: str, rows: int) -> dict:
-    """One reader run: its JSON line, checked for the row count of both epochs."""
+def read_once(
+    loader: str, name: str, workers: int, scratch: str, venvs: str, rows: int, numpy: bool
+) -> dict:
+    """One reader run: its JSON line, checked for the row count of both epochs; ``numpy``:
+    jisu hands out NumPy batches (no torch nested tensor for the ragged JPEG bytes)."""
     script = os.path.join(HERE, f"{loader}_peer.py")
     cache = os.path.join(scratch, "cache", loader)
     command = [python_of(loader, venvs), script, "read", url_of(loader, name), cache]
     command += ["--workers", str(workers)]
     if loader == "jisu" and name == "jpeg":
         command.append("--ragged")
+    if loader == "jisu" and numpy:
+        command.append("--numpy")
     result = json.loads(run(command).strip().splitlines()[-1])
     shutil.rmtree(cache, ignore_errors=True)
     if result["rows"] != [rows, rows]:
@@ -197,6 +202,9 @@ def main() -> None:
     parser.add_argument("--shard-bytes", type=int, default=8_000_000)
     parser.add_argument("--peers", nargs="+", default=list(NAMES)[1:], choices=list(NAMES)[1:])
     parser.add_argument("--venvs", default="/tmp/peers", help="where setup.sh made the venvs")
+    parser.add_argument(
+        "--jisu-numpy", action="store_true", help="jisu's batches as NumPy, not torch"
+    )
     args = parser.parse_args()
     from scale_out import s3_server
 
@@ -220,7 +228,9 @@ def main() -> None:
                 for loader in order:
                     for w in WORKERS:
                         try:
-                            result = read_once(loader, name, w, scratch, args.venvs, rows)
+                            result = read_once(
+                                loader, name, w, scratch, args.venvs, rows, args.jisu_numpy
+                            )
                         except (RuntimeError, subprocess.TimeoutExpired) as error:
                             errors.append(
                                 f"round {round_ + 1}, {name}, {loader}, workers {w}: {error}"
