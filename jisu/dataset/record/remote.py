@@ -1,9 +1,10 @@
 """jisu record data sets in object storage (``s3://``, ``gs://``, ``hf://``, any fsspec URL).
 
 Reading (:class:`RemoteRecordReader`): the manifest is read (size checked first) and validated
-exactly as a local one; every shard's size is checked against it (one metadata request per
-shard, in parallel) and its Arrow footer and schema are read by ranges (at the open; with a
-cache and ``verify``, only if the shard is read by ranges after its check). A row is then read
+exactly as a local one; every shard not in the cache has its size checked against it (one
+metadata request per shard, in parallel; a shard read from its verified cached copy is never
+asked for) and its Arrow footer and schema read by ranges (at the open; with a cache and
+``verify``, only if the shard is read by ranges after its check). A row is then read
 by fetching its record batch alone (one ranged GET of the batch's bytes; the shard is never
 downloaded to read one row); the batch's row count and buffers are checked when it is
 fetched. Fetched batches are kept in a small per-reader LRU.
@@ -185,10 +186,10 @@ class RemoteRecordReader(RecordReader):
                 raise MalformedFileError(entry.path, "shard is empty, not an Arrow file")
             return file
 
-        files = parallel(sized, meta.shards)
-        layout = block_layout(meta.rows, self.block_rows, len(files))
+        layout = block_layout(meta.rows, self.block_rows, len(meta.shards))
         self._shards = [
-            RemoteShard(e, f, layout[k]) for k, (e, f) in enumerate(zip(meta.shards, files))
+            RemoteShard(e, functools.partial(sized, e), layout[k])
+            for k, e in enumerate(meta.shards)
         ]
         self._batch_starts = [[0, *itertools.accumulate(sizes)] for sizes in layout]
         self._recent = BatchLRU(_BATCH_CACHE, _BATCH_CACHE_BYTES)
@@ -202,7 +203,7 @@ class RemoteRecordReader(RecordReader):
         # room in the cache), so the downloads start without waiting for footers.
         footers_now = self.cache is None or not self.verify
 
-        def prepare(k: int) -> None:  # the cached copy, or the footer by ranges
+        def prepare(k: int) -> None:  # the cached copy, or the object's size (and footer)
             shard = self._shards[k]
             entry = shard.entry
             if self.cache is not None:
@@ -210,9 +211,10 @@ class RemoteRecordReader(RecordReader):
                 if cached is not None:
                     try:
                         shard.local = self._map_cached(k, shard, cached, expected)
-                        return
+                        return  # the object itself is never asked for
                     except FileNotFoundError:  # evicted by another reader since checked
                         pass
+            shard.open()  # its size checked, its version pinned
             if footers_now:
                 self._footer(k)
 
@@ -404,7 +406,7 @@ class RemoteRecordReader(RecordReader):
                 self._aheads[id(run)] = ahead
                 run.on_shutdown(functools.partial(self._end_read_ahead, id(run)))
                 for k, source in enumerate(self._shards):
-                    source.file.ahead = functools.partial(self._take_range, k)
+                    source.set_ahead(functools.partial(self._take_range, k))
         ahead.plan(self._planned(shard[new], batch[new]))
 
     def _warn_scattered(self, reads: int) -> None:
@@ -466,9 +468,9 @@ class RemoteRecordReader(RecordReader):
         # a worker trusts the shards this process checked (at the version checked); it
         # checks the others itself
         checks = self._checks
-        state["_trusted"] = {
+        state["_trusted"] = {  # (a shard read from the cache: the worker finds it there too)
             k: shard.file.pin
             for k, shard in enumerate(self._shards)
-            if checks is None or checks.passed(k)
+            if shard.local is None and (checks is None or checks.passed(k))
         }
         return state

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -26,8 +27,14 @@ class RemoteShard:
     """One shard: its verified copy in the cache (read by ``pread``), or Arrow readers over
     ranged reads (a pool, one per concurrent thread; they share the fetched footer)."""
 
-    def __init__(self, entry: ShardEntry, file: RemoteFile, layout: list[int]) -> None:
-        self.entry, self.file, self.layout = entry, file, layout
+    def __init__(
+        self, entry: ShardEntry, open_file: Callable[[], RemoteFile], layout: list[int]
+    ) -> None:
+        self.entry, self.layout = entry, layout
+        self._open_file = open_file
+        self._file: RemoteFile | None = None
+        self._file_lock = threading.Lock()
+        self._ahead: Any = None  # the read-ahead's hook, given to the file once it is open
         #: the cache file and where the columns lie in each batch, once the copy is there
         self.local: tuple[PreadFile, list[list[Part]]] | None = None
         self.error: BaseException | None = None  # a failed background fill (bad checksum)
@@ -37,6 +44,32 @@ class RemoteShard:
         self.footer_lock = threading.Lock()
         self._pool: list[Any] = []
         self._lock = threading.Lock()
+
+    @property
+    def file(self) -> RemoteFile:
+        """The shard's object in storage (:meth:`open`)."""
+        return self.open()
+
+    def open(self) -> RemoteFile:
+        """The shard's object in storage, its size checked against the manifest and its reads
+        pinned to this version of it: one metadata request, made on first use (a shard read
+        from its verified copy in the cache never needs it)."""
+        file = self._file
+        if file is None:
+            with self._file_lock:
+                if self._file is None:
+                    opened = self._open_file()
+                    opened.ahead = self._ahead
+                    self._file = opened
+                file = self._file
+        return file
+
+    def set_ahead(self, ahead: Any) -> None:
+        """Serve this shard's ranged reads from ``ahead`` when it has them (:mod:`.read_ahead`)."""
+        self._ahead = ahead
+        with self._file_lock:
+            if self._file is not None:
+                self._file.ahead = ahead
 
     def remote_reader(self) -> Any:
         try:

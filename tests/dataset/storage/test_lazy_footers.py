@@ -1,11 +1,13 @@
-"""Footers of a data set in object storage read only where a read by ranges needs them
-(jisu/dataset/record/remote.py): with a cache and ``verify`` the shards' downloads into the
-cache are all that epoch 1 fetches of them, and a shard whose footer disagrees with the
-manifest still fails, naming it, whether it is read from the cache or by ranges (moto)."""
+"""What a data set in object storage asks of its shards (jisu/dataset/record/remote.py):
+footers only where a read by ranges needs them (with a cache and ``verify``, the downloads
+into the cache are all that epoch 1 fetches of the shards), nothing of a shard whose verified
+copy is in the cache, and a shard whose footer disagrees with the manifest still fails,
+naming it, whether it is read from the cache or by ranges (moto)."""
 
 from __future__ import annotations
 
 import json
+import pickle
 
 import numpy as np
 import pytest
@@ -86,3 +88,24 @@ def test_a_footer_that_disagrees_with_the_manifest_fails_naming_the_shard(s3, tm
         data = ds.RecordDataset(url, shuffle=False, cache_dir=cache)  # no cache: fails here
         list(data.create_tuple_iterator(num_epochs=1, output_numpy=True))
     assert shard_url in str(info.value)
+
+
+def test_a_data_set_whose_shards_are_all_cached_opens_without_asking_for_them(
+    s3, tmp_path, monkeypatch
+):
+    """Reopened (a new run, a worker process) with every shard's verified copy in the cache,
+    the reader asks storage for the manifest only: no HEAD, no GET of a shard."""
+    url = f"s3://{s3.bucket}/warm/train.rec"
+    write(url, shards=3)
+    monkeypatch.delenv("AWS_ENDPOINT_URL")  # through the counting proxy
+    options = {"endpoint_url": s3.proxy.url}
+    cache = str(tmp_path / "cache")
+    first = ds.RecordDataset(url, shuffle=False, cache_dir=cache, storage_options=options)
+    assert keys(first.create_tuple_iterator(num_epochs=1, output_numpy=True)) == list(range(64))
+    s3.proxy.reset()
+    again = ds.RecordDataset(url, shuffle=False, cache_dir=cache, storage_options=options)
+    assert keys(again.create_tuple_iterator(num_epochs=1, output_numpy=True)) == list(range(64))
+    pickle.loads(pickle.dumps(again.reader))  # as a worker process opens it
+    shards = [path for _, path in s3.proxy.requests if ".g" in path.rsplit("/", 1)[-1]]
+    assert shards == []
+    assert s3.proxy.requests  # the manifest was read through the proxy
