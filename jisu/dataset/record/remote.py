@@ -103,9 +103,9 @@ def read_remote_manifest(fs: Any, url: str) -> Any:
 
 class RemoteRecordReader(RecordReader):
     """Random access to the rows of a jisu record data set in object storage (see the module
-    docstring). Thread-safe; pickles by URL (a worker process checks the shards' sizes again
-    and uses the cache; it checks the checksums of the shards its parent had not checked, or
-    had checked at another version of the object, before reading them).
+    docstring). Thread-safe; pickles by URL (a worker process uses the cache and checks the
+    sizes of the shards not in it again; it checks the checksums of the shards its parent had
+    not checked, or had checked at another version of the object, before reading them).
 
     Args:
         url: the data set's name, manifest or one of its shards, as a URL.
@@ -120,9 +120,11 @@ class RemoteRecordReader(RecordReader):
             :data:`~.read_ahead.READ_AHEAD_BYTES`, 0: no read-ahead.
 
     Raises:
-        FileNotFoundError: the manifest or a shard is missing.
+        FileNotFoundError: the manifest or a shard not in the cache is missing.
         MalformedFileError: the manifest or a shard is malformed or truncated (named by its
-            URL); a shard altered at the same size fails its reads instead (its checksum).
+            URL); a shard altered at the same size fails its reads instead (its checksum), as
+            does, with a cache and ``verify``, a shard whose footer disagrees with the
+            manifest.
     """
 
     in_object_storage = True  # (RecordDataset: row 0 is not read at build time)

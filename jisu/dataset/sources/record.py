@@ -153,7 +153,8 @@ class RecordDataset(Source):
             See :mod:`jisu.dataset.record.read_ahead`.
 
     Raises:
-        FileNotFoundError: a missing manifest or shard, named, before any row is read.
+        FileNotFoundError: a missing manifest or shard (in object storage, one not in the
+            cache), named, before any row is read.
         MalformedFileError: (a ``ValueError``) a malformed manifest, or a shard that is
             not a plain name beside it, not a regular file, truncated or altered, named,
             before any row is read (in object storage, a shard altered at the same size or
