@@ -21,10 +21,12 @@ import torch
 from torch import nn
 
 from .. import amp, distributed
+from ..context import ParallelMode as ParallelMode  # mindspore.train.model.ParallelMode
 from ..context import context_device
 from .callbacks.base import CallbackList, RunContext
 from .callbacks.progress_bar import ProgressBar
 from .capture import acts_per_step, changes_rates_per_step, sink_step
+from .cell_steps import CellStep, CustomEvalStep, check_eval_indexes
 from .checkpoint import capture_rng_state, restore_rng_state
 from .feeder import BatchSource, as_tensors, to_device
 from .first_step import FirstStep, FirstStepCheck
@@ -101,7 +103,13 @@ class Model:
             "step" | "epoch", "frequency": n, "monitor": name}`` (a ``ReduceLROnPlateau``
             steps per epoch on ``monitor``); see :mod:`jisu.train.schedules`. Its state is in
             :meth:`state_dict`.
+        eval_indexes: with ``eval_network``, the positions of the loss, prediction and label in
+            its outputs (see :mod:`jisu.train.cell_steps`).
+        boost_level, boost_config_dict: MindSpore's training accelerations; accepted, and
+            ``boost_level`` must be "O0" (none is provided).
 
+    With neither ``loss_fn`` nor ``optimizer``, ``network`` is a train cell that updates the
+    parameters itself (``Model(TrainOneStepCell(...))``): a step is ``network(*batch)``.
     Batches are tuples whose last element is the label: ``network(*batch[:-1])``.
     """
 
@@ -117,6 +125,9 @@ class Model:
         keep_batchnorm_fp32: bool | None = None,
         max_grad_norm: float | None = None,
         lr_scheduler: Any = None,
+        eval_indexes: list[int] | None = None,
+        boost_level: str = "O0",
+        boost_config_dict: dict | None = None,
     ) -> None:
         if not isinstance(network, nn.Module):
             raise TypeError(f"Model: network must be a torch.nn.Module. Received {network!r}")
@@ -150,10 +161,16 @@ class Model:
             self.loss_scale_manager = step.loss_scale_manager
         elif amp_level != "O0":
             self._predict_network = amp.auto_mixed_precision(network, amp_level)
+        if optimizer is None and loss_fn is None:  # a train cell: Model(TrainOneStepCell(...))
+            self._train_step = CellStep(self._predict_network)
         self._lr_schedule = (
             LRSchedulerRunner(lr_scheduler, optimizer) if lr_scheduler is not None else None
         )
         self.eval_network = eval_network or self._predict_network
+        self._eval_indexes = check_eval_indexes(eval_indexes)
+        self._custom_eval = eval_network is not None
+        if boost_level not in ("O0", None):
+            raise ValueError(f"Model: boost_level {boost_level!r} is not provided; use 'O0'")
         self._resume: dict[str, Any] | None = None  # a loaded checkpoint's position
         self._state: TrainState | None = None  # the last train run's, live during it
 
@@ -358,7 +375,7 @@ class Model:
                 "Model.eval: the Model has no metrics; pass metrics={'acc'} or similar"
             )
         losses = any(isinstance(m, Loss) for m in metrics.values())
-        if losses and self.loss_fn is None:
+        if losses and self.loss_fn is None and self._eval_indexes is None:
             raise ValueError("Model.eval: the 'loss' metric needs loss_fn")
         for metric in metrics.values():
             metric.clear()
@@ -386,7 +403,11 @@ class Model:
             cbs.on_eval_begin(run)
             cbs.on_eval_epoch_begin(run)
             feeder = open_feeder(source.one_pass(), source, self.device, None, sink=False)
-            step = EvalStep(self.eval_network, metrics, self.loss_fn)
+            step = (
+                CustomEvalStep(self.eval_network, metrics, self._eval_indexes)
+                if self._custom_eval
+                else EvalStep(self.eval_network, metrics, self.loss_fn)
+            )
             loop = EvalLoop(step, feeder, state, run, cbs)
             first_step.watch(loop)
             with torch.no_grad():
