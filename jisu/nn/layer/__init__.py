@@ -18,9 +18,14 @@ from .conv import Conv1d, Conv2d, Conv2dTranspose
 from .embedding import Embedding
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .rnn_cells import GRUCell, LSTMCell, RNNCell
+from .rnns import GRU, LSTM, RNN
 
 __all__ = [
     "GELU",
+    "GRU",
+    "LSTM",
+    "RNN",
     "AdaptiveAvgPool2d",
     "AvgPool2d",
     "BatchNorm1d",
@@ -32,12 +37,15 @@ __all__ = [
     "Dropout",
     "Embedding",
     "Flatten",
+    "GRUCell",
     "Identity",
+    "LSTMCell",
     "LayerNorm",
     "LeakyReLU",
     "LogSoftmax",
     "MaxPool2d",
     "Pad",
+    "RNNCell",
     "ReLU",
     "ReLU6",
     "Sigmoid",

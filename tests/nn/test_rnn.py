@@ -1,0 +1,202 @@
+"""jisu.nn's LSTM/GRU/RNN and their cells against MindSpore 2.10's recorded answers
+(tests/fixtures/ms_rnn, made by its make_fixtures.py with MindSpore): parameter names, shapes
+and order (2.10's and 2.0.0's), outputs, final states and gradients of a seeded loss with the
+same weights, loaded by MindSpore name through ``load_param_into_net``. Then a tiny LSTM text
+classifier (MindSpore's sentiment tutorial's shape) trains through ``jisu.Model``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import jisu
+from jisu import nn
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ms_rnn"
+META = json.loads((FIXTURES / "cases.json").read_text())
+CASES = META["cases"]
+NAMES_200 = json.loads((FIXTURES / "names_2.0.0.json").read_text())
+ARRAYS = dict(np.load(FIXTURES / "rnn.npz"))
+LAYERS = sorted(n for n, c in CASES.items() if not c["kind"].endswith("Cell"))
+CELLS = sorted(n for n, c in CASES.items() if c["kind"].endswith("Cell"))
+
+
+def t(key: str) -> torch.Tensor:
+    return torch.from_numpy(ARRAYS[key])
+
+
+def build(name: str) -> torch.nn.Module:
+    """The jisu layer of a case, holding the case's MindSpore weights (loaded by name)."""
+    spec = CASES[name]
+    net = getattr(nn, spec["kind"])(**spec["kwargs"])
+    weights = {p["name"]: t(f"{name}/param/{p['name']}") for p in spec["params"]}
+    not_loaded, unused = jisu.load_param_into_net(net, weights, strict_load=True)
+    assert not_loaded == [] and unused == []
+    net.set_train(False)
+    return net
+
+
+def close(got: torch.Tensor, key: str) -> None:
+    np.testing.assert_allclose(got.detach().numpy(), ARRAYS[key], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_parameter_names_order_and_shapes(name: str) -> None:
+    net = getattr(nn, CASES[name]["kind"])(**CASES[name]["kwargs"])
+    want = [[p["name"], p["shape"]] for p in CASES[name]["params"]]
+    assert want == NAMES_200[name]  # MindSpore 2.0.0 names them the same
+    params = net.trainable_params()
+    assert [[p.name, list(p.shape)] for p in params] == want
+    assert [n for n, _ in net.parameters_and_names()] == [n for n, _ in want]
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_layer_matches_mindspore(name: str) -> None:
+    spec = CASES[name]
+    net = build(name)
+    is_lstm = spec["kind"] == "LSTM"
+    x = t(f"{name}/x").requires_grad_(True)
+    hx = None
+    if spec["hx"]:
+        hx = (t(f"{name}/h0"), t(f"{name}/c0")) if is_lstm else t(f"{name}/h0")
+    seq = None if spec["seq_length"] is None else torch.tensor(spec["seq_length"])
+    out, state = net(x, hx, seq)
+    close(out, f"{name}/output")
+    h_n = state[0] if is_lstm else state
+    close(h_n, f"{name}/h_n")
+    loss = (out * t(f"{name}/w_out")).sum() + (h_n * t(f"{name}/w_h")).sum()
+    if is_lstm:
+        close(state[1], f"{name}/c_n")
+        loss = loss + (state[1] * t(f"{name}/w_c")).sum()
+    loss.backward()
+    close(x.grad, f"{name}/grad/x")
+    for name_, param in net.parameters_and_names():
+        close(param.grad, f"{name}/grad/{name_}")
+
+
+@pytest.mark.parametrize("name", CELLS)
+def test_cell_matches_mindspore(name: str) -> None:
+    net = build(name)
+    is_lstm = CASES[name]["kind"] == "LSTMCell"
+    x = t(f"{name}/x").requires_grad_(True)
+    h0 = t(f"{name}/h0")
+    out = net(x, (h0, t(f"{name}/c0")) if is_lstm else h0)
+    if is_lstm:
+        close(out[0], f"{name}/h_n")
+        close(out[1], f"{name}/c_n")
+        loss = (out[0] * t(f"{name}/w_h")).sum() + (out[1] * t(f"{name}/w_c")).sum()
+    else:
+        close(out, f"{name}/h_n")
+        loss = (out * t(f"{name}/w_h")).sum()
+    loss.backward()
+    close(x.grad, f"{name}/grad/x")
+    for name_, param in net.parameters_and_names():
+        close(param.grad, f"{name}/grad/{name_}")
+
+
+def test_is_torch_layer_with_torch_state_dict() -> None:
+    net = nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+    assert isinstance(net, torch.nn.LSTM) and isinstance(net, nn.Cell)
+    assert set(net.state_dict()) == {n for n, _ in net.parameters_and_names()}
+    out, (h, c) = net(torch.randn(5, 2, 3))
+    assert out.shape == (5, 2, 8) and h.shape == c.shape == (4, 2, 4)
+
+
+def test_nested_names_and_checkpoint_round_trip(tmp_path: Path) -> None:
+    class Net(nn.Cell):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rnn = nn.GRU(3, 4, bidirectional=True)
+            self.fc = nn.Dense(8, 2)
+
+        def construct(self, x: torch.Tensor) -> torch.Tensor:
+            return self.fc(self.rnn(x)[0])
+
+    net = Net()
+    names = [p.name for p in net.trainable_params()]
+    assert names[:4] == [
+        "rnn.weight_ih_l0",
+        "rnn.weight_ih_l0_reverse",
+        "rnn.weight_hh_l0",
+        "rnn.weight_hh_l0_reverse",
+    ]
+    path = str(tmp_path / "net.ckpt")
+    jisu.save_checkpoint(net, path)
+    other = Net()
+    assert jisu.load_param_into_net(other, jisu.load_checkpoint(path)) == ([], [])
+    x = torch.randn(4, 2, 3)
+    torch.testing.assert_close(other(x), net(x))
+
+
+def test_seq_length_errors() -> None:
+    net = nn.LSTM(3, 4)
+    x = torch.randn(5, 2, 3)
+    with pytest.raises(TypeError, match="seq_length must be an int32 or int64"):
+        net(x, None, torch.tensor([1.0, 2.0]))
+    with pytest.raises(ValueError, match="batch size of x and seq_length"):
+        net(x, None, torch.tensor([1, 2, 3]))
+    with pytest.raises(ValueError, match=r"seq_length must be in \[0, 5\]"):
+        net(x, None, torch.tensor([6, 2]))
+    with pytest.raises(TypeError, match="hx must be a tuple"):
+        net(x, torch.zeros(1, 2, 4))
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "match"),
+    [
+        (lambda: nn.LSTM(3, 4, dropout=0), TypeError, "LSTM: dropout must be a float"),
+        (lambda: nn.GRU(3, 4, dropout=1.0), ValueError, r"GRU: dropout must be in \[0, 1\)"),
+        (lambda: nn.RNN(3, 0), ValueError, "RNN: hidden_size must be > 0"),
+        (lambda: nn.RNN(3, 4, nonlinearity="sigmoid"), ValueError, "nonlinearity"),
+        (lambda: nn.LSTM(3, 4, has_bias=1), TypeError, "LSTM: has_bias must be a bool"),
+        (lambda: nn.LSTMCell(3.0, 4), TypeError, "LSTMCell: input_size must be an int"),
+        (lambda: nn.RNNCell(3, 4, nonlinearity="gelu"), ValueError, "nonlinearity"),
+    ],
+)
+def test_argument_errors(make, error, match) -> None:
+    with pytest.raises(error, match=match):
+        make()
+
+
+class SentimentNet(nn.Cell):
+    """MindSpore's sentiment tutorial's shape: Embedding -> bidirectional LSTM -> Dense on the
+    last hidden states of both directions."""
+
+    def __init__(self, vocab: int, embed: int, hidden: int, classes: int) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, embed)
+        self.rnn = nn.LSTM(embed, hidden, num_layers=2, bidirectional=True, batch_first=True,
+                           dropout=0.1)  # fmt: skip
+        self.fc = nn.Dense(hidden * 2, classes)
+
+    def construct(self, ids: torch.Tensor) -> torch.Tensor:
+        _, (h_n, _) = self.rnn(self.embedding(ids))
+        return self.fc(torch.cat((h_n[-2], h_n[-1]), axis=1))
+
+
+def test_lstm_text_classifier_trains_through_model() -> None:
+    import jisu.dataset as ds
+
+    rng = np.random.default_rng(0)
+    ids = rng.integers(2, 20, size=(64, 8)).astype(np.int32)
+    labels = (ids == 7).any(axis=1).astype(np.int32)  # positive: a "7" somewhere
+    data = ds.NumpySlicesDataset({"ids": ids, "label": labels}, shuffle=False).batch(16)
+    torch.manual_seed(0)
+    net = SentimentNet(20, 8, 8, 2)
+    loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    model = jisu.Model(net, loss_fn, nn.Adam(net.trainable_params(), learning_rate=0.02))
+
+    def mean_loss() -> float:
+        net.set_train(False)
+        with torch.no_grad():
+            logits = net(torch.from_numpy(ids))
+            return float(loss_fn(logits, torch.from_numpy(labels).long()))
+
+    before = mean_loss()
+    model.train(15, data, dataset_sink_mode=False)
+    after = mean_loss()
+    assert after < 0.6 * before, (before, after)
