@@ -1,7 +1,7 @@
 """Training: ``Model`` (train/eval/predict/fit, sink mode, graph mode), callbacks, metrics
 and checkpoints, with MindSpore's API on PyTorch modules."""
 
-from . import callback, callbacks, capture
+from . import callback, callbacks, capture, loss_scale_manager, serialization
 from .callbacks import (
     Callback,
     CheckpointConfig,
@@ -65,5 +65,7 @@ __all__ = [
     "capture",
     "latest_checkpoint",
     "load_checkpoint",
+    "loss_scale_manager",
     "save_checkpoint",
+    "serialization",
 ]
