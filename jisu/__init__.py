@@ -52,6 +52,8 @@ from .ops import grad, value_and_grad
 from .train import Model, latest_checkpoint, load_checkpoint, save_checkpoint
 from .train.serialization import load_param_into_net
 
+compat.install_tensor_methods()  # MindSpore's Tensor methods on torch.Tensor (jisu.compat)
+
 __all__ = [
     "GRAPH_MODE",
     "PYNATIVE_MODE",

@@ -4,7 +4,8 @@
 MindSpore's dtype rules (Python floats -> float32, ints -> int64, bools -> bool, NumPy arrays
 keep their dtype), or, with ``shape`` and ``init``, one filled by an initializer. There is no
 tensor subclass (it would slow every torch op down): ``isinstance(x, Tensor)`` is True for any
-torch tensor, and every torch tensor has MindSpore's ``asnumpy()`` (:mod:`jisu.compat`).
+torch tensor, and every torch tensor has MindSpore's tensor methods (``asnumpy()``, ``astype()``
+... :mod:`jisu.common.tensor_methods`).
 ``Parameter(data, name=None, requires_grad=True)`` is a ``torch.nn.Parameter`` whose MindSpore
 name is recorded (the weight-decay rule of ``jisu.nn`` optimizers reads it).
 """
@@ -67,6 +68,17 @@ class Tensor(metaclass=_TensorMeta):
         if shape is not None or init is not None:
             raise ValueError("Tensor: shape and init go without input_data")
         return _as_tensor(input_data, dtype)
+
+    @staticmethod
+    def from_numpy(array: np.ndarray) -> torch.Tensor:
+        """A tensor sharing memory with a NumPy array (MindSpore's ``Tensor.from_numpy``)."""
+        if not isinstance(array, np.ndarray):
+            raise TypeError(
+                "Tensor.from_numpy: input must be a numpy.ndarray. "
+                f"Received: {type(array).__name__}"
+            )
+        compat.install_tensor_methods()
+        return torch.from_numpy(array)
 
 
 def Parameter(
