@@ -15,6 +15,7 @@ from . import (
     compat,
     context,
     dataset,
+    log,
     mindrecord,
     nn,
     ops,
@@ -24,6 +25,8 @@ from . import (
 from ._version import __version__
 from .amp import DynamicLossScaleManager, FixedLossScaleManager, LossScaleManager
 from .common import dtype
+from .common import parameter as _parameter  # noqa: F401  (mindspore.common.parameter)
+from .common.row_tensor import RowTensor
 from .common.seed import get_seed, set_seed
 from .common.tensor import Parameter, ParameterTuple, Tensor
 from .context import (
@@ -32,9 +35,11 @@ from .context import (
     ParallelMode,
     get_auto_parallel_context,
     get_context,
+    get_ps_context,
     reset_auto_parallel_context,
     set_auto_parallel_context,
     set_context,
+    set_ps_context,
 )
 from .dtypes import (
     bfloat16,
@@ -48,15 +53,20 @@ from .dtypes import (
     int64,
     uint8,
 )
+from .jit import jit, ms_function
 from .ops import grad, value_and_grad
+from .profiler import Profiler
 from .train import Model, latest_checkpoint, load_checkpoint, save_checkpoint
+from .train.dataset_helper import DatasetHelper
 from .train.serialization import load_param_into_net
+from .train.summary import SummaryRecord
 
 compat.install_tensor_methods()  # MindSpore's Tensor methods on torch.Tensor (jisu.compat)
 
 __all__ = [
     "GRAPH_MODE",
     "PYNATIVE_MODE",
+    "DatasetHelper",
     "DynamicLossScaleManager",
     "FixedLossScaleManager",
     "LossScaleManager",
@@ -64,6 +74,9 @@ __all__ = [
     "ParallelMode",
     "Parameter",
     "ParameterTuple",
+    "Profiler",
+    "RowTensor",
+    "SummaryRecord",
     "Tensor",
     "__version__",
     "amp",
@@ -80,16 +93,20 @@ __all__ = [
     "float64",
     "get_auto_parallel_context",
     "get_context",
+    "get_ps_context",
     "get_seed",
     "grad",
     "int8",
     "int16",
     "int32",
     "int64",
+    "jit",
     "latest_checkpoint",
     "load_checkpoint",
     "load_param_into_net",
+    "log",
     "mindrecord",
+    "ms_function",
     "nn",
     "ops",
     "profiler",
@@ -97,6 +114,7 @@ __all__ = [
     "save_checkpoint",
     "set_auto_parallel_context",
     "set_context",
+    "set_ps_context",
     "set_seed",
     "train",
     "uint8",

@@ -9,7 +9,7 @@ error here, not at the first step.
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -124,6 +124,13 @@ class ParallelMode:
     HYBRID_PARALLEL = "hybrid_parallel"
     SEMI_AUTO_PARALLEL = "semi_auto_parallel"
     AUTO_PARALLEL = "auto_parallel"
+    MODE_LIST: ClassVar[list[str]] = [
+        STAND_ALONE,
+        DATA_PARALLEL,
+        HYBRID_PARALLEL,
+        SEMI_AUTO_PARALLEL,
+        AUTO_PARALLEL,
+    ]
 
 
 _auto_parallel: dict[str, Any] = {
@@ -173,6 +180,42 @@ def reset_auto_parallel_context() -> None:
         parallel_mode=ParallelMode.STAND_ALONE, gradients_mean=True, device_num=1,
         global_rank=0, parameter_broadcast=False,
     )  # fmt: skip
+
+
+_ps_context: dict[str, Any] = {
+    "enable_ps": False,
+    "config_file_path": "",
+    "scheduler_manage_port": 11202,
+    "enable_ssl": False,
+    "client_password": "",
+    "server_password": "",
+}
+
+
+def set_ps_context(**kwargs: Any) -> None:
+    """MindSpore's parameter-server settings, recorded for :func:`get_ps_context`.
+    ``enable_ps=True`` is refused: jisu trains data parallel with all-reduce
+    (``DistributedDataParallel`` under ``torchrun``), there is no parameter server; leave it
+    False (MindSpore's default) and launch with torchrun."""
+    unknown = set(kwargs) - set(_ps_context)
+    if unknown:
+        raise ValueError(
+            f"set_ps_context: unknown argument(s) {sorted(unknown)}; known: {sorted(_ps_context)}"
+        )
+    if kwargs.get("enable_ps", False) is not False:
+        raise ValueError(
+            "set_ps_context: enable_ps=True (parameter server training) is not provided; jisu "
+            "trains data parallel with all-reduce under torchrun: leave enable_ps False. "
+            f"Received enable_ps={kwargs['enable_ps']!r}"
+        )
+    _ps_context.update(kwargs)
+
+
+def get_ps_context(key: str) -> Any:
+    """One setting of :func:`set_ps_context`."""
+    if key not in _ps_context:
+        raise ValueError(f"get_ps_context: unknown key {key!r}; known: {sorted(_ps_context)}")
+    return _ps_context[key]
 
 
 def context_device() -> torch.device | None:

@@ -1,1 +1,59 @@
-"""MindSpore's ``mindspore.common`` names: initializers (``jisu.common.initializer``)."""
+"""MindSpore's ``mindspore.common`` names: ``set_seed``, ``dtype`` (and its ``float32`` ...),
+``initializer``, ``RowTensor``, ``Tensor``, ``Parameter``, ``ParameterTuple`` and the
+``parameter`` module.
+
+``Tensor``, ``Parameter``, ``ParameterTuple``, ``set_seed`` and ``get_seed`` are read from
+the ``jisu`` package (which imports :mod:`jisu.common.tensor`, :mod:`jisu.common.parameter`
+and :mod:`jisu.common.seed`) when first asked for: ``Parameter`` names itself through
+:mod:`jisu.nn` and ``set_seed`` seeds :mod:`jisu.dataset`, which both import this package, so
+importing :mod:`.tensor` or :mod:`.seed` here would close an import cycle.
+"""
+
+from typing import Any
+
+from . import dtype, initializer
+from .dtype import (
+    bfloat16,
+    bool_,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
+from .row_tensor import RowTensor
+
+_FROM_JISU = ("Tensor", "Parameter", "ParameterTuple", "set_seed", "get_seed")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_JISU:
+        import jisu  # already imported: a submodule's import runs its package's __init__ first
+
+        return getattr(jisu, name)
+    raise AttributeError(f"module 'jisu.common' has no attribute {name!r}")
+
+
+__all__ = [
+    "Parameter",
+    "ParameterTuple",
+    "RowTensor",
+    "Tensor",
+    "bfloat16",
+    "bool_",
+    "dtype",
+    "float16",
+    "float32",
+    "float64",
+    "get_seed",
+    "initializer",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "set_seed",
+    "uint8",
+]

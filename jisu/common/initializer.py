@@ -295,3 +295,27 @@ def initializer(
     if wanted is None:
         raise ValueError(f"initializer: shape is required for init={init!r}")
     return init(torch.empty(wanted, dtype=dtype))
+
+
+# MindSpore's private helpers, imported by name by model-zoo scripts (same meaning)
+def _calculate_fan_in_and_fan_out(shape: Any) -> tuple[int, int]:
+    """MindSpore's ``_calculate_fan_in_and_fan_out(shape)``: ``(fan_in, fan_out)``."""
+    return _fan_in_and_fan_out(tuple(int(d) for d in shape))
+
+
+def _calculate_correct_fan(shape: Any, mode: str) -> int:
+    """MindSpore's ``_calculate_correct_fan(shape, mode)``: fan_in or fan_out by ``mode``."""
+    return _fan("_calculate_correct_fan", tuple(int(d) for d in shape), mode)
+
+
+def _calculate_gain(nonlinearity: str, param: Any = None) -> float:
+    """MindSpore's ``_calculate_gain(nonlinearity, param)``: the gain of a nonlinearity
+    (``param`` is leaky_relu's negative slope, 0.01 when None)."""
+    return _gain("_calculate_gain", nonlinearity, param)
+
+
+def _assignment(arr: np.ndarray, num: Any) -> np.ndarray:
+    """MindSpore's ``_assignment(arr, num)``: fill the NumPy array ``arr`` in place with
+    ``num`` (a number, or an array of its shape) and return it."""
+    arr[...] = num
+    return arr

@@ -12,7 +12,9 @@ Example:
     [(4, 3, 4, 4), (4,)]
 """
 
-from . import config, record, transforms, vision
+from .. import context as context  # mindspore.dataset.context (MindSpore 2.0's namespace held it)
+from . import config, engine, record, transforms, vision
+from .core.cache import DatasetCache
 from .core.ragged import RaggedArray
 from .datasets import Dataset
 from .engine.errors import EpochsExhaustedError, PipelineError, TaskTimeoutError
@@ -60,6 +62,7 @@ __all__ = [
     "Cifar100Dataset",
     "CocoDataset",
     "Dataset",
+    "DatasetCache",
     "DatasetIterator",
     "DistributedSampler",
     "EpochsExhaustedError",
@@ -99,3 +102,12 @@ __all__ = [
     "vision",
     "zip",
 ]
+
+# ``import mindspore.dataset.engine as de; de.ImageFolderDataset(...); de.config.set_seed(1)``:
+# MindSpore's engine package names the data sets; jisu's engine is the execution layer below
+# them, so they are named on it here, from above (importing them there would invert the layers)
+for _name in ("GeneratorDataset", "ImageFolderDataset", "MindDataset", "PaddedDataset",
+              "NumpySlicesDataset", "TextFileDataset", "DistributedSampler", "Schema"):  # fmt: skip
+    setattr(engine, _name, globals()[_name])
+engine.config = config
+del _name

@@ -388,3 +388,19 @@ def set_monitor_sampling_interval(interval: int) -> None:
 
 def get_monitor_sampling_interval() -> int:
     return _monitor_sampling_interval
+
+
+_numa_enable = False
+
+
+def set_numa_enable(numa_enable: bool) -> None:
+    """MindSpore binds its pipeline threads to the device's NUMA node when True; jisu records
+    the setting and leaves placement to the OS (its workers are processes and threads the
+    kernel schedules), so it changes no result and no speed."""
+    global _numa_enable
+    _numa_enable = _check_bool("set_numa_enable", numa_enable)
+
+
+def get_numa_enable() -> bool:
+    """The setting of :func:`set_numa_enable` (False by default, as MindSpore)."""
+    return _numa_enable
