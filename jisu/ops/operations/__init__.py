@@ -9,10 +9,17 @@ MindSpore's (``array_ops``, ``math_ops``, ``nn_ops``, ``comm_ops``, ...).
 
 from __future__ import annotations
 
-from ..primitive import Primitive, unprovided  # noqa: F401 (P.Primitive, as MindSpore's)
+from ..primitive import (  # noqa: F401 (P.Primitive, as MindSpore's)
+    Primitive,
+    PrimitiveWithCheck,
+    PrimitiveWithInfer,
+    prim_attr_register,
+    unprovided,
+)
 from ._mindspore_names import MINDSPORE_PRIMITIVES
 from .array_ops import *  # noqa: F403
 from .comm_ops import *  # noqa: F403
+from .float_status_ops import *  # noqa: F403
 from .image_ops import *  # noqa: F403
 from .math_ops import *  # noqa: F403
 from .nn_ops import *  # noqa: F403
