@@ -22,6 +22,7 @@ from . import (
     profiler,
     train,  # (after profiler, which installs AutoTune)
 )
+from ._jit import jit, ms_function
 from ._version import __version__
 from .amp import DynamicLossScaleManager, FixedLossScaleManager, LossScaleManager
 from .common import dtype
@@ -53,7 +54,6 @@ from .dtypes import (
     int64,
     uint8,
 )
-from .jit import jit, ms_function
 from .ops import grad, value_and_grad
 from .profiler import Profiler
 from .train import Model, latest_checkpoint, load_checkpoint, save_checkpoint
