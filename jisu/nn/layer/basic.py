@@ -15,7 +15,24 @@ from .. import _checks
 from ..cell import Cell
 from .activation import get_activation
 
-__all__ = ["Dense", "Dropout", "Flatten", "Identity", "Pad"]
+__all__ = [
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ConstantPad3d",
+    "Dense",
+    "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
+    "Flatten",
+    "Identity",
+    "Linear",
+    "OneHot",
+    "Pad",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ZeroPad2d",
+]
 
 
 def init_parameter(param: torch.Tensor, init: Any, owner: str, name: str, default: Any) -> None:
@@ -216,3 +233,185 @@ class Pad(Cell):
             index = _mirror_index(size, before, after, self.mode).to(x.device)
             x = x.index_select(dim, index)
         return x
+
+
+class Linear(Dense):
+    """MindSpore 2.10's ``Linear``: :class:`Dense` with torch's argument names
+    (``in_features``, ``out_features``, ``bias``); the same initializers."""
+
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        weight_init: Any = None,
+        bias_init: Any = None,
+        dtype: torch.dtype | None = None,
+    ) -> None:
+        Dense.__init__(
+            self, in_features, out_features, weight_init, bias_init, bias,
+            dtype=dtype or torch.float32,
+        )  # fmt: skip
+        self.in_features, self.out_features = in_features, out_features
+
+
+def _drop_p(owner: str, p: Any) -> float:
+    if isinstance(p, bool) or not isinstance(p, (int, float)):
+        raise TypeError(f"{owner}: p must be a float. Received p={p!r}")
+    if not 0 <= p <= 1:
+        raise ValueError(f"{owner}: p must be in [0, 1]. Received p={p}")
+    return float(p)
+
+
+class Dropout1d(Cell, nn.Dropout1d):
+    """Zero whole channels of (N, C, L) with probability ``p`` in training (the rest scaled
+    by 1/(1-p)); the identity in eval."""
+
+    def __init__(self, p: float = 0.5) -> None:
+        nn.Dropout1d.__init__(self, _drop_p("Dropout1d", p))
+
+    def construct(self, x: torch.Tensor) -> torch.Tensor:
+        return F.dropout1d(x, self.p, self.training)
+
+
+class Dropout2d(Cell, nn.Dropout2d):
+    """Zero whole channels of (N, C, H, W) with probability ``p`` in training (the rest
+    scaled by 1/(1-p)); the identity in eval."""
+
+    def __init__(self, p: float = 0.5) -> None:
+        nn.Dropout2d.__init__(self, _drop_p("Dropout2d", p))
+
+    def construct(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dim() != 4:
+            raise ValueError(f"Dropout2d: the input must be 4-d. Received shape={tuple(x.shape)}")
+        return F.dropout2d(x, self.p, self.training)
+
+
+class Dropout3d(Cell, nn.Dropout3d):
+    """Zero whole channels of (N, C, D, H, W) with probability ``p`` in training (the rest
+    scaled by 1/(1-p)); the identity in eval."""
+
+    def __init__(self, p: float = 0.5) -> None:
+        nn.Dropout3d.__init__(self, _drop_p("Dropout3d", p))
+
+    def construct(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dim() != 5:
+            raise ValueError(f"Dropout3d: the input must be 5-d. Received shape={tuple(x.shape)}")
+        return F.dropout3d(x, self.p, self.training)
+
+
+def _padding(owner: str, padding: Any, n: int) -> tuple[int, ...]:
+    """An int or a tuple of 2·n ints (last dim first: left, right, top, bottom, ...)."""
+    if isinstance(padding, int) and not isinstance(padding, bool):
+        return (padding,) * (2 * n)
+    if (
+        isinstance(padding, (tuple, list))
+        and len(padding) == 2 * n
+        and all(isinstance(p, int) and not isinstance(p, bool) for p in padding)
+    ):
+        return tuple(padding)
+    raise TypeError(
+        f"{owner}: padding must be an int or a tuple of {2 * n} ints. Received padding={padding!r}"
+    )
+
+
+class _TorchPad(Cell):
+    """MindSpore's ``*Pad*d`` cells: torch's ``F.pad`` arguments (negative pads crop)."""
+
+    _n = 2
+    _mode = "constant"
+
+    def __init__(self, padding: Any, value: float = 0.0) -> None:
+        super().__init__()
+        owner = type(self).__name__
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{owner}: value must be a number. Received value={value!r}")
+        self.padding, self.value = _padding(owner, padding, self._n), value
+
+    def construct(self, x: torch.Tensor) -> torch.Tensor:
+        if self._mode == "constant":
+            return F.pad(x, self.padding, value=self.value)
+        return F.pad(x, self.padding, mode=self._mode)
+
+
+class ConstantPad1d(_TorchPad):
+    """Pad the last dim with ``value``: ``padding`` an int or (left, right)."""
+
+    _n = 1
+
+
+class ConstantPad2d(_TorchPad):
+    """Pad the last two dims with ``value``: ``padding`` an int or (left, right, top,
+    bottom)."""
+
+
+class ConstantPad3d(_TorchPad):
+    """Pad the last three dims with ``value``: ``padding`` an int or a 6-tuple (last dim
+    first)."""
+
+    _n = 3
+
+
+class ZeroPad2d(_TorchPad):
+    """Pad the last two dims with zeros: ``padding`` an int or (left, right, top, bottom)."""
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding, 0.0)
+
+
+class ReflectionPad1d(_TorchPad):
+    """Mirror-pad the last dim (without the edge element): ``padding`` an int or (left,
+    right)."""
+
+    _n, _mode = 1, "reflect"
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding)
+
+
+class ReflectionPad2d(_TorchPad):
+    """Mirror-pad the last two dims (without the edge element): ``padding`` an int or
+    (left, right, top, bottom)."""
+
+    _mode = "reflect"
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding)
+
+
+class OneHot(Cell):
+    """One-hot vectors of integer ``indices``: a new axis ``axis`` of length ``depth`` holding
+    ``on_value`` at the index and ``off_value`` elsewhere (an index outside [0, depth) gives
+    an all-``off_value`` vector).
+
+    Args:
+        axis: where the new axis goes (-1: last). Default -1.
+        depth: the number of classes. Default 1.
+        on_value, off_value: the fill values. Defaults 1.0, 0.0.
+        dtype: the output dtype. Default float32.
+    """
+
+    def __init__(
+        self,
+        axis: int = -1,
+        depth: int = 1,
+        on_value: float = 1.0,
+        off_value: float = 0.0,
+        dtype: torch.dtype = torch.float32,
+    ) -> None:
+        super().__init__()
+        if isinstance(axis, bool) or not isinstance(axis, int):
+            raise TypeError(f"OneHot: axis must be an int. Received axis={axis!r}")
+        _checks.positive_int("OneHot", "depth", depth)
+        self.axis, self.depth, self.on_value, self.off_value, self.dtype = (
+            axis, depth, on_value, off_value, dtype,
+        )  # fmt: skip
+
+    def construct(self, indices: torch.Tensor) -> torch.Tensor:
+        if indices.is_floating_point():
+            raise TypeError(f"OneHot: indices must be integers. Received dtype={indices.dtype}")
+        hot = indices.long().unsqueeze(-1) == torch.arange(self.depth, device=indices.device)
+        on = torch.tensor(self.on_value, dtype=self.dtype, device=indices.device)
+        out = torch.where(hot, on, torch.tensor(self.off_value, dtype=self.dtype, device=on.device))
+        axis = self.axis if self.axis >= 0 else out.dim() + self.axis
+        return out.movedim(-1, axis)

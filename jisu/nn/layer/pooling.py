@@ -9,6 +9,7 @@ pad_mode "pad" pads ``padding`` on both sides of each dim, with torch's (and Min
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -18,7 +19,7 @@ from torch import nn
 from ..cell import Cell
 from ._padding import check_nchw, check_pad_mode, n_tuple, same_pad, torch_pad_arg
 
-__all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "MaxPool2d"]
+__all__ = ["AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d"]
 
 
 def _pool_padding(owner: str, padding: Any) -> tuple[int, int]:
@@ -180,3 +181,109 @@ class AdaptiveAvgPool2d(Cell, nn.AdaptiveAvgPool2d):
 
     def construct(self, x: torch.Tensor) -> torch.Tensor:
         return F.adaptive_avg_pool2d(x, self.output_size)
+
+
+def _int_arg(owner: str, name: str, value: Any, low: int = 1) -> int:
+    if isinstance(value, (tuple, list)) and len(value) == 1:
+        value = value[0]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{owner}: {name} must be an int. Received {name}={value!r}")
+    if value < low:
+        raise ValueError(f"{owner}: {name} must be >= {low}. Received {name}={value}")
+    return value
+
+
+class MaxPool1d(Cell, nn.MaxPool1d):
+    """1-d max pooling over (N, C, L) or (C, L); arguments as :class:`MaxPool2d`'s, ints."""
+
+    def __init__(
+        self,
+        kernel_size: int = 1,
+        stride: int = 1,
+        pad_mode: str = "valid",
+        padding: int = 0,
+        dilation: int = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
+        owner = "MaxPool1d"
+        pad_mode = check_pad_mode(owner, pad_mode)
+        kernel, step = (
+            _int_arg(owner, "kernel_size", kernel_size),
+            _int_arg(owner, "stride", stride),
+        )
+        if pad_mode != "pad" and (padding != 0 or dilation != 1 or return_indices or ceil_mode):
+            raise ValueError(
+                f"{owner}: padding, dilation, return_indices and ceil_mode must keep their "
+                f"defaults unless pad_mode='pad'. Received pad_mode={pad_mode!r}"
+            )
+        nn.MaxPool1d.__init__(
+            self,
+            kernel,
+            step,
+            _int_arg(owner, "padding", padding, low=0),
+            _int_arg(owner, "dilation", dilation),
+            return_indices,
+            ceil_mode,
+        )
+        self._auto_prefix = True
+        self.pad_mode = pad_mode
+
+    def construct(self, x: torch.Tensor) -> Any:
+        if self.pad_mode == "same":
+            x = F.pad(
+                x, list(same_pad(x.shape[-1], self.kernel_size, self.stride)), value=-math.inf
+            )
+        return F.max_pool1d(
+            x,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
+        )
+
+
+class AvgPool1d(Cell, nn.AvgPool1d):
+    """1-d average pooling over (N, C, L) or (C, L); arguments as :class:`AvgPool2d`'s, ints
+    ("same": padded cells not counted)."""
+
+    def __init__(
+        self,
+        kernel_size: int = 1,
+        stride: int = 1,
+        pad_mode: str = "valid",
+        padding: int = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+    ) -> None:
+        owner = "AvgPool1d"
+        pad_mode = check_pad_mode(owner, pad_mode)
+        kernel, step = (
+            _int_arg(owner, "kernel_size", kernel_size),
+            _int_arg(owner, "stride", stride),
+        )
+        if pad_mode == "same" and padding != 0:
+            raise ValueError(
+                f"{owner}: padding must be 0 when pad_mode='same'. Received padding={padding!r}"
+            )
+        nn.AvgPool1d.__init__(
+            self, kernel, step, _int_arg(owner, "padding", padding, low=0), ceil_mode,
+            count_include_pad,
+        )  # fmt: skip
+        self._auto_prefix = True
+        self.pad_mode = pad_mode
+
+    def construct(self, x: torch.Tensor) -> torch.Tensor:
+        if self.pad_mode != "same":
+            return F.avg_pool1d(
+                x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                self.count_include_pad,
+            )  # fmt: skip
+        pads = list(same_pad(x.shape[-1], self.kernel_size[0], self.stride[0]))
+        total = F.avg_pool1d(F.pad(x, pads), self.kernel_size, self.stride)
+        if not any(pads):
+            return total
+        ones = torch.ones((1, x.shape[-1]), dtype=x.dtype, device=x.device)
+        return total / F.avg_pool1d(F.pad(ones, pads), self.kernel_size, self.stride)
