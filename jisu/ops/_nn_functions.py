@@ -1,6 +1,183 @@
 """MindSpore's functional ``ops`` of neural networks, images and random numbers
-(``ops.interpolate``, ``ops.standard_normal``, ...) on torch."""
+(``ops.interpolate``, ``ops.pad``, ``ops.grid_sample``, ``ops.cross_entropy``,
+``ops.dropout``, ``ops.standard_normal``, ``ops.uniform``, ``ops.normal``, ``ops.randn``,
+``ops.multinomial``, ...) on torch.
+
+The random functions draw from torch's default generator (seeded by :func:`jisu.set_seed`)
+or, given ``seed``, from a deterministic stream keyed by (function, seed, global seed, call
+count), as MindSpore's op-seed table does (see :mod:`.operations._nn_rng`).
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from .operations._nn_rng import function_generator, shape_arg
+
+
+def interpolate(
+    input: torch.Tensor,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+) -> torch.Tensor:
+    """Resizes ``input`` (N, C, ...) to ``size`` or by ``scale_factor``; MindSpore 2's
+    ``interpolate`` has torch's modes and coordinate rules."""
+    return F.interpolate(
+        input,
+        size=tuple(size) if isinstance(size, list) else size,
+        scale_factor=scale_factor,
+        mode=mode,
+        align_corners=align_corners,
+        recompute_scale_factor=recompute_scale_factor,
+    )
+
+
+def pad(
+    input_x: torch.Tensor, padding: Any, mode: str = "constant", value: float | None = None
+) -> torch.Tensor:
+    """Pads ``input_x`` by ``padding`` (pairs from the last dimension backwards, negative
+    values crop) with ``mode`` "constant" (``value``, default 0), "reflect", "replicate" or
+    "circular"."""
+    if isinstance(padding, torch.Tensor):
+        padding = padding.tolist()  # host sync: pads set the output shape
+    if mode != "constant" and value is not None:
+        raise ValueError(f"pad: value is only for mode 'constant'. Received mode={mode!r}")
+    return F.pad(input_x, tuple(padding), mode=mode, value=value)
+
+
+def grid_sample(
+    input: torch.Tensor,
+    grid: torch.Tensor,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: bool | None = None,
+) -> torch.Tensor:
+    """Samples ``input`` at the normalized (x, y) locations of ``grid`` (torch's rules)."""
+    return F.grid_sample(input, grid, mode, padding_mode, bool(align_corners))
+
+
+def cross_entropy(
+    input: torch.Tensor,
+    target: torch.Tensor,
+    weight: torch.Tensor | None = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> torch.Tensor:
+    """Cross entropy of logits ``input`` (N, C, ...) against class indices or class
+    probabilities ``target``."""
+    if not target.is_floating_point():
+        target = target.long()
+    return F.cross_entropy(
+        input,
+        target,
+        weight,
+        ignore_index=ignore_index,
+        reduction=reduction,
+        label_smoothing=label_smoothing,
+    )
+
+
+def dropout(
+    input: torch.Tensor,
+    p: float = 0.5,
+    training: bool = True,
+    seed: int | None = None,
+) -> torch.Tensor:
+    """Zeroes each element with probability ``p`` and scales the rest by ``1 / (1 - p)``
+    (identity when not ``training``)."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout: p must be in [0, 1]. Received p={p}")
+    if not training or p == 0:
+        return input
+    gen = function_generator("dropout", seed, input.device)
+    keep = torch.rand(input.shape, generator=gen, device=input.device) >= p
+    return input * keep.to(input.dtype) / (1 - p)
+
+
+def _as_tensor(owner: str, name: str, value: Any) -> torch.Tensor:
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return torch.tensor(value)
+    raise TypeError(f"{owner}: {name} must be a tensor or a number. Received {name}={value!r}")
+
+
+def standard_normal(shape: Any, seed: int | None = None) -> torch.Tensor:
+    """float32 numbers from N(0, 1) of shape ``shape``."""
+    size = shape_arg("standard_normal", shape)
+    return torch.randn(size, generator=function_generator("standard_normal", seed))
+
+
+def randn(*size: Any, dtype: torch.dtype | None = None, seed: int | None = None) -> torch.Tensor:
+    """Numbers from N(0, 1) of shape ``size`` (ints or one tuple), float32 by default."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Tensor)):
+        size = size[0]
+    shape = shape_arg("randn", size)
+    gen = function_generator("randn", seed)
+    return torch.randn(shape, generator=gen, dtype=dtype or torch.float32)
+
+
+def uniform(
+    shape: Any,
+    minval: Any,
+    maxval: Any,
+    seed: int | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    """Numbers uniform in [minval, maxval) of the broadcast of ``shape``, ``minval`` and
+    ``maxval``: floats, or int32 numbers when ``dtype`` is int32."""
+    low = _as_tensor("uniform", "minval", minval)
+    high = _as_tensor("uniform", "maxval", maxval)
+    size = torch.broadcast_shapes(shape_arg("uniform", shape), low.shape, high.shape)
+    gen = function_generator("uniform", seed, low.device)
+    draw = torch.rand(size, generator=gen, device=low.device, dtype=torch.float64)
+    if dtype in (torch.int32, torch.int64):
+        return (low + torch.floor(draw * (high - low).to(torch.float64)).to(low.dtype)).to(dtype)
+    return (low + draw.to(dtype) * (high - low)).to(dtype)
+
+
+def normal(shape: Any, mean: Any, stddev: Any, seed: int | None = None) -> torch.Tensor:
+    """Numbers from N(mean, stddev ** 2) of the broadcast of ``shape``, ``mean`` and
+    ``stddev``."""
+    mean_t = _as_tensor("normal", "mean", mean)
+    std_t = _as_tensor("normal", "stddev", stddev)
+    size = torch.broadcast_shapes(shape_arg("normal", shape), mean_t.shape, std_t.shape)
+    dtype = torch.promote_types(mean_t.dtype, std_t.dtype)
+    if not dtype.is_floating_point:
+        dtype = torch.float32
+    gen = function_generator("normal", seed, mean_t.device)
+    draw = torch.randn(size, generator=gen, device=mean_t.device, dtype=dtype)
+    return mean_t + draw * std_t
+
+
+def multinomial(
+    input: torch.Tensor,
+    num_samples: int,
+    replacement: bool = True,
+    seed: int | None = None,
+) -> torch.Tensor:
+    """``num_samples`` int32 category indices per row of (unnormalized) probabilities."""
+    gen = function_generator("multinomial", seed, input.device)
+    out = torch.multinomial(input.float(), num_samples, replacement, generator=gen)
+    return out.to(torch.int32)
+
+
+__all__ = [
+    "cross_entropy",
+    "dropout",
+    "grid_sample",
+    "interpolate",
+    "multinomial",
+    "normal",
+    "pad",
+    "randn",
+    "standard_normal",
+    "uniform",
+]

@@ -1,4 +1,7 @@
-"""MindSpore's neural-network primitives (``mindspore.ops.operations.nn_ops``) on torch."""
+"""MindSpore's neural-network primitives (``mindspore.ops.operations.nn_ops``) on torch.
+
+The families live in private modules (convolution and padding, pooling, activations and
+dropout, losses, detection) and are re-exported here at MindSpore's path."""
 
 from __future__ import annotations
 
@@ -8,6 +11,16 @@ import torch
 
 from .._functions import flatten, log_softmax, one_hot, softmax
 from ..primitive import Primitive
+from ._detection_ops import *  # noqa: F403
+from ._detection_ops import __all__ as _detection
+from ._loss_ops import *  # noqa: F403
+from ._loss_ops import __all__ as _losses
+from ._nn_activation_ops import *  # noqa: F403
+from ._nn_activation_ops import __all__ as _activations
+from ._nn_conv_ops import *  # noqa: F403
+from ._nn_conv_ops import __all__ as _convs
+from ._nn_pool_ops import *  # noqa: F403
+from ._nn_pool_ops import __all__ as _pools
 
 
 class Flatten(Primitive):
@@ -36,4 +49,14 @@ class OneHot(Primitive):
         return one_hot(indices, depth, on_value, off_value, self.axis)
 
 
-__all__ = ["Flatten", "LogSoftmax", "OneHot", "Softmax"]
+__all__ = [
+    "Flatten",
+    "LogSoftmax",
+    "OneHot",
+    "Softmax",
+    *_activations,
+    *_convs,
+    *_detection,
+    *_losses,
+    *_pools,
+]

@@ -1,0 +1,150 @@
+"""MindSpore parity of jisu's neural-network, image, loss, detection and random primitives
+and functions: every case of tests/fixtures/ms_primitives_nn (recorded from MindSpore 2.10 on
+CPU, and from 2.0.0 for names 2.10 dropped, such as ``ResizeBilinear``) runs on jisu with the
+same constructor arguments and inputs and must give MindSpore's values, dtypes and shapes (or
+its error type); random cases give its shapes and dtypes (their distributions are checked in
+test_nn_random.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import jisu.ops as ops
+from jisu.ops import operations as P
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ms_primitives_nn"
+CASES = json.loads((FIXTURES / "cases.json").read_text())
+ARRAYS = dict(np.load(FIXTURES / "arrays.npz"))
+DTYPES = {"int32": torch.int32}
+
+# jisu checks these arguments where the primitive is built, with ValueError as its errors
+# do; MindSpore raises RuntimeError when it runs
+ERROR_EQUIVALENTS = {"RuntimeError": ("ValueError",)}
+
+
+def _inputs(name: str, case: dict) -> list:
+    out = []
+    for i, v in enumerate(case["inputs"]):
+        if i in case["array_inputs"]:
+            out.append(torch.from_numpy(ARRAYS[f"{name}/in{i}"].copy()))
+        else:
+            out.append(tuple(v) if isinstance(v, list) else v)
+    return out
+
+
+def _kwargs(name: str, case: dict) -> dict:
+    kw = {}
+    for k, v in case["kwargs"].items():
+        if k in case["array_kwargs"]:
+            kw[k] = torch.from_numpy(ARRAYS[f"{name}/kw_{k}"].copy())
+        elif isinstance(v, list):
+            kw[k] = tuple(v)
+        else:
+            kw[k] = DTYPES.get(v, v) if isinstance(v, str) else v
+    return kw
+
+
+def _call(case: dict, kwargs: dict, inputs: list):
+    callee = case["callee"]
+    if callee.startswith("ops."):
+        return getattr(ops, callee[4:])(*inputs, **kwargs)
+    return getattr(P, callee)(**kwargs)(*inputs)
+
+
+def _as_list(out, case: dict) -> list:
+    assert isinstance(out, tuple) == case["tuple"], "tuple output must match MindSpore's"
+    return list(out) if isinstance(out, tuple) else [out]
+
+
+def _numpy_dtype(t: torch.Tensor) -> str:
+    return str(t.detach().cpu().numpy().dtype)
+
+
+def _close(name: str, got: torch.Tensor, want: np.ndarray) -> None:
+    g = got.detach().cpu().numpy()
+    assert g.shape == want.shape, f"{name}: shape {g.shape} != MindSpore's {want.shape}"
+    if want.dtype.kind == "f":
+        np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-5, err_msg=name)
+    else:
+        np.testing.assert_array_equal(g, want, err_msg=name)
+
+
+# cases where jisu keeps the documented meaning and MindSpore's CPU kernel does not; each is
+# checked against its formula below instead
+KNOWN_DIFFERENCES = {
+    "resize_nn_half": "MindSpore 2.10's CPU kernel ignores half_pixel_centers for nearest",
+    "maxpool_argmax_same": "MindSpore 2.10's CPU kernel puts all 'same' padding after",
+}
+DETERMINISTIC = sorted(
+    n for n, c in CASES.items() if not c.get("random") and n not in KNOWN_DIFFERENCES
+)
+RANDOM = sorted(n for n, c in CASES.items() if c.get("random"))
+
+
+@pytest.mark.parametrize("name", DETERMINISTIC)
+def test_matches_mindspore(name: str) -> None:
+    case = CASES[name]
+    kwargs, inputs = _kwargs(name, case), _inputs(name, case)
+    if "error" in case:
+        allowed = (case["error"], *ERROR_EQUIVALENTS.get(case["error"], ()))
+        with pytest.raises(Exception) as info:
+            _call(case, kwargs, inputs)
+        assert type(info.value).__name__ in allowed, f"{name}: {info.value!r}"
+        return
+    outs = _as_list(_call(case, kwargs, inputs), case)
+    assert len(outs) == len(case["outputs"])
+    for j, (got, meta) in enumerate(zip(outs, case["outputs"])):
+        assert _numpy_dtype(got) == meta["dtype"], f"{name} output {j}"
+        if case["callee"] == "NMSWithMask" and j == 1:
+            # MindSpore's CPU kernel gives 0..N-1 here; jisu gives each sorted box's index
+            # in the input (its GPU kernel's meaning, which the zoo's gathers rely on)
+            assert torch.equal(inputs[0][got.long()], outs[0])
+            continue
+        _close(f"{name} output {j}", got, ARRAYS[f"{name}/out{j}"])
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if c.get("grad")))
+def test_gradient_matches_mindspore(name: str) -> None:
+    case = CASES[name]
+    kwargs, inputs = _kwargs(name, case), _inputs(name, case)
+    inputs[0] = inputs[0].clone().requires_grad_(True)
+    out = _call(case, kwargs, inputs)
+    first = out[0] if isinstance(out, tuple) else out
+    (grad,) = torch.autograd.grad(first.sum(), inputs[0])
+    _close(f"{name} gradient", grad, ARRAYS[f"{name}/grad"])
+
+
+@pytest.mark.parametrize("name", RANDOM)
+def test_random_shapes_and_dtypes_match_mindspore(name: str) -> None:
+    case = CASES[name]
+    outs = _as_list(_call(case, _kwargs(name, case), _inputs(name, case)), case)
+    for got, meta in zip(outs, case["outputs"]):
+        assert list(got.shape) == meta["shape"]
+        assert _numpy_dtype(got) == meta["dtype"]
+
+
+def test_resize_nearest_half_pixel_centers_follows_tensorflow() -> None:
+    """TensorFlow's rule, which MindSpore documents: source ``floor((i + 0.5) * in / out)``
+    (MindSpore 2.10's CPU kernel samples ``floor(i * in / out)`` as without the flag)."""
+    x = torch.from_numpy(ARRAYS["resize_nn_half/in0"].copy())
+    got = P.ResizeNearestNeighbor((8, 3), half_pixel_centers=True)(x).numpy()
+    rows = np.minimum(np.floor((np.arange(8) + 0.5) * 5 / 8), 4).astype(int)
+    cols = np.minimum(np.floor((np.arange(3) + 0.5) * 7 / 3), 6).astype(int)
+    np.testing.assert_array_equal(got, x.numpy()[:, :, rows][:, :, :, cols])
+    legacy = P.ResizeNearestNeighbor((8, 3))(x).numpy()
+    np.testing.assert_array_equal(legacy, ARRAYS["resize_nn_half/out0"])
+
+
+def test_max_pool_with_argmax_same_pads_as_max_pool() -> None:
+    """ "same" pads as TensorFlow (and MindSpore's ``MaxPool``) do, the odd element after;
+    each argmax points at its maximum in the sample's flattened (C, H, W) block."""
+    x = torch.from_numpy(ARRAYS["maxpool_argmax_same/in0"].copy())
+    out, idx = P.MaxPoolWithArgmax(kernel_size=3, strides=2, pad_mode="same")(x)
+    torch.testing.assert_close(out, P.MaxPool(kernel_size=3, strides=2, pad_mode="same")(x))
+    flat = x.reshape(x.shape[0], -1)
+    assert torch.equal(flat.gather(1, idx.reshape(x.shape[0], -1).long()).reshape(out.shape), out)
