@@ -354,10 +354,17 @@ def topk(
 
 
 def unique(input: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(output, idx)``: the distinct values of ``input`` (sorted) and, for each element,
-    the position of its value in ``output`` (int32)."""
-    output, idx = torch.unique(input, sorted=True, return_inverse=True)
-    return output, idx.to(INDEX_DTYPE)
+    """``(output, idx)``: the distinct values of ``input`` in their order of first appearance
+    (MindSpore's order, not sorted) and, for each element, the position of its value in
+    ``output`` (int32; int64 for an int64 ``input``)."""
+    x = input.reshape(-1)
+    values, inverse = torch.unique(x, sorted=True, return_inverse=True)
+    first = torch.full(values.shape, x.numel(), dtype=torch.long, device=x.device)
+    first = first.scatter_reduce(0, inverse, torch.arange(x.numel(), device=x.device), "amin")
+    order = torch.argsort(first)
+    rank = torch.empty_like(order).scatter_(0, order, torch.arange(len(order), device=x.device))
+    index_dtype = torch.int64 if input.dtype == torch.int64 else INDEX_DTYPE
+    return values[order], rank[inverse].reshape(input.shape).to(index_dtype)
 
 
 def argmax(x: torch.Tensor, axis: int | None = None, keepdims: bool = False) -> torch.Tensor:
@@ -366,8 +373,8 @@ def argmax(x: torch.Tensor, axis: int | None = None, keepdims: bool = False) -> 
 
 
 def argmin(x: torch.Tensor, axis: int | None = None, keepdims: bool = False) -> torch.Tensor:
-    """Indices of the minima along ``axis`` (of the flattened ``x`` when None)."""
-    return torch.argmin(x, dim=axis, keepdim=keepdims)
+    """Indices of the minima along ``axis`` (of the flattened ``x`` when None), int32."""
+    return torch.argmin(x, dim=axis, keepdim=keepdims).to(INDEX_DTYPE)
 
 
 def strided_slice(

@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from ..function import array_func as af
-from ..function._utils import INDEX_DTYPE, as_tensor, shape_of
+from ..function._utils import as_tensor, shape_of
 from ..primitive import Primitive
 
 
@@ -24,17 +24,6 @@ def _ones(shape: Any, dtype: torch.dtype) -> torch.Tensor:
 
 def _eye(n: int, m: int, t: torch.dtype) -> torch.Tensor:
     return torch.eye(int(n), int(m), dtype=t)
-
-
-def _unique(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    # MindSpore's Unique keeps the values in their order of first appearance
-    values, inverse = torch.unique(x, sorted=True, return_inverse=True)
-    first = torch.full(values.shape, x.numel(), dtype=torch.long, device=x.device)
-    first = first.scatter_reduce(0, inverse, torch.arange(x.numel(), device=x.device), "amin")
-    order = torch.argsort(first)
-    rank = torch.empty_like(order).scatter_(0, order, torch.arange(len(order), device=x.device))
-    index_dtype = torch.int64 if x.dtype == torch.int64 else INDEX_DTYPE
-    return values[order], rank[inverse].to(index_dtype)
 
 
 def _diag_part(x: torch.Tensor) -> torch.Tensor:
@@ -59,7 +48,7 @@ def _invert_permutation(x: Any) -> Any:
 def _scalar_to_array(x: Any) -> torch.Tensor:
     if isinstance(x, bool):
         return torch.tensor(x)
-    return torch.tensor(x, dtype=torch.float32 if isinstance(x, float) else torch.int64)
+    return torch.tensor(x, dtype=torch.float32 if isinstance(x, float) else torch.int32)
 
 
 def _linspace(start: Any, stop: Any, num: Any) -> torch.Tensor:
@@ -118,7 +107,7 @@ ARRAY: dict[str, tuple[Any, str, str]] = {
     "Ones": (_ones, "shape, dtype", "ones of ``shape`` and ``dtype``"),
     "Eye": (_eye, "n, m, dtype", "the ``n`` x ``m`` identity matrix"),
     "Unique": (
-        _unique,
+        af.unique,
         "x",
         "``(output, idx)``: the distinct values of the 1-D ``x`` in "
         "order of appearance, and each element's position in ``output`` (int32)",

@@ -11,6 +11,8 @@ dtype rule:
   ``Sin``, ... of int32 are float32);
 - ``int_trunc``: int inputs divided with truncation, keeping their dtype (MindSpore 2.0.0's
   ``Div`` and ``RealDiv`` of int32 are int32: 9 / -4 = -2);
+- ``float_only``: float inputs only (after promotion), as MindSpore checks (``Floor``,
+  ``Ceil``, ``Rint``, ``Xdivy``, ``Xlogy``): a ``TypeError`` for ints;
 - ``bool``: a bool result (comparisons, logical ops, ``IsNan``).
 """
 
@@ -55,10 +57,10 @@ UNARY: dict[str, tuple[Any, str, str]] = {
     "Expm1": (torch.expm1, "float", "exp(x) - 1"),
     "Log": (torch.log, "float", "The natural logarithm"),
     "Log1p": (torch.log1p, "float", "log(1 + x)"),
-    "Floor": (torch.floor, "same", "The largest integer not above x"),
-    "Ceil": (torch.ceil, "same", "The smallest integer not below x"),
+    "Floor": (torch.floor, "float_only", "The largest integer not above x"),
+    "Ceil": (torch.ceil, "float_only", "The smallest integer not below x"),
     "Round": (torch.round, "same", "x rounded to the nearest integer (halves to even)"),
-    "Rint": (torch.round, "same", "x rounded to the nearest integer (halves to even)"),
+    "Rint": (torch.round, "float_only", "x rounded to the nearest integer (halves to even)"),
     "Trunc": (torch.trunc, "same", "x rounded towards zero"),
     "Sign": (torch.sign, "same", "The sign (-1, 0 or 1)"),
     "Sin": (torch.sin, "float", "The sine"),
@@ -104,8 +106,8 @@ BINARY: dict[str, tuple[Any, str, str]] = {
     "Minimum": (mf.minimum, "same", "The smaller of x and y"),
     "SquaredDifference": (_squared_difference, "same", "(x - y) ** 2"),
     "Atan2": (torch.atan2, "float", "The arctangent of x / y"),
-    "Xdivy": (lambda x, y: torch.where(x == 0, 0.0, x / y), "float", "x / y, 0 where x is 0"),
-    "Xlogy": (torch.xlogy, "float", "x * log(y), 0 where x is 0"),
+    "Xdivy": (lambda x, y: torch.where(x == 0, 0.0, x / y), "float_only", "x / y, 0 where x is 0"),
+    "Xlogy": (torch.xlogy, "float_only", "x * log(y), 0 where x is 0"),
     "BitwiseAnd": (torch.bitwise_and, "same", "The bitwise and"),
     "BitwiseOr": (torch.bitwise_or, "same", "The bitwise or"),
     "BitwiseXor": (torch.bitwise_xor, "same", "The bitwise exclusive or"),
@@ -135,8 +137,14 @@ RULE_DOCS = {
     "same": "torch's promotion of the inputs (MindSpore's)",
     "float": "float32 for int and bool inputs",
     "int_trunc": "the int dtype for int inputs (divided with truncation), else float",
+    "float_only": "the float dtype of the inputs (int inputs are refused)",
     "bool": "bool",
 }
+
+
+def _check_float(name: str, dtype: torch.dtype) -> None:
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise TypeError(f"{name}: the input must be a float tensor. Received: {dtype}")
 
 
 def _check_arity(name: str, args: tuple, n: int) -> None:
@@ -149,9 +157,17 @@ def _elementwise_class(name: str, fn: Any, rule: str, summary: str, arity: int) 
         _check_arity(name, args, arity)
         if arity == 1:
             x = args[0] if isinstance(args[0], torch.Tensor) else torch.as_tensor(args[0])
+            if rule == "float_only":
+                _check_float(name, x.dtype)
             return fn(float_of(x) if rule == "float" else x)
         x, y = operands(*args)
-        return fn(float_of(x), float_of(y)) if rule == "float" else fn(x, y)
+        if rule == "float":  # promote first (int32 with float16 is float16), then to a float
+            dtype = torch.result_type(x, y)
+            dtype = dtype if dtype.is_floating_point else torch.float32
+            x, y = x.to(dtype), y.to(dtype)
+        elif rule == "float_only":
+            _check_float(name, torch.result_type(x, y))
+        return fn(x, y)
 
     inputs = "x" if arity == 1 else "x, y"
     doc = (
