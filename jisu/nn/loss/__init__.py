@@ -1,5 +1,13 @@
 """MindSpore's losses with MindSpore's arguments, as torch modules."""
 
+from .classification import (
+    BCELoss,
+    CosineEmbeddingLoss,
+    FocalLoss,
+    KLDivLoss,
+    NLLLoss,
+    SoftMarginLoss,
+)
 from .loss import (
     BCEWithLogitsLoss,
     CrossEntropyLoss,
@@ -8,12 +16,24 @@ from .loss import (
     MSELoss,
     SoftmaxCrossEntropyWithLogits,
 )
+from .regression import DiceLoss, MAELoss, MultiClassDiceLoss, RMSELoss, SmoothL1Loss
 
 __all__ = [
+    "BCELoss",
     "BCEWithLogitsLoss",
+    "CosineEmbeddingLoss",
     "CrossEntropyLoss",
+    "DiceLoss",
+    "FocalLoss",
+    "KLDivLoss",
     "L1Loss",
     "LossBase",
+    "MAELoss",
     "MSELoss",
+    "MultiClassDiceLoss",
+    "NLLLoss",
+    "RMSELoss",
+    "SmoothL1Loss",
+    "SoftMarginLoss",
     "SoftmaxCrossEntropyWithLogits",
 ]

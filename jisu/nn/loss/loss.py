@@ -87,6 +87,11 @@ class LossBase(Cell):
         raise NotImplementedError(f"{type(self).__name__} must implement construct")
 
 
+class _Loss(LossBase):
+    """MindSpore's old name of :class:`LossBase` (``mindspore.nn.loss.loss._Loss``, the base of
+    many model-zoo losses): the same ``reduction`` and ``get_loss(x, weights)``."""
+
+
 class SoftmaxCrossEntropyWithLogits(LossBase):
     """Softmax cross entropy of each row of ``logits`` (the class axis is the last): ``-sum(
     labels * log_softmax(logits))``.
