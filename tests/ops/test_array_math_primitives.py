@@ -79,7 +79,9 @@ def build(spec):
 def run(case: dict):
     if case["kind"] == "prim":
         init_kw = {k: build(v) for k, v in case.get("init_kw", {}).items()}
-        fn = getattr(P, case["op"])(*map(build, case.get("init", [])), **init_kw)
+        # the class at MindSpore's module path (array_ops / math_ops) where jisu has one there
+        cls = getattr(P.array_ops, case["op"], None) or getattr(P.math_ops, case["op"], None)
+        fn = (cls or getattr(P, case["op"]))(*map(build, case.get("init", [])), **init_kw)
     else:
         fn = ops
         for part in case["op"].split("."):
