@@ -29,7 +29,7 @@ LAYERS = (
     ("engine", ("engine",)),
     (
         "ops, sources, vision, transforms",
-        ("ops", "sources", "vision", "transforms", "record", "device"),
+        ("ops", "sources", "vision", "transforms", "text", "record", "device"),
     ),
     ("datasets", ("datasets", "")),
 )

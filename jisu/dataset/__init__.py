@@ -13,7 +13,7 @@ Example:
 """
 
 from .. import context as context  # mindspore.dataset.context (MindSpore 2.0's namespace held it)
-from . import config, engine, record, transforms, vision
+from . import config, engine, record, text, transforms, vision
 from .core.cache import DatasetCache
 from .core.ragged import RaggedArray
 from .datasets import Dataset
@@ -98,6 +98,7 @@ __all__ = [
     "WeightedRandomSampler",
     "config",
     "record",
+    "text",
     "transforms",
     "vision",
     "zip",

@@ -1,0 +1,53 @@
+"""MindSpore's ``mindspore.dataset.text``: vocabularies, tokenizers and text ops on NumPy
+arrays of strings, for ``dataset.map`` and eager calls.
+
+``Vocab`` (``from_list``, ``from_dict``, ``from_file``, ``from_dataset``), ``Lookup``,
+``ToNumber``, ``Truncate``, ``TruncateSequencePair``, ``SlidingWindow``, ``Ngram``,
+``AddToken``, the tokenizers (``WhitespaceTokenizer``, ``UnicodeCharTokenizer``,
+``RegexTokenizer``, ``BasicTokenizer``, ``WordpieceTokenizer``, ``BertTokenizer``,
+``PythonTokenizer``), ``to_str`` and ``to_bytes``. Padding is MindSpore 2.x's
+``jisu.dataset.transforms.PadEnd``.
+"""
+
+from . import transforms, utils
+from .tokenizers import NormalizeForm
+from .transforms import (
+    AddToken,
+    BasicTokenizer,
+    BertTokenizer,
+    Lookup,
+    Ngram,
+    PythonTokenizer,
+    RegexTokenizer,
+    SlidingWindow,
+    ToNumber,
+    Truncate,
+    TruncateSequencePair,
+    UnicodeCharTokenizer,
+    WhitespaceTokenizer,
+    WordpieceTokenizer,
+)
+from .utils import Vocab, to_bytes, to_str
+
+__all__ = [
+    "AddToken",
+    "BasicTokenizer",
+    "BertTokenizer",
+    "Lookup",
+    "Ngram",
+    "NormalizeForm",
+    "PythonTokenizer",
+    "RegexTokenizer",
+    "SlidingWindow",
+    "ToNumber",
+    "Truncate",
+    "TruncateSequencePair",
+    "UnicodeCharTokenizer",
+    "Vocab",
+    "WhitespaceTokenizer",
+    "WordpieceTokenizer",
+    "to_bytes",
+    "to_str",
+    "transforms",
+    "utils",
+]
