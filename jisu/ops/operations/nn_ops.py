@@ -1,7 +1,8 @@
 """MindSpore's neural-network primitives (``mindspore.ops.operations.nn_ops``) on torch.
 
 The families live in private modules (convolution and padding, pooling, activations and
-dropout, losses, detection) and are re-exported here at MindSpore's path."""
+dropout, losses, detection, optimizer updates, fused RNNs) and are re-exported here at
+MindSpore's path."""
 
 from __future__ import annotations
 
@@ -19,8 +20,12 @@ from ._nn_activation_ops import *  # noqa: F403
 from ._nn_activation_ops import __all__ as _activations
 from ._nn_conv_ops import *  # noqa: F403
 from ._nn_conv_ops import __all__ as _convs
+from ._nn_optim_ops import *  # noqa: F403
+from ._nn_optim_ops import __all__ as _optims
 from ._nn_pool_ops import *  # noqa: F403
 from ._nn_pool_ops import __all__ as _pools
+from ._nn_rnn_ops import *  # noqa: F403
+from ._nn_rnn_ops import __all__ as _rnns
 
 
 class Flatten(Primitive):
@@ -58,5 +63,7 @@ __all__ = [
     *_convs,
     *_detection,
     *_losses,
+    *_optims,
     *_pools,
+    *_rnns,
 ]
