@@ -146,6 +146,14 @@ def _corpus(columns=("text",)):
     return ds.GeneratorDataset(gen, column_names=list(columns), shuffle=False)
 
 
+def _lines(lines):
+    def gen():
+        for line in lines:
+            yield (np.array(line.split(" ")),)
+
+    return ds.GeneratorDataset(gen, column_names=["text"], shuffle=False)
+
+
 FROM_DATASET = {
     "from_dataset": lambda: text.Vocab.from_dataset(_corpus(), "text"),
     "from_dataset_special": lambda: text.Vocab.from_dataset(
@@ -163,6 +171,7 @@ FROM_DATASET = {
     ),
     "from_dataset_two_columns": lambda: text.Vocab.from_dataset(_corpus(("x", "y")), ["x", "y"]),
     "from_dataset_top_k_zero": lambda: text.Vocab.from_dataset(_corpus(), top_k=0),
+    "from_dataset_ties": lambda: text.Vocab.from_dataset(_lines(["z y x", "Z b B a", "é e 10 9"])),
 }
 
 
