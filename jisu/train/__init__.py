@@ -32,7 +32,9 @@ from .metrics import (
     TopKCategoricalAccuracy,
 )
 from .model import Model
+from .serialization import load_param_into_net
 from .state import TrainState
+from .summary_record import SummaryRecord
 
 __all__ = [
     "MAE",
@@ -54,6 +56,7 @@ __all__ = [
     "ReduceLROnPlateau",
     "RunContext",
     "SummaryCollector",
+    "SummaryRecord",
     "ThroughputMonitor",
     "TimeMonitor",
     "Top1CategoricalAccuracy",
@@ -65,6 +68,7 @@ __all__ = [
     "capture",
     "latest_checkpoint",
     "load_checkpoint",
+    "load_param_into_net",
     "loss_scale_manager",
     "save_checkpoint",
     "serialization",
