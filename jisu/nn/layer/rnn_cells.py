@@ -13,7 +13,7 @@ from torch import nn
 from .. import _checks
 from ..cell import Cell
 
-__all__ = ["GRUCell", "LSTMCell", "RNNCell"]
+__all__ = ["GRUCell", "LSTMCell", "RNNCell", "RNNCellBase"]
 
 
 def _check_args(owner: str, input_size: Any, hidden_size: Any, has_bias: Any) -> None:
@@ -28,10 +28,34 @@ def _check_tensor(owner: str, name: str, value: Any) -> torch.Tensor:
     return value
 
 
-class _MindSporeRNNCell(Cell):
+class RNNCellBase(Cell, nn.RNNCellBase):
+    """MindSpore's base of the cells (``mindspore.nn.layer.rnn_cells.RNNCellBase``, which
+    model-zoo code subclasses): ``weight_ih`` (num_chunks * hidden_size, input_size),
+    ``weight_hh`` (num_chunks * hidden_size, hidden_size), ``bias_ih``/``bias_hh``
+    (num_chunks * hidden_size,) or None, all from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size));
+    the subclass defines ``construct``."""
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        has_bias: bool,
+        num_chunks: int,
+        dtype: torch.dtype = torch.float32,
+    ) -> None:
+        owner = type(self).__name__
+        _check_args(owner, input_size, hidden_size, has_bias)
+        _checks.positive_int(owner, "num_chunks", num_chunks)
+        nn.RNNCellBase.__init__(self, input_size, hidden_size, has_bias, num_chunks, dtype=dtype)
+        self._setup(has_bias)
+
     def _setup(self, has_bias: bool) -> None:
         self._auto_prefix = True
         self.has_bias = has_bias
+
+
+class _MindSporeRNNCell(RNNCellBase):
+    """The cells below: torch's cell classes under :class:`RNNCellBase`."""
 
 
 class LSTMCell(_MindSporeRNNCell, nn.LSTMCell):
