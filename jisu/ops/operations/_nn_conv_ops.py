@@ -1,5 +1,5 @@
 """MindSpore's convolution, bias and padding primitives (``Conv2D``, ``Conv2DBackpropInput``
-(alias ``Conv2DTranspose``), ``Conv3D``, ``BiasAdd``, ``DepthToSpace``, ``Pad``, ``MirrorPad``)
+(alias ``Conv2DTranspose``), ``Conv3D``, ``BiasAdd``, ``Pad``, ``MirrorPad``)
 on torch, channels-first."""
 
 from __future__ import annotations
@@ -160,30 +160,6 @@ class BiasAdd(Primitive):
         return x + bias.reshape(-1, *([1] * (x.dim() - 2)))
 
 
-class DepthToSpace(Primitive):
-    """Moves (block_size x block_size) blocks of channels into space, NCHW: channel
-    ``(i * b + j) * C' + c`` goes to pixel (h * b + i, w * b + j) of channel c (TensorFlow's
-    "DCR" order)."""
-
-    def __init__(self, block_size: int) -> None:
-        if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 2:
-            raise ValueError(
-                f"DepthToSpace: block_size must be an int >= 2. Received block_size={block_size!r}"
-            )
-        self.block_size = block_size
-
-    def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        P.check_rank("DepthToSpace", x, 4)
-        n, c, h, w = x.shape
-        b = self.block_size
-        if c % (b * b):
-            raise ValueError(
-                f"DepthToSpace: the channels ({c}) must be divisible by block_size**2 ({b * b})"
-            )
-        x = x.reshape(n, b, b, c // (b * b), h, w).permute(0, 3, 4, 1, 5, 2)
-        return x.reshape(n, c // (b * b), h * b, w * b)
-
-
 def _pairs(owner: str, paddings: Any, rank: int) -> list[tuple[int, int]]:
     if isinstance(paddings, torch.Tensor):
         paddings = paddings.tolist()  # host sync: the pads set the output shape
@@ -256,7 +232,6 @@ __all__ = [
     "Conv2DBackpropInput",
     "Conv2DTranspose",
     "Conv3D",
-    "DepthToSpace",
     "MirrorPad",
     "Pad",
 ]
