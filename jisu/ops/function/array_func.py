@@ -9,13 +9,13 @@ float32.
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Sequence
 from typing import Any
 
 import torch
 
-from ._utils import INDEX_DTYPE, as_tensor, axes, ints, scalar, shape_of
+from ._sorting import argmax, argmin, slice, sort, strided_slice, top_k, topk, unique
+from ._utils import as_tensor, axes, scalar, shape_of
 
 
 # ---------------------------------------------------------------------- shapes
@@ -233,6 +233,42 @@ def meshgrid(*inputs: torch.Tensor, indexing: str = "xy") -> tuple[torch.Tensor,
     return torch.meshgrid(*inputs, indexing=indexing)
 
 
+def full(size: Any, fill_value: Any, *, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """A tensor of shape ``size`` filled with ``fill_value`` (a number, or a string such as
+    ``"-inf"``); float32 for a float and int64 for an int unless ``dtype`` (MindSpore gives
+    int64 for a float without ``dtype``, truncating it: jisu keeps the value)."""
+    value = scalar(fill_value)
+    value = float(value) if isinstance(value, str) else value
+    if dtype is None:
+        dtype = torch.float32 if isinstance(value, float) else None
+    return torch.full(shape_of(size), value, dtype=dtype)
+
+
+def full_like(input: torch.Tensor, fill_value: Any, *, dtype: torch.dtype | None = None):
+    """A tensor like ``input`` filled with ``fill_value``."""
+    return torch.full_like(input, scalar(fill_value), dtype=dtype)
+
+
+def roll(input: torch.Tensor, shifts: Any, dims: Any = None) -> torch.Tensor:
+    """``input`` rolled by ``shifts`` along ``dims`` (flattened when None)."""
+    return torch.roll(input, shifts, dims)
+
+
+def repeat_interleave(input: torch.Tensor, repeats: Any, axis: int | None = None):
+    """Each element of ``input`` repeated ``repeats`` times along ``axis``."""
+    return torch.repeat_interleave(input, repeats, dim=axis)
+
+
+def nonzero(input: torch.Tensor) -> torch.Tensor:
+    """The indices of the non-zero elements, one row each (int64)."""
+    return torch.nonzero(input)
+
+
+def is_tensor(obj: Any) -> bool:
+    """Whether ``obj`` is a tensor."""
+    return isinstance(obj, torch.Tensor)
+
+
 # ---------------------------------------------------------------------- selection
 def select(cond: torch.Tensor, x: Any, y: Any) -> torch.Tensor:
     """``x`` where ``cond`` holds, else ``y`` (either may be a Python scalar)."""
@@ -328,109 +364,66 @@ def one_hot(indices: torch.Tensor, depth: int, on_value: Any = 1, off_value: Any
     return out if axis == -1 else out.movedim(-1, axis)
 
 
-# ---------------------------------------------------------------------- sorting
-def sort(
-    input_x: torch.Tensor, axis: int = -1, descending: bool = False
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(values, indices)`` of ``input_x`` sorted along ``axis``; int32 indices."""
-    values, indices = torch.sort(input_x, dim=axis, descending=descending, stable=True)
-    return values, indices.to(INDEX_DTYPE)
-
-
-def top_k(input_x: torch.Tensor, k: int, sorted: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(values, indices)`` of the ``k`` largest entries along the last axis; int32
-    indices."""
-    values, indices = torch.topk(input_x, int(scalar(k)), dim=-1, largest=True, sorted=True)
-    return values, indices.to(INDEX_DTYPE)
-
-
-def topk(
-    input: torch.Tensor, k: int, dim: int | None = None, largest: bool = True, sorted: bool = True
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(values, indices)`` of the ``k`` largest (or smallest) entries along ``dim``."""
-    dim = -1 if dim is None else dim
-    values, indices = torch.topk(input, int(scalar(k)), dim=dim, largest=largest, sorted=True)
-    return values, indices.to(INDEX_DTYPE)
-
-
-def unique(input: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(output, idx)``: the distinct values of ``input`` in their order of first appearance
-    (MindSpore's order, not sorted) and, for each element, the position of its value in
-    ``output`` (int32; int64 for an int64 ``input``)."""
-    x = input.reshape(-1)
-    values, inverse = torch.unique(x, sorted=True, return_inverse=True)
-    first = torch.full(values.shape, x.numel(), dtype=torch.long, device=x.device)
-    first = first.scatter_reduce(0, inverse, torch.arange(x.numel(), device=x.device), "amin")
-    order = torch.argsort(first)
-    rank = torch.empty_like(order).scatter_(0, order, torch.arange(len(order), device=x.device))
-    index_dtype = torch.int64 if input.dtype == torch.int64 else INDEX_DTYPE
-    return values[order], rank[inverse].reshape(input.shape).to(index_dtype)
-
-
-def argmax(x: torch.Tensor, axis: int | None = None, keepdims: bool = False) -> torch.Tensor:
-    """Indices of the maxima along ``axis`` (of the flattened ``x`` when None)."""
-    return torch.argmax(x, dim=axis, keepdim=keepdims)
-
-
-def argmin(x: torch.Tensor, axis: int | None = None, keepdims: bool = False) -> torch.Tensor:
-    """Indices of the minima along ``axis`` (of the flattened ``x`` when None), int32."""
-    return torch.argmin(x, dim=axis, keepdim=keepdims).to(INDEX_DTYPE)
-
-
-def strided_slice(
-    x: torch.Tensor,
-    begin: Sequence[int],
-    end: Sequence[int],
-    strides: Sequence[int],
-    begin_mask: int = 0,
-    end_mask: int = 0,
-    ellipsis_mask: int = 0,
-    new_axis_mask: int = 0,
-    shrink_axis_mask: int = 0,
-) -> torch.Tensor:
-    """MindSpore's (and TensorFlow's) strided slice: ``x[begin:end:strides]`` per axis, with
-    bit masks that ignore a begin or an end, expand an ellipsis, insert an axis or drop one."""
-    begin, end, strides = ints(begin), ints(end), ints(strides)
-    consumes = [not (new_axis_mask >> i) & 1 for i in builtins.range(len(begin))]
-    out, p = x, 0
-    for i, (b, e, s) in enumerate(zip(begin, end, strides)):
-        if (ellipsis_mask >> i) & 1:
-            p = out.dim() - sum(consumes[i + 1 :])
-            continue
-        if (new_axis_mask >> i) & 1:
-            out, p = out.unsqueeze(p), p + 1
-            continue
-        n = out.shape[p]
-        if (shrink_axis_mask >> i) & 1:
-            out = out.select(p, b + n if b < 0 else b)
-            continue
-        bounds = builtins.slice(
-            None if (begin_mask >> i) & 1 else b, None if (end_mask >> i) & 1 else e, s
-        )
-        start, stop, step = bounds.indices(n)
-        if step > 0:
-            out = out[(builtins.slice(None),) * p + (builtins.slice(start, stop, step),)]
-        else:  # torch has no negative steps: pick the indices
-            out = out.index_select(p, torch.arange(start, stop, step, device=out.device))
-        p += 1
-    return out
-
-
-def slice(x: torch.Tensor, begin: Sequence[int], size: Sequence[int]) -> torch.Tensor:
-    """``x[begin[i] : begin[i] + size[i]]`` on every axis (a size of -1 takes the rest)."""
-    out = x
-    for axis, (b, n) in enumerate(zip(ints(begin), ints(size))):
-        out = out.narrow(axis, b, out.shape[axis] - b if n == -1 else n)
-    return out
-
-
 __all__ = [
-    "arange", "argmax", "argmin", "broadcast_to", "cast", "cat", "chunk", "concat",
-    "expand_dims", "eye", "fill", "fills", "flatten", "flip", "gather", "gather_d",
-    "gather_elements", "gather_nd", "linspace", "masked_fill", "masked_select", "meshgrid",
-    "one_hot", "ones", "ones_like", "range", "rank", "repeat_elements", "reshape", "reverse",
-    "scatter_nd", "select", "shape", "size", "slice", "sort", "split", "squeeze", "stack",
-    "strided_slice", "tensor_scatter_add", "tensor_scatter_elements", "tensor_scatter_update",
-    "tile", "top_k", "topk", "transpose", "tril", "triu", "unique", "unsqueeze", "unstack",
-    "where", "zeros", "zeros_like",
-]  # fmt: skip
+    "arange",
+    "argmax",
+    "argmin",
+    "broadcast_to",
+    "cast",
+    "cat",
+    "chunk",
+    "concat",
+    "expand_dims",
+    "eye",
+    "fill",
+    "fills",
+    "flatten",
+    "flip",
+    "full",
+    "full_like",
+    "gather",
+    "gather_d",
+    "gather_elements",
+    "gather_nd",
+    "is_tensor",
+    "linspace",
+    "masked_fill",
+    "masked_select",
+    "meshgrid",
+    "nonzero",
+    "one_hot",
+    "ones",
+    "ones_like",
+    "range",
+    "rank",
+    "repeat_elements",
+    "repeat_interleave",
+    "reshape",
+    "reverse",
+    "roll",
+    "scatter_nd",
+    "select",
+    "shape",
+    "size",
+    "slice",
+    "sort",
+    "split",
+    "squeeze",
+    "stack",
+    "strided_slice",
+    "tensor_scatter_add",
+    "tensor_scatter_elements",
+    "tensor_scatter_update",
+    "tile",
+    "top_k",
+    "topk",
+    "transpose",
+    "tril",
+    "triu",
+    "unique",
+    "unsqueeze",
+    "unstack",
+    "where",
+    "zeros",
+    "zeros_like",
+]

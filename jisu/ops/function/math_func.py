@@ -244,7 +244,42 @@ logical_and = _binary("logical_and", torch.logical_and)
 logical_or = _binary("logical_or", torch.logical_or)
 logical_xor = _binary("logical_xor", torch.logical_xor)
 floor_div = _binary("floor_div", torch.floor_divide)
+truncate_div = _binary("truncate_div", lambda a, b: torch.div(a, b, rounding_mode="trunc"))
+bitwise_and = _binary("bitwise_and", torch.bitwise_and)
+bitwise_or = _binary("bitwise_or", torch.bitwise_or)
+bitwise_xor = _binary("bitwise_xor", torch.bitwise_xor)
+log2 = _unary("log2", torch.log2, to_float=True)
 floor_mod = _binary("floor_mod", torch.remainder)
+
+
+def amax(input: torch.Tensor, axis: Any = None, keepdims: bool = False) -> torch.Tensor:
+    """The maximum over ``axis`` (all axes for None)."""
+    return _reduce(torch.amax, input, axis, keepdims)
+
+
+def amin(input: torch.Tensor, axis: Any = None, keepdims: bool = False) -> torch.Tensor:
+    """The minimum over ``axis`` (all axes for None)."""
+    return _reduce(torch.amin, input, axis, keepdims)
+
+
+def count_nonzero(
+    x: torch.Tensor, axis: Any = (), keep_dims: bool = False, dtype: torch.dtype = torch.int32
+) -> torch.Tensor:
+    """The number of non-zero elements over ``axis`` (all axes for ``()``), as ``dtype``."""
+    return _reduce(torch.sum, x != 0, axis, keep_dims).to(dtype)
+
+
+def clamp(input: torch.Tensor, min: Any = None, max: Any = None) -> torch.Tensor:
+    """``input`` clamped to ``[min, max]`` (either may be None or a tensor)."""
+    return torch.clamp(input, min, max)
+
+
+clip = clamp
+
+
+def ger(input: torch.Tensor, vec2: torch.Tensor) -> torch.Tensor:
+    """The outer product of two 1-D tensors."""
+    return torch.outer(input, vec2)
 
 
 def lerp(input: torch.Tensor, end: torch.Tensor, weight: Any) -> torch.Tensor:
@@ -258,14 +293,91 @@ def clip_by_value(x: torch.Tensor, clip_value_min: Any = None, clip_value_max: A
 
 
 __all__ = [
-    "abs", "absolute", "add", "addn", "atan", "atan2", "bmm", "ceil", "clip_by_value", "cos",
-    "cumsum", "div", "dot", "einsum", "equal", "erf", "exp", "floor", "floor_div", "floor_mod",
-    "ge", "greater", "greater_equal", "gt", "isfinite", "isinf", "isnan", "le", "lerp", "less",
-    "less_equal", "log", "log1p", "logical_and", "logical_not", "logical_or", "logical_xor",
-    "lt", "matmul", "maximum", "mean", "minimum", "mul", "ne", "neg", "norm", "not_equal",
-    "pow", "pows", "reciprocal", "reduce_all", "reduce_any", "reduce_max", "reduce_mean",
-    "reduce_min", "reduce_prod", "reduce_sum", "round", "rsqrt", "sign", "sin", "sqrt",
-    "square", "sub", "sum", "tan", "tensor_add", "tensor_dot", "tensor_mul",
-]  # fmt: skip
+    "abs",
+    "absolute",
+    "add",
+    "addn",
+    "amax",
+    "amin",
+    "atan",
+    "atan2",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bmm",
+    "ceil",
+    "clamp",
+    "clip",
+    "clip_by_value",
+    "cos",
+    "count_nonzero",
+    "cumsum",
+    "div",
+    "dot",
+    "einsum",
+    "equal",
+    "erf",
+    "exp",
+    "floor",
+    "floor_div",
+    "floor_mod",
+    "ge",
+    "ger",
+    "greater",
+    "greater_equal",
+    "gt",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "le",
+    "lerp",
+    "less",
+    "less_equal",
+    "log",
+    "log1p",
+    "log2",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "lt",
+    "matmul",
+    "maximum",
+    "mean",
+    "minimum",
+    "mul",
+    "multiply",
+    "ne",
+    "neg",
+    "norm",
+    "not_equal",
+    "pow",
+    "pows",
+    "reciprocal",
+    "reduce_all",
+    "reduce_any",
+    "reduce_max",
+    "reduce_mean",
+    "reduce_min",
+    "reduce_prod",
+    "reduce_sum",
+    "round",
+    "rsqrt",
+    "sign",
+    "sin",
+    "sqrt",
+    "square",
+    "sub",
+    "subtract",
+    "sum",
+    "tan",
+    "tensor_add",
+    "tensor_dot",
+    "tensor_mul",
+    "tensor_pow",
+    "truncate_div",
+]
 
-tensor_mul = mul
+tensor_mul = multiply = mul
+subtract = sub
+tensor_pow = pow
