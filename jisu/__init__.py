@@ -19,6 +19,7 @@ from . import (
     mindrecord,
     nn,
     ops,
+    parallel,
     profiler,
     train,  # (after profiler, which installs AutoTune)
 )

@@ -44,6 +44,7 @@ from .basic import (
     ReflectionPad2d,
     ZeroPad2d,
 )
+from .clip import ClipByNorm
 from .combined import Conv2dBnAct, DenseBnAct
 from .conv import Conv1d, Conv2d, Conv2dTranspose
 from .conv3d import Conv1dTranspose, Conv3d, Conv3dTranspose
@@ -159,3 +160,6 @@ __all__ += [
     "Unfold",
     "ZeroPad2d",
 ]  # fmt: skip
+
+# helper B's layers (issue 45)
+__all__ += ["ClipByNorm"]

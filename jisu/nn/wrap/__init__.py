@@ -1,8 +1,9 @@
 """MindSpore's wrapper cells for scripts that build their own step: WithLossCell,
 WithEvalCell, TrainOneStepCell and the loss-scaled TrainOneStepWithLossScaleCell with its
-scale managers."""
+scale managers, and DistributedGradReducer for the data-parallel gradient reduction."""
 
 from .cell_wrapper import TrainOneStepCell, WithEvalCell, WithLossCell
+from .grad_reducer import DistributedGradReducer
 from .loss_scale import (
     DynamicLossScaleUpdateCell,
     FixedLossScaleUpdateCell,
@@ -10,6 +11,7 @@ from .loss_scale import (
 )
 
 __all__ = [
+    "DistributedGradReducer",
     "DynamicLossScaleUpdateCell",
     "FixedLossScaleUpdateCell",
     "TrainOneStepCell",

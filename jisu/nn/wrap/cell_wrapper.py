@@ -4,6 +4,15 @@
 ``TrainOneStepCell`` is the whole step in one call (forward, backward, optimizer step), as in
 MindSpore; the gradients are torch's ``.grad`` (``loss.backward``), so DistributedDataParallel's
 gradient hooks, gradient clipping hooks and any ``torch.optim`` optimizer work with it.
+
+It also carries MindSpore's attributes, for the zoo's train cells that subclass it and write
+their own ``construct`` in MindSpore's graph style: ``weights`` (the optimizer's parameters, a
+tuple), ``grad`` (``GradOperation(get_by_list=True, sens_param=True)``),
+``sens``, ``reducer_flag``, ``grad_reducer`` (``F.identity``, or a
+:class:`~jisu.nn.wrap.grad_reducer.DistributedGradReducer` in data-parallel mode),
+``parallel_mode``, and with a reducer ``mean`` and ``degree``. Under ``torchrun`` in
+data-parallel mode, the step all-reduces the gradients itself (MindSpore's rule), unless the
+network is already a ``DistributedDataParallel``.
 """
 
 from __future__ import annotations
@@ -12,7 +21,11 @@ from typing import Any
 
 import torch
 
+from ...ops.composite import GradOperation
+from ...ops.composite.grad import track_forward
+from ...ops.functional import identity
 from ..cell import Cell, parameter_name
+from .grad_reducer import DistributedGradReducer
 
 
 class WithLossCell(Cell):
@@ -118,9 +131,43 @@ class TrainOneStepCell(Cell):
         self.optimizer = optimizer
         self.sens = 1.0 if sens is None else float(sens)
         self.return_grad = return_grad
-        self.weights = optimizer_params(optimizer)
+        self.weights = tuple(optimizer_params(optimizer))  # MindSpore's optimizer.parameters
         if hasattr(network, "set_grad"):
             network.set_grad()
+        self.grad = GradOperation(get_by_list=True, sens_param=True)
+        track_forward(network)  # a subclass's self.grad(network, weights) reuses its forward
+        self._init_reducer()
+
+    def _init_reducer(self) -> None:
+        """MindSpore's gradient reducer: ``F.identity``, or in data-parallel mode a
+        :class:`DistributedGradReducer` (the context's mean, the job's device number)."""
+        from ...context import ParallelMode
+        from ...parallel._utils import _get_device_num, _get_gradients_mean, _get_parallel_mode
+
+        self.parallel_mode = _get_parallel_mode()
+        self.reducer_flag = self.parallel_mode in (
+            ParallelMode.DATA_PARALLEL,
+            ParallelMode.HYBRID_PARALLEL,
+        )
+        self.grad_reducer: Any = identity
+        if self.reducer_flag:
+            self.mean = _get_gradients_mean()
+            self.degree = _get_device_num()
+            self.grad_reducer = DistributedGradReducer(self.weights, self.mean, self.degree)
+
+    def _reduce_grads(self) -> None:
+        """In data-parallel mode under ``torchrun``, all-reduce the ``.grad`` of the weights
+        through ``grad_reducer`` (DistributedDataParallel does it already for its module)."""
+        if not self.reducer_flag or isinstance(
+            self.network, torch.nn.parallel.DistributedDataParallel
+        ):
+            return
+        if not (torch.distributed.is_available() and torch.distributed.is_initialized()):
+            return
+        reduced = self.grad_reducer(tuple(p.grad for p in self.weights))
+        for p, g in zip(self.weights, reduced):
+            if g is not None:
+                p.grad = g
 
     def _names(self) -> list[str]:
         by_id = {id(p): n for n, p in self.network.named_parameters()}
@@ -147,5 +194,18 @@ class TrainOneStepCell(Cell):
     def construct(self, *inputs: Any) -> Any:
         loss = self.network(*inputs)
         self._backward(loss, self.sens)
+        self._reduce_grads()
         self.optimizer.step()
         return self._result(loss.detach())
+
+
+class _VirtualDatasetCell(Cell):
+    """MindSpore's ``_VirtualDatasetCell`` (the input split of its auto parallel): in jisu's
+    data parallelism every process reads its own shard, so it calls the backbone as it is."""
+
+    def __init__(self, backbone: torch.nn.Module) -> None:
+        super().__init__(auto_prefix=False)
+        self._backbone = backbone
+
+    def construct(self, *inputs: Any) -> Any:
+        return self._backbone(*inputs)

@@ -14,6 +14,9 @@ from typing import Any
 
 import torch
 
+from ...ops.composite import HyperMap
+from ...ops.operations.comm_ops import AllReduce
+from ...ops.operations.float_status_ops import NPUAllocFloatStatus, nonfinite
 from ..cell import Cell
 from .cell_wrapper import TrainOneStepCell
 
@@ -44,8 +47,18 @@ class DynamicLossScaleUpdateCell(Cell):
         """The initial loss scale."""
         return self.loss_scale_value
 
-    def construct(self, loss_scale: torch.Tensor, overflow: torch.Tensor) -> torch.Tensor:
-        overflow = overflow.reshape(()).to(torch.bool)
+    def __setattr__(self, name: str, value: Any) -> None:
+        # mindocr restores the counters from a checkpoint: ``manager.cur_iter = Tensor(...)``
+        buffers = self.__dict__.get("_buffers", {})
+        if name in ("cur_iter", "last_overflow_iter") and name in buffers:
+            with torch.no_grad():
+                buffers[name].copy_(torch.as_tensor(value).reshape(()))
+            return
+        super().__setattr__(name, value)
+
+    @torch.no_grad()
+    def construct(self, loss_scale: torch.Tensor, overflow: Any) -> torch.Tensor:
+        overflow = torch.as_tensor(overflow, device=loss_scale.device).reshape(()).to(torch.bool)
         lowered = torch.clamp(loss_scale / self.scale_factor, min=1.0)
         on_overflow = torch.where(overflow, lowered, loss_scale)
         grow = (self.cur_iter - self.last_overflow_iter) >= self.scale_window
@@ -73,7 +86,7 @@ class FixedLossScaleUpdateCell(Cell):
         """The loss scale."""
         return self.loss_scale_value
 
-    def construct(self, loss_scale: torch.Tensor, overflow: torch.Tensor) -> torch.Tensor:
+    def construct(self, loss_scale: torch.Tensor, overflow: Any) -> Any:
         return overflow
 
 
@@ -125,6 +138,36 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
                 f"Received {type(scale_sense).__name__}"
             )
         self.register_buffer("scale_sense", value)
+        # MindSpore's attributes, for subclasses written in its graph style (mindcv, mindocr)
+        self.hyper_map = HyperMap()
+        self.gpu_target = True  # the overflow is read from the gradients, as on GPU
+        self.is_distributed = self.parallel_mode != "stand_alone"
+        self.allreduce = AllReduce()
+
+    def start_overflow_check(self, pre_cond: Any, compute_input: Any) -> tuple[Any, Any]:
+        """MindSpore's start of the overflow check: ``(status, compute_input)``. jisu reads
+        the overflow from the gradients (see :meth:`get_overflow_status`); the status is a
+        zero tensor of shape (8,), kept for code that passes it on."""
+        return NPUAllocFloatStatus()(), compute_input
+
+    def get_overflow_status(self, status: Any, compute_output: Any) -> torch.Tensor:
+        """Whether ``compute_output`` (the gradients, nested tuples allowed) holds inf or NaN,
+        on any process of the job: a 0-d bool tensor (no host synchronisation)."""
+        leaves: list[torch.Tensor] = []
+        stack = [compute_output]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, (tuple, list)):
+                stack.extend(item)
+            elif isinstance(item, torch.Tensor):
+                leaves.append(item)
+        flag = nonfinite(leaves)
+        if flag is None:
+            device = self.scale_sense.device
+            return torch.zeros((), dtype=torch.bool, device=device)
+        if self.is_distributed:
+            flag = self.allreduce(flag)
+        return flag > 0
 
     def set_sense_scale(self, sens: torch.Tensor) -> None:
         """Set the scale (a tensor of the scale's shape)."""
@@ -145,9 +188,12 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
         loss = self.network(*inputs)
         scale = self.scale_sense.clone()
         self._backward(loss, scale.to(loss.dtype).reshape(()))
+        self._reduce_grads()
         grads = [p.grad for p in self.weights if p.grad is not None]
         with torch.no_grad():
             overflow = _overflow_and_unscale(grads, scale.reshape(()))
+            if self.is_distributed:
+                overflow = self.allreduce(overflow.to(torch.float32)) > 0
             overflow = self.process_loss_scale(overflow)
         if getattr(self.optimizer, "handles_found_inf", False):
             self.optimizer.found_inf = overflow.to(torch.float32)  # skipped on the device
