@@ -26,13 +26,15 @@ it, so a resumed run continues the schedule.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+import inspect
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 import torch
 
-from ..cell import parameter_name
+from ..cell import _remember, parameter_name
 from ..learning_rate_schedule import LearningRateSchedule
 
 #: MindSpore's group keys; anything else is refused (MindSpore raises KeyError too)
@@ -231,6 +233,35 @@ class Optimizer(torch.optim.Optimizer):
 
     # ------------------------------------------------------------------ MindSpore's calls
     @property
+    def target(self) -> str:
+        """Where MindSpore would run the update ("CPU" for a host-side fused kernel, else the
+        device). jisu updates the parameters where they are; the value is only recorded."""
+        return getattr(self, "_target", "Ascend")
+
+    @target.setter
+    def target(self, value: str) -> None:
+        if not isinstance(value, str):
+            raise TypeError(f"{self._owner}: target must be a str. Received {value!r}")
+        if value not in ("CPU", "GPU", "Ascend"):
+            raise ValueError(
+                f"{self._owner}: target must be 'CPU', 'GPU' or 'Ascend'. Received {value!r}"
+            )
+        self._target = value
+
+    def update_parameters_name(self, prefix: str = "", recurse: bool = True) -> None:
+        """Prefix the MindSpore names of this optimizer's parameters with ``prefix`` (as
+        MindSpore does, where it renames the network's parameters too: a GAN gives each
+        optimizer its own prefix). The names show in ``param.name``; a later
+        ``net.trainable_params()`` call records the network's own names again. jisu keeps an
+        optimizer's state in ``state_dict()`` (no parameters), so no names clash there."""
+        if not isinstance(prefix, str):
+            raise TypeError(f"{self._owner}: prefix must be a str. Received {prefix!r}")
+        for p in self.parameters:
+            name = parameter_name(p)
+            if name is not None:
+                _remember(p, prefix + name)
+
+    @property
     def parameters(self) -> tuple[torch.Tensor, ...]:
         """Every parameter, in group order (MindSpore's ``optimizer.parameters``: what
         ``value_and_grad(..., weights=optimizer.parameters)`` differentiates)."""
@@ -355,3 +386,30 @@ def descend(
         torch._foreach_sub_(params, scaled)
         return
     masked_copy_(params, torch._foreach_sub(params, scaled), keep)
+
+
+def opt_init_args_register(fn: Callable) -> Callable:
+    """MindSpore's decorator of an optimizer's ``__init__``: records its arguments on the
+    instance (``init_params`` = {"params": ...}, ``init_learning_rate``, ``init_args``: the
+    rest, defaults applied) before calling it. Model-zoo optimizers decorate theirs with it."""
+
+    @functools.wraps(fn)
+    def register(self: Any, *args: Any, **kwargs: Any) -> None:
+        bound = inspect.signature(fn).bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        arguments = dict(bound.arguments)
+        arguments.pop("self", None)
+        if "params" in arguments:
+            self.init_params = {"params": arguments.pop("params")}
+        if "optimizer" in arguments:
+            inner = arguments.pop("optimizer")
+            self.init_params = {"params": getattr(inner, "init_params", {}).get("params")}
+        if "learning_rate" in arguments:
+            rate = arguments.pop("learning_rate")
+            if isinstance(rate, torch.Tensor):
+                rate = rate.tolist()
+            self.init_learning_rate = None if isinstance(rate, torch.nn.Module) else rate
+        self.init_args = arguments
+        fn(self, *args, **kwargs)
+
+    return register
