@@ -177,6 +177,15 @@ class FixedLossScaleManager(LossScaleManager):
             loss_scale, drop_overflow_update, max_consecutive_overflows, check_interval
         )
 
+    def get_update_cell(self) -> Any:
+        """MindSpore's update cell for a hand-written loss-scaled step: a
+        ``FixedLossScaleUpdateCell`` when overflowing steps are dropped, else None."""
+        if not self.drop_overflow_update:
+            return None
+        from ..nn.wrap.loss_scale import FixedLossScaleUpdateCell  # nn builds on amp
+
+        return FixedLossScaleUpdateCell(self._initial)
+
 
 class DynamicLossScaleManager(LossScaleManager):
     """MindSpore's dynamic rule: an overflow divides the scale by ``scale_factor`` (not below
@@ -199,6 +208,14 @@ class DynamicLossScaleManager(LossScaleManager):
         super().__init__(init_loss_scale, True, max_consecutive_overflows, check_interval)
         self.scale_factor = float(scale_factor)
         self.scale_window = int(scale_window)
+
+    def get_update_cell(self) -> Any:
+        """MindSpore's update cell for a hand-written loss-scaled step (``Transformer``'s
+        ``TrainOneStepWithLossScaleCell(..., scale_update_cell=...)``): a
+        ``DynamicLossScaleUpdateCell`` starting at the initial scale, with this rule."""
+        from ..nn.wrap.loss_scale import DynamicLossScaleUpdateCell  # nn builds on amp
+
+        return DynamicLossScaleUpdateCell(self._initial, self.scale_factor, self.scale_window)
 
     def _update_scale(self, overflow: torch.Tensor) -> None:
         good = torch.where(overflow, torch.zeros_like(self._good), self._good + 1)
