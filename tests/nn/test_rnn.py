@@ -171,6 +171,18 @@ def test_float16_parameters_and_inputs() -> None:
     assert out.shape == (5, 2, 8) and float(out[3:, 1].detach().abs().max()) == 0.0
 
 
+def test_float16_input_to_float32_parameters() -> None:
+    """MindSpore casts the weights to x's dtype; here x runs in the weights' dtype and the
+    results come back in x's."""
+    net = nn.LSTM(3, 4, bidirectional=True)
+    x = torch.randn(5, 2, 3)
+    hx = (torch.zeros(2, 2, 4, dtype=torch.float16), torch.zeros(2, 2, 4, dtype=torch.float16))
+    out, (h, c) = net(x.half(), hx, torch.tensor([5, 2]))
+    assert out.dtype == h.dtype == c.dtype == torch.float16
+    want, _ = net(x.half().float(), None, torch.tensor([5, 2]))
+    torch.testing.assert_close(out.float(), want, atol=1e-3, rtol=1e-3)
+
+
 def test_seq_length_errors() -> None:
     net = nn.LSTM(3, 4)
     x = torch.randn(5, 2, 3)
@@ -182,6 +194,8 @@ def test_seq_length_errors() -> None:
         net(x, None, torch.tensor([6, 2]))
     with pytest.raises(TypeError, match="hx must be a tuple"):
         net(x, torch.zeros(1, 2, 4))
+    with pytest.raises(TypeError, match="x must be a floating-point Tensor"):
+        net(x.long())
 
 
 @pytest.mark.parametrize(

@@ -84,10 +84,25 @@ class _MindSporeRNN(Cell):
                 packs sequences by lengths held on the CPU).
 
         Returns:
-            ``(output, h_n)``, ``(output, (h_n, c_n))`` for an LSTM.
+            ``(output, h_n)``, ``(output, (h_n, c_n))`` for an LSTM, in x's dtype.
         """
         owner = type(self).__name__
         self._check_hx(owner, x, hx)
+        # MindSpore computes in x's dtype whatever its parameters'; torch wants them equal:
+        # here x and hx take the parameters' dtype (unless autocast decides), results x's
+        dtype = self.weight_ih_l0.dtype
+        if x.dtype == dtype or torch.is_autocast_enabled(x.device.type):
+            dtype = x.dtype
+        if hx is not None:
+            hx = tuple(h.to(dtype) for h in hx) if self._is_lstm else hx.to(dtype)
+        out, state = self._run(owner, x.to(dtype), hx, seq_length)
+        if self._is_lstm:
+            return out.to(x.dtype), (state[0].to(x.dtype), state[1].to(x.dtype))
+        return out.to(x.dtype), state.to(x.dtype)
+
+    def _run(
+        self, owner: str, x: torch.Tensor, hx: Any, seq_length: torch.Tensor | None
+    ) -> tuple[torch.Tensor, Any]:
         if seq_length is None:
             return self._torch_forward(x, hx)
         if not isinstance(seq_length, torch.Tensor) or seq_length.dtype not in (
@@ -130,8 +145,11 @@ class _MindSporeRNN(Cell):
         raise NotImplementedError
 
     def _check_hx(self, owner: str, x: torch.Tensor, hx: Any) -> None:
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"{owner}: x must be a Tensor. Received {type(x).__name__}")
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+            raise TypeError(
+                f"{owner}: x must be a floating-point Tensor. Received "
+                f"{getattr(x, 'dtype', type(x).__name__)}"
+            )
         if hx is None:
             return
         if self._is_lstm:
@@ -143,11 +161,8 @@ class _MindSporeRNN(Cell):
         for t in tensors:
             if not isinstance(t, torch.Tensor):
                 raise TypeError(f"{owner}: hx must hold Tensors. Received {type(t).__name__}")
-            if t.dtype != x.dtype:
-                raise TypeError(
-                    f"{owner}: hx and x must have the same dtype. Received x {x.dtype}, "
-                    f"hx {t.dtype}"
-                )
+            if not t.is_floating_point():
+                raise TypeError(f"{owner}: hx must be floating point. Received {t.dtype}")
 
     def _keep_initial(self, state: Any, hx: Any, empty: torch.Tensor, x: torch.Tensor) -> Any:
         """The state of zero-length batch elements is their initial state (MindSpore's)."""
