@@ -206,3 +206,18 @@ def test_primitives_run_under_autograd():
     _, value = P.ArgMaxWithValue(axis=1)(x)
     (value.sum() + P.ReduceProd()(P.Square()(x), 2).sum()).backward()
     assert x.grad is not None and x.grad.shape == x.shape
+
+
+def test_primitives_compile_without_graph_breaks():
+    add, reduce_sum, div = P.Add(), P.ReduceSum(keep_dims=True), P.Div()
+    arg_max, top_k, strided = P.ArgMaxWithValue(axis=1), P.TopK(), P.StridedSlice()
+
+    def fn(x, i):
+        y = add(x, 2.5) + reduce_sum(x, 1) + P.Greater()(3, i)
+        _, value = arg_max(y)
+        values, _ = top_k(y, 2)
+        return value.sum() + values.sum() + div(i, i + 1).sum() + strided(x, (0, 1), (2, 3), (1, 1))
+
+    x, i = torch.randn(2, 3), torch.arange(6, dtype=torch.int32).reshape(2, 3)
+    compiled = torch.compile(fn, backend="eager", fullgraph=True)  # fullgraph: a break fails
+    torch.testing.assert_close(compiled(x, i), fn(x, i))

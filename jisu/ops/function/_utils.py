@@ -36,12 +36,24 @@ def operands(x: Any, y: Any) -> tuple[torch.Tensor, torch.Tensor]:
     if not isinstance(y, (torch.Tensor, *numbers)):
         y = as_tensor(y, x if isinstance(x, torch.Tensor) else None)
     if isinstance(x, torch.Tensor) and not isinstance(y, torch.Tensor):
-        y = torch.tensor(y, dtype=torch.result_type(x, y), device=x.device)
+        y = torch.tensor(y, dtype=scalar_dtype(x.dtype, y), device=x.device)
     elif isinstance(y, torch.Tensor) and not isinstance(x, torch.Tensor):
-        x = torch.tensor(x, dtype=torch.result_type(y, x), device=y.device)
+        x = torch.tensor(x, dtype=scalar_dtype(y.dtype, x), device=y.device)
     elif not isinstance(x, torch.Tensor):
         x, y = as_tensor(x), as_tensor(y)
     return x, y
+
+
+def scalar_dtype(dtype: torch.dtype, value: bool | int | float) -> torch.dtype:
+    """The dtype a Python scalar takes against a tensor of ``dtype`` (torch's and MindSpore's
+    rule: it keeps the tensor's dtype unless it is of a higher kind: an int against bool is
+    int64, a float against ints or bool float32). ``torch.result_type`` would do, but it
+    breaks a ``torch.compile`` graph."""
+    if isinstance(value, bool) or dtype.is_floating_point or dtype.is_complex:
+        return dtype
+    if isinstance(value, int):
+        return torch.int64 if dtype == torch.bool else dtype
+    return torch.float32
 
 
 def axes(axis: Any) -> tuple[int, ...] | None:

@@ -162,11 +162,11 @@ def _elementwise_class(name: str, fn: Any, rule: str, summary: str, arity: int) 
             return fn(float_of(x) if rule == "float" else x)
         x, y = operands(*args)
         if rule == "float":  # promote first (int32 with float16 is float16), then to a float
-            dtype = torch.result_type(x, y)
+            dtype = torch.promote_types(x.dtype, y.dtype)
             dtype = dtype if dtype.is_floating_point else torch.float32
             x, y = x.to(dtype), y.to(dtype)
         elif rule == "float_only":
-            _check_float(name, torch.result_type(x, y))
+            _check_float(name, torch.promote_types(x.dtype, y.dtype))
         return fn(x, y)
 
     inputs = "x" if arity == 1 else "x, y"
