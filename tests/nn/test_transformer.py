@@ -165,6 +165,15 @@ def test_bool_key_padding_mask_with_a_float_attn_mask_masks() -> None:
     assert float(got[1][1, :, 2:].detach().abs().max()) == 0.0
 
 
+def test_uint8_attn_mask_reads_as_bool() -> None:
+    mha = nn.MultiheadAttention(8, 2).set_train(False)
+    x = torch.randn(4, 2, 8)
+    causal = torch.ones(4, 4).triu(1)
+    got = mha(x, x, x, attn_mask=causal.to(torch.uint8))
+    want = mha(x, x, x, attn_mask=causal.bool())
+    torch.testing.assert_close(got, want)
+
+
 def test_call_errors() -> None:
     mha = nn.MultiheadAttention(8, 2)
     x = torch.randn(4, 2, 8)

@@ -124,6 +124,8 @@ class MultiheadAttention(Cell, nn.MultiheadAttention):
         average_attn_weights: bool = True,
     ) -> tuple[torch.Tensor, ...]:
         _check_mask("MultiheadAttention", "key_padding_mask", key_padding_mask)
+        if attn_mask is not None and attn_mask.dtype == torch.uint8:
+            attn_mask = attn_mask.bool()  # MindSpore reads a uint8 attention mask as bool
         if key_padding_mask is not None and attn_mask is not None:
             # one bool and one float mask: the bool one as -inf/0 (torch warns on a mix)
             if key_padding_mask.dtype == torch.bool and attn_mask.is_floating_point():
