@@ -40,6 +40,12 @@ def _div_no_nan(x: Any, y: Any) -> torch.Tensor:
     return torch.where(y == 0, torch.zeros((), dtype=out.dtype, device=out.device), out)
 
 
+def _inv(x: torch.Tensor) -> torch.Tensor:
+    if x.is_floating_point() or x.is_complex():
+        return torch.reciprocal(x)
+    return torch.div(torch.ones_like(x), x, rounding_mode="trunc")  # int32 stays int32
+
+
 def _squared_difference(x: Any, y: Any) -> torch.Tensor:
     x, y = operands(x, y)
     return torch.square(torch.sub(x, y))
@@ -53,6 +59,7 @@ UNARY: dict[str, tuple[Any, str, str]] = {
     "Sqrt": (torch.sqrt, "float", "The square root"),
     "Rsqrt": (torch.rsqrt, "float", "The reciprocal of the square root"),
     "Reciprocal": (torch.reciprocal, "float", "The reciprocal (1 / x)"),
+    "Inv": (_inv, "same", "The reciprocal (1 / x; truncated for ints)"),
     "Exp": (torch.exp, "float", "The exponential"),
     "Expm1": (torch.expm1, "float", "exp(x) - 1"),
     "Log": (torch.log, "float", "The natural logarithm"),

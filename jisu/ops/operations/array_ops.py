@@ -320,12 +320,51 @@ class ScatterAdd(_ScatterRef):
         return _write(input_x, lambda t: t.index_put_((idx,), updates.to(t.dtype), accumulate=True))
 
 
+class IndexAdd(Primitive):
+    """MindSpore's ``IndexAdd(axis, use_lock=True, check_index_bound=True)``: ``y`` added into
+    the Parameter ``input_x`` at ``indices`` along ``axis`` (repeated indices add up), in
+    place; returns ``input_x``."""
+
+    def __init__(self, axis: int, use_lock: bool = True, check_index_bound: bool = True) -> None:
+        _check("IndexAdd", "axis", axis, int)
+        self.axis, self.use_lock, self.check_index_bound = axis, use_lock, check_index_bound
+
+    def __call__(self, input_x: torch.Tensor, indices: torch.Tensor, y: torch.Tensor) -> Any:
+        idx = indices.long()
+        return _write(input_x, lambda t: t.index_add_(self.axis, idx, y.to(t.dtype)))
+
+
+class InplaceAdd(Primitive):
+    """MindSpore's ``InplaceAdd(indices)``: ``v`` added to rows ``indices`` of ``x``."""
+
+    def __init__(self, indices: int | Sequence[int]) -> None:
+        _check("InplaceAdd", "indices", indices, (int, tuple, list))
+        self.indices = (indices,) if isinstance(indices, int) else tuple(indices)
+
+    def __call__(self, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        idx = torch.tensor(self.indices, device=x.device)
+        return x.index_add(0, idx, v.reshape(len(self.indices), *x.shape[1:]).to(x.dtype))
+
+
+class UnsortedSegmentSum(Primitive):
+    """MindSpore's ``UnsortedSegmentSum``: the sums of the slices of ``x`` that share a
+    segment id, for ids ``0..num_segments-1`` (zeros for an id with no slice)."""
+
+    def __call__(self, x: torch.Tensor, segment_ids: torch.Tensor, num_segments: Any) -> Any:
+        ids = segment_ids.long()
+        rest = x.shape[ids.dim() :]
+        out = x.new_zeros((int(num_segments), *rest))
+        return out.index_add(0, ids.reshape(-1), x.reshape(-1, *rest))
+
+
 __all__ = sorted(
     [
         *ARRAY,
         "BroadcastTo",
         "Concat",
         "DepthToSpace",
+        "IndexAdd",
+        "InplaceAdd",
         "Meshgrid",
         "Pack",
         "Range",
@@ -344,6 +383,7 @@ __all__ = sorted(
         "Tril",
         "Triu",
         "Unpack",
+        "UnsortedSegmentSum",
         "Unstack",
     ]
 )
