@@ -17,7 +17,10 @@ from ..function import array_func as af
 from ..primitive import Primitive
 from ._array_tables import ARRAY, make_classes
 
-globals().update(make_classes())
+_TABLE_CLASSES = make_classes()
+for _cls in _TABLE_CLASSES.values():
+    _cls.__module__ = __name__  # MindSpore's path; instances pickle by it
+globals().update(_TABLE_CLASSES)
 
 
 def _check(op: str, name: str, value: Any, kind: type | tuple[type, ...]) -> None:

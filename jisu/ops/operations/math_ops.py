@@ -19,7 +19,10 @@ from ..function._utils import INDEX_DTYPE, axes, float_of, operands
 from ..primitive import Primitive
 from ._math_tables import BINARY, REDUCE, UNARY, make_classes
 
-globals().update(make_classes())
+_TABLE_CLASSES = make_classes()
+for _cls in _TABLE_CLASSES.values():
+    _cls.__module__ = __name__  # MindSpore's path; instances pickle by it
+globals().update(_TABLE_CLASSES)
 
 
 def _check_bool(op: str, name: str, value: Any) -> None:
