@@ -62,7 +62,8 @@ __all__ = [
 #: MindSpore's ``nn.Accuracy`` & co. (:mod:`jisu.nn.metrics`, also ``jisu.train.metrics``);
 #: resolved on first use
 _METRICS = ("Accuracy", "Loss", "MAE", "MSE", "Metric", "Top1CategoricalAccuracy",
-            "Top5CategoricalAccuracy", "TopKCategoricalAccuracy")  # fmt: skip
+            "Top5CategoricalAccuracy", "TopKCategoricalAccuracy", "ConfusionMatrixMetric", "F1",
+            "Fbeta", "Precision", "Recall", "rearrange_inputs")  # fmt: skip
 
 
 def __getattr__(name: str):

@@ -1,6 +1,6 @@
-"""Evaluation metrics (MindSpore's names): ``clear()``, ``update(outputs, labels)``, ``eval()``.
+"""MindSpore's accuracy, loss and error metrics, and ``get_metrics`` (what ``Model`` takes).
 
-Model accepts them by name (``metrics={"acc", "loss"}``), as instances
+Model accepts metrics by name (``metrics={"acc", "loss"}``), as instances
 (``{"top5": Top5CategoricalAccuracy()}``), or torchmetrics objects (anything with
 ``update``/``compute``/``reset``).
 """
@@ -11,33 +11,18 @@ from typing import Any
 
 import torch
 
+from .metric import Metric
+
 __all__ = [
     "MAE",
     "MSE",
     "Accuracy",
     "Loss",
-    "Metric",
     "Top1CategoricalAccuracy",
     "Top5CategoricalAccuracy",
     "TopKCategoricalAccuracy",
     "get_metrics",
 ]
-
-
-class Metric:
-    """Base class; accumulates on the host in float64."""
-
-    def __init__(self) -> None:
-        self.clear()
-
-    def clear(self) -> None:
-        raise NotImplementedError  # each metric resets its sums
-
-    def update(self, *inputs: Any) -> None:
-        raise NotImplementedError  # each metric accumulates its batch
-
-    def eval(self) -> float:
-        raise NotImplementedError  # each metric computes its value
 
 
 def _labels(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -55,6 +40,7 @@ class TopKCategoricalAccuracy(Metric):
             raise ValueError(f"TopKCategoricalAccuracy: k must be an int >= 1. Received {k!r}")
         self.k = k
         super().__init__()
+        self.clear()
 
     def clear(self) -> None:
         self._correct, self._total = 0, 0
@@ -102,6 +88,10 @@ class Top5CategoricalAccuracy(TopKCategoricalAccuracy):
 class Loss(Metric):
     """Mean of the losses given to ``update(loss)`` (weighted by batch size when given)."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.clear()
+
     def clear(self) -> None:
         self._sum, self._count = 0.0, 0
 
@@ -117,6 +107,10 @@ class Loss(Metric):
 
 class _ErrorMean(Metric):
     power = 1
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clear()
 
     def clear(self) -> None:
         self._sum, self._count = 0.0, 0
@@ -163,6 +157,7 @@ class _TorchMetric(Metric):
     def __init__(self, metric: Any) -> None:
         self.metric = metric
         super().__init__()
+        self.clear()
 
     def clear(self) -> None:
         self.metric.reset()
