@@ -325,3 +325,19 @@ def test_primitive_decorators():
         return x
 
     assert fn._mindspore_flags == {"has_effect": True} and fn(1) == 1
+
+
+def test_summary_operators_keep_the_latest_value_of_each_tag():
+    from jisu.ops.operations.other_ops import take_summaries
+
+    take_summaries()
+    P.ScalarSummary()("loss", torch.tensor(1.0))
+    P.ScalarSummary()("loss", torch.tensor(2.0))
+    P.HistogramSummary()("w", torch.ones(3))
+    P.TensorSummary()("t", torch.zeros(2))
+    taken = take_summaries()
+    assert float(taken["scalar"]["loss"]) == 2.0 and taken["tensor"]["t"].shape == (2,)
+    assert taken["histogram"]["w"].shape == (3,)
+    assert take_summaries() == {}
+    with pytest.raises(ValueError, match="ScalarSummary: the value of 'x' must have one"):
+        P.ScalarSummary()("x", torch.ones(2))

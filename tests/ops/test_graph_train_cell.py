@@ -252,3 +252,15 @@ def test_dynamic_update_cell_counters_can_be_restored_by_assignment():
     assert float(scale) == 1024.0 and int(manager.cur_iter) == 6
     manager(scale, False)  # 6 - 4 >= 2: grows
     assert float(scale) == 2048.0
+
+
+def test_loss_scale_module_helpers():
+    from jisu.common.row_tensor import RowTensor
+    from jisu.nn.wrap.loss_scale import _grad_overflow, grad_scale
+
+    scale = torch.tensor(4.0)
+    assert torch.equal(grad_scale(scale, torch.ones(2)), torch.full((2,), 0.25))
+    rows = grad_scale(scale, RowTensor(torch.tensor([1]), torch.ones(1, 2), (3, 2)))
+    assert isinstance(rows, RowTensor) and torch.equal(rows.values, torch.full((1, 2), 0.25))
+    flags = C.HyperMap()(_grad_overflow, (torch.ones(2), torch.tensor([float("nan")])))
+    assert [f.tolist() for f in flags] == [[0.0], [1.0]]

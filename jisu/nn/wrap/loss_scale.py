@@ -14,9 +14,9 @@ from typing import Any
 
 import torch
 
-from ...ops.composite import HyperMap
+from ...ops.composite import HyperMap, MultitypeFuncGraph
 from ...ops.operations.comm_ops import AllReduce
-from ...ops.operations.float_status_ops import NPUAllocFloatStatus, nonfinite
+from ...ops.operations.float_status_ops import FloatStatus, NPUAllocFloatStatus, nonfinite
 from ..cell import Cell
 from .cell_wrapper import TrainOneStepCell
 
@@ -88,6 +88,34 @@ class FixedLossScaleUpdateCell(Cell):
 
     def construct(self, loss_scale: torch.Tensor, overflow: Any) -> Any:
         return overflow
+
+
+#: MindSpore's module-level helpers of ``nn.wrap.loss_scale`` that the zoo imports:
+#: ``grad_scale(scale, grad)`` divides a gradient (or a RowTensor's values) by the scale,
+#: ``_grad_overflow(grad)`` is its inf/NaN flag (float32, shape (1,))
+grad_scale = MultitypeFuncGraph("grad_scale")
+_grad_overflow = MultitypeFuncGraph("_grad_overflow")
+
+
+@grad_scale.register("Tensor", "Tensor")
+def _tensor_grad_scale(scale: torch.Tensor, grad: torch.Tensor) -> torch.Tensor:
+    return grad * torch.reciprocal(scale).to(grad.dtype)
+
+
+@grad_scale.register("Tensor", "RowTensor")
+def _row_tensor_grad_scale(scale: torch.Tensor, grad: Any) -> Any:
+    values = grad.values * torch.reciprocal(scale).to(grad.values.dtype)
+    return type(grad)(grad.indices, values, grad.dense_shape)
+
+
+@_grad_overflow.register("Tensor")
+def _tensor_grad_overflow(grad: torch.Tensor) -> torch.Tensor:
+    return FloatStatus()(grad)
+
+
+@_grad_overflow.register("RowTensor")
+def _row_tensor_grad_overflow(grad: Any) -> torch.Tensor:
+    return FloatStatus()(grad.values)
 
 
 def _overflow_and_unscale(grads: list[torch.Tensor], scale: torch.Tensor) -> torch.Tensor:

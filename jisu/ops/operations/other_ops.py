@@ -1,7 +1,8 @@
 """MindSpore's graph-helper primitives on torch (``mindspore.ops.operations.other_ops`` and
 kin): ``DType``, ``Depend``, ``Identity``, ``StopGradient``, ``Assign``/``AssignAdd``/
 ``AssignSub``, ``Print``, ``ScalarToTensor``, ``TupleToArray``, ``ScalarCast``, ``Size``,
-``Partial``, the summary operators and ``FusedWeightScaleApplyMomentum``.
+``Partial``, the summary operators (their values kept for :func:`take_summaries`) and
+``FusedWeightScaleApplyMomentum``.
 
 Eager, so a graph helper does what MindSpore's graph ends up doing: ``Depend`` returns its
 first argument (its second, evaluated as an argument, has already run), the assignments
@@ -191,9 +192,25 @@ class Partial(Primitive):
         return functools.partial(fn, *args)
 
 
+#: the latest value of each summary operator's tag, by MindSpore's plugin name, until taken
+_PENDING_SUMMARIES: dict[str, dict[str, torch.Tensor]] = {}
+
+
+def take_summaries() -> dict[str, dict[str, torch.Tensor]]:
+    """The values the summary operators recorded since the last call, as ``{plugin: {tag:
+    tensor}}`` (plugins ``scalar``, ``tensor``, ``image``, ``histogram``), and forget them: what
+    a summary writer drains at its ``record(step)``."""
+    taken = {plugin: dict(values) for plugin, values in _PENDING_SUMMARIES.items()}
+    _PENDING_SUMMARIES.clear()
+    return taken
+
+
 class _Summary(Primitive):
-    """MindSpore's summary operators record values for MindInsight; jisu records nothing (the
-    call checks its arguments and returns None). Use a callback or TensorBoard instead."""
+    """MindSpore's summary operators: ``Op()(tag, value)`` keeps the latest value of each tag
+    (detached, on its device: no synchronisation) for a summary writer to take
+    (:func:`take_summaries`); returns None."""
+
+    _plugin = "tensor"
 
     def __call__(self, name: str, value: Any) -> None:
         if not isinstance(name, str) or not name:
@@ -204,22 +221,33 @@ class _Summary(Primitive):
             raise TypeError(
                 f"{type(self).__name__}: value must be a tensor. Received {type(value).__name__}"
             )
+        if self._plugin == "scalar" and value.numel() != 1:
+            raise ValueError(f"ScalarSummary: the value of {name!r} must have one element")
+        _PENDING_SUMMARIES.setdefault(self._plugin, {})[name] = value.detach()
 
 
 class ScalarSummary(_Summary):
-    """MindSpore's ``ScalarSummary``: records nothing in jisu."""
+    """MindSpore's ``ScalarSummary`` (a one-element value)."""
+
+    _plugin = "scalar"
 
 
 class TensorSummary(_Summary):
-    """MindSpore's ``TensorSummary``: records nothing in jisu."""
+    """MindSpore's ``TensorSummary``."""
+
+    _plugin = "tensor"
 
 
 class ImageSummary(_Summary):
-    """MindSpore's ``ImageSummary``: records nothing in jisu."""
+    """MindSpore's ``ImageSummary`` (NCHW images)."""
+
+    _plugin = "image"
 
 
 class HistogramSummary(_Summary):
-    """MindSpore's ``HistogramSummary``: records nothing in jisu."""
+    """MindSpore's ``HistogramSummary``."""
+
+    _plugin = "histogram"
 
 
 class FusedWeightScaleApplyMomentum(Primitive):
