@@ -83,6 +83,26 @@ def set_context(**kwargs: Any) -> None:
     _context.update(update)
 
 
+def set_device(device_target: str, device_id: int | None = None) -> None:
+    """MindSpore 2.5's ``set_device``: ``set_context(device_target=..., device_id=...)``
+    (``device_id`` None: 0)."""
+    set_context(device_target=device_target, device_id=0 if device_id is None else device_id)
+
+
+def set_recursion_limit(recursion_limit: int = 1000) -> None:
+    """MindSpore's limit on nested calls when compiling a graph (``max_call_depth``):
+    checked and recorded; torch.compile has no such limit, so it has no effect."""
+    if isinstance(recursion_limit, bool) or not isinstance(recursion_limit, int):
+        raise TypeError(
+            f"set_recursion_limit: recursion_limit must be an int. Received {recursion_limit!r}"
+        )
+    if recursion_limit <= 0:
+        raise ValueError(
+            f"set_recursion_limit: recursion_limit must be > 0. Received {recursion_limit}"
+        )
+    set_context(max_call_depth=recursion_limit)
+
+
 def get_context(key: str) -> Any:
     """One setting of :func:`set_context`."""
     if key not in _context:

@@ -306,3 +306,61 @@ def test_internal_callback_param_drives_callbacks_by_hand():
     params.cur_epoch_num = 3
     assert params["cur_epoch_num"] == 3
     assert RunContext(params).original_args().cur_epoch_num == 3
+
+
+def test_graph_seeds_follow_mindspores_counters(monkeypatch):
+    from jisu.common import seed
+
+    monkeypatch.setattr(seed, "_seed", None)
+    monkeypatch.setattr(seed, "_kernel_seeds", {})
+    want = FIXTURE["graph_seed"]
+    calls = want["calls"]
+    assert [list(seed._get_graph_seed(*c)) for c in calls] == want["unset"]
+    for phase, value in (("seed1", 1), ("seed1_again", 1), ("seed0", 0)):
+        jisu.set_seed(value)
+        assert [list(seed._get_graph_seed(*c)) for c in calls] == want[phase], phase
+
+
+def test_callback_manager_calls_every_callback_by_either_name():
+    from jisu.train.callback import RunContext, _CallbackManager, _set_cur_net
+
+    seen = []
+
+    class Recorder(jisu.train.Callback):
+        def __init__(self, tag):
+            self.tag = tag
+
+        def on_train_begin(self, run_context):
+            seen.append((self.tag, "begin"))
+
+        def on_train_step_end(self, run_context):
+            seen.append((self.tag, "step_end"))
+
+    with _CallbackManager([Recorder(1), Recorder(2)]) as manager:
+        context_ = RunContext({})
+        manager.begin(context_)
+        manager.on_train_step_end(context_)
+    assert seen == [(1, "begin"), (2, "begin"), (1, "step_end"), (2, "step_end")]
+    assert _set_cur_net(object()) is None
+
+
+def test_set_device_and_recursion_limit_set_the_context():
+    before = context.get_context("device_target"), context.get_context("max_call_depth")
+    try:
+        jisu.set_device("CPU")
+        assert context.get_context("device_target") == "CPU"
+        assert context.get_context("device_id") == 0
+        jisu.set_recursion_limit(2000)
+        assert context.get_context("max_call_depth") == 2000
+        with pytest.raises(ValueError, match="recursion_limit"):
+            jisu.set_recursion_limit(0)
+        with pytest.raises(ValueError, match="device_target"):
+            jisu.set_device("TPU")
+    finally:
+        context.set_context(device_target=before[0], max_call_depth=before[1])
+
+
+def test_more_names_at_mindspores_paths():
+    assert jisu.train.DynamicLossScaleManager is jisu.amp.DynamicLossScaleManager
+    batched = ds.NumpySlicesDataset({"x": np.arange(4)}, shuffle=False).batch(2)
+    assert isinstance(batched, ds.BatchDataset)

@@ -20,7 +20,7 @@ from .datasets import Dataset
 from .engine.errors import EpochsExhaustedError, PipelineError, TaskTimeoutError
 from .engine.iterator import DatasetIterator
 from .engine.ray.executor import RayConnectionError, RayExecutor
-from .ops.batch import BatchInfo
+from .ops.batch import BatchDataset, BatchInfo
 from .ops.zip import zip_datasets as zip
 from .record.storage import StorageError
 from .record.validate import MalformedFileError
@@ -56,6 +56,7 @@ from .sources.vision_sets import (
 from .sources.voc import VOCDataset
 
 __all__ = [
+    "BatchDataset",
     "BatchInfo",
     "CSVDataset",
     "Cifar10Dataset",

@@ -21,6 +21,11 @@ from .callbacks import (
     latest_checkpoint,
 )
 from .checkpoint import load_checkpoint, save_checkpoint
+from .loss_scale_manager import (
+    DynamicLossScaleManager,
+    FixedLossScaleManager,
+    LossScaleManager,
+)
 from .metrics import (
     MAE,
     MSE,
@@ -43,12 +48,15 @@ __all__ = [
     "CSVLogger",
     "Callback",
     "CheckpointConfig",
+    "DynamicLossScaleManager",
     "EarlyStopping",
+    "FixedLossScaleManager",
     "History",
     "LambdaCallback",
     "LearningRateScheduler",
     "Loss",
     "LossMonitor",
+    "LossScaleManager",
     "Metric",
     "Model",
     "ModelCheckpoint",

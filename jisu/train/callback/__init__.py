@@ -3,9 +3,9 @@ LossMonitor, ModelCheckpoint, CheckpointConfig`` works as in a MindSpore script.
 
 The callbacks live one per module in :mod:`jisu.train.callbacks`; this module only names
 them (and the machinery: ``Callback``, ``RunContext``, ``CallbackList``, ``loss_value``,
-``report``), with MindSpore's private names the zoo imports: ``_InternalCallbackParam`` (the
-``cb_params`` dict for driving callbacks by hand) and the ``_callback`` module. jisu's progress
-bar is not a MindSpore callback: import ``ProgressBar`` from
+``report``), with MindSpore's private names the zoo imports to drive callbacks by hand:
+``_InternalCallbackParam``, ``_CallbackManager``, ``_set_cur_net`` and the ``_callback``
+module. jisu's progress bar is not a MindSpore callback: import ``ProgressBar`` from
 :mod:`jisu.train`.
 """
 
@@ -33,9 +33,9 @@ from ..callbacks.summary_collector import SummaryCollector
 from ..callbacks.throughput_monitor import ThroughputMonitor
 from ..callbacks.time_monitor import TimeMonitor
 from . import _callback as _callback  # MindSpore's module path
-
-#: MindSpore's name for ``cb_params`` built by hand (``cb_params = _InternalCallbackParam()``)
-_InternalCallbackParam = CallbackParams
+from ._callback import _CallbackManager as _CallbackManager
+from ._callback import _InternalCallbackParam as _InternalCallbackParam
+from ._callback import _set_cur_net as _set_cur_net
 
 __all__ = [
     "HOOKS",
