@@ -1,8 +1,9 @@
 """jisu.nn's LSTM/GRU/RNN and their cells against MindSpore 2.10's recorded answers
 (tests/fixtures/ms_rnn, made by its make_fixtures.py with MindSpore): parameter names, shapes
 and order (2.10's and 2.0.0's), outputs, final states and gradients of a seeded loss with the
-same weights, loaded by MindSpore name through ``load_param_into_net``. Then a tiny LSTM text
-classifier (MindSpore's sentiment tutorial's shape) trains through ``jisu.Model``."""
+same weights, loaded by MindSpore name through ``load_param_into_net``; a checkpoint MindSpore
+wrote loads. Then a tiny LSTM text classifier (MindSpore's sentiment tutorial's shape) trains
+through ``jisu.Model``."""
 
 from __future__ import annotations
 
@@ -229,6 +230,29 @@ class SentimentNet(nn.Cell):
     def construct(self, ids: torch.Tensor) -> torch.Tensor:
         _, (h_n, _) = self.rnn(self.embedding(ids))
         return self.fc(torch.cat((h_n[-2], h_n[-1]), axis=1))
+
+
+def test_loads_a_mindspore_checkpoint() -> None:
+    """sentiment.ckpt, written by MindSpore 2.10's save_checkpoint from an Embedding ->
+    bidirectional LSTM (seq_length) -> Dense net, loads by name and gives MindSpore's logits."""
+
+    class Sentiment(nn.Cell):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embedding = nn.Embedding(20, 6)
+            self.rnn = nn.LSTM(6, 5, num_layers=2, bidirectional=True, batch_first=True)
+            self.fc = nn.Dense(10, 2)
+
+        def construct(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+            _, (h_n, _) = self.rnn(self.embedding(ids), seq_length=lengths)
+            return self.fc(torch.cat((h_n[-2], h_n[-1]), 1))
+
+    net = Sentiment()
+    ckpt = jisu.load_checkpoint(str(FIXTURES / "sentiment.ckpt"))
+    assert list(ckpt) == [p.name for p in net.trainable_params()]
+    assert jisu.load_param_into_net(net, ckpt, strict_load=True) == ([], [])
+    net.set_train(False)
+    close(net(t("sentiment/ids"), t("sentiment/lengths")), "sentiment/logits")
 
 
 def test_lstm_text_classifier_trains_through_model() -> None:
