@@ -171,6 +171,16 @@ def test_profiler_records_between_start_and_stop(tmp_path):
         jisu.Profiler(output_path=str(tmp_path), bogus=1)
 
 
+def test_profiler_as_a_context_manager_records_the_block(tmp_path):
+    with jisu.Profiler(output_path=str(tmp_path), start_profile=False) as profiler:
+        torch.rand(4, 4).exp()
+    torch.rand(4, 4).log()  # after the block: not recorded
+    profiler.analyse()
+    trace = json.loads((tmp_path / "profiler/trace_rank0.json").read_text())
+    names = {event.get("name") for event in trace["traceEvents"]}
+    assert "aten::exp" in names and "aten::log" not in names
+
+
 def test_summary_record_writes_events_tensorboard_reads(tmp_path):
     accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
     with jisu.SummaryRecord(str(tmp_path)) as record:

@@ -113,6 +113,16 @@ class Profiler:
         with open(os.path.join(self._output_path, f"op_statistic_rank{me}.txt"), "w") as file:
             file.write(table + "\n")
 
+    def __enter__(self) -> Profiler:
+        """``with Profiler(...) as prof:`` records the block (started here if not yet)."""
+        if self._state in ("new", "paused"):
+            self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._state == "recording":
+            self.stop()
+
     @staticmethod
     def offline_analyse(path: str, **kwargs: Any) -> None:
         """MindSpore's offline analysis of raw profiling data: jisu writes its files at
