@@ -184,6 +184,23 @@ def test_float16_input_to_float32_parameters() -> None:
     torch.testing.assert_close(out.float(), want, atol=1e-3, rtol=1e-3)
 
 
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+def test_batch_first_with_a_zero_length_equals_time_major(kind: str) -> None:
+    first = getattr(nn, kind)(3, 4, num_layers=2, bidirectional=True, batch_first=True)
+    major = getattr(nn, kind)(3, 4, num_layers=2, bidirectional=True)
+    major.load_state_dict(first.state_dict())
+    x, lengths = torch.randn(3, 5, 3), torch.tensor([5, 0, 2])
+    h0 = torch.randn(4, 3, 4)
+    hx = (h0, torch.randn(4, 3, 4)) if kind == "LSTM" else h0
+    out, state = first(x, hx, lengths)
+    want_out, want_state = major(x.transpose(0, 1), hx, lengths)
+    torch.testing.assert_close(out, want_out.transpose(0, 1))
+    torch.testing.assert_close(state, want_state)
+    assert float(out[1].detach().abs().max()) == 0.0 and float(out[2, 2:].detach().abs().max()) == 0
+    h_n = state[0] if kind == "LSTM" else state
+    torch.testing.assert_close(h_n[:, 1], h0[:, 1])  # a zero length keeps its initial state
+
+
 def test_seq_length_errors() -> None:
     net = nn.LSTM(3, 4)
     x = torch.randn(5, 2, 3)
