@@ -221,3 +221,14 @@ def test_primitives_compile_without_graph_breaks():
     x, i = torch.randn(2, 3), torch.arange(6, dtype=torch.int32).reshape(2, 3)
     compiled = torch.compile(fn, backend="eager", fullgraph=True)  # fullgraph: a break fails
     torch.testing.assert_close(compiled(x, i), fn(x, i))
+
+
+def test_split_takes_mindspore_1x_keywords_the_zoo_passes():
+    # ops.split(x, axis=, output_num=) is MindSpore 1.x's signature (2.x has
+    # split_size_or_sections): equal parts along axis
+    x = torch.from_numpy(INPUTS["f32"].copy())
+    parts = ops.split(x, axis=2, output_num=2)
+    assert isinstance(parts, tuple) and len(parts) == 2
+    np.testing.assert_array_equal(parts[1].numpy(), INPUTS["f32"][:, :, 2:])
+    with pytest.raises(ValueError, match="give split_size_or_sections or output_num"):
+        ops.split(x, 2, axis=2, output_num=2)
