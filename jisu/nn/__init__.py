@@ -8,6 +8,7 @@ on-device schedules (:mod:`jisu.nn.learning_rate_schedule`) and the wrapper cell
 (:mod:`jisu.nn.wrap`).
 """
 
+from . import init as init  # nn.init: torch's initializers, as zoo code calls them
 from . import layer, loss, wrap
 from .cell import Cell, CellDict, CellList, SequentialCell, parameter_name
 from .dynamic_lr import (

@@ -138,6 +138,7 @@ DEFAULTS = {
     "densebnact": lambda: nn.DenseBnAct(256, 128),
     "embeddinglookup": lambda: nn.EmbeddingLookup(1000, 32),
     "linear": lambda: nn.Linear(256, 128),
+    "bidense": lambda: nn.BiDense(64, 32, 16),
 }
 
 
@@ -233,3 +234,11 @@ def test_batchnorm3d_and_syncbn_train_in_one_process() -> None:
         y = layer(x)
         assert torch.allclose(y.mean((0, 2, 3, 4)), torch.zeros(3), atol=1e-5)
         y.sum().backward()
+
+
+def test_nn_init_is_torchs_initializers_as_zoo_code_calls_them() -> None:
+    conv, bn = nn.Conv2d(3, 4, 3, has_bias=True), nn.BatchNorm2d(4)
+    nn.init.kaiming_normal_(conv.weight, a=0, mode="fan_in")
+    nn.init.constant_(conv.bias, 0)
+    nn.init.constant_(bn.weight, 1)
+    assert torch.equal(conv.bias, torch.zeros(4)) and torch.equal(bn.weight, torch.ones(4))

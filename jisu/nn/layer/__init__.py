@@ -27,6 +27,7 @@ from .activation import (
     get_activation,
 )
 from .basic import (
+    BiDense,
     ConstantPad1d,
     ConstantPad2d,
     ConstantPad3d,
@@ -118,6 +119,7 @@ __all__ += [
     "SSIM",
     "AvgPool1d",
     "BatchNorm3d",
+    "BiDense",
     "CentralCrop",
     "ConstantPad1d",
     "ConstantPad2d",

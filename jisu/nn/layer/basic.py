@@ -16,6 +16,7 @@ from ..cell import Cell
 from .activation import get_activation
 
 __all__ = [
+    "BiDense",
     "ConstantPad1d",
     "ConstantPad2d",
     "ConstantPad3d",
@@ -415,3 +416,51 @@ class OneHot(Cell):
         out = torch.where(hot, on, torch.tensor(self.off_value, dtype=self.dtype, device=on.device))
         axis = self.axis if self.axis >= 0 else out.dim() + self.axis
         return out.movedim(-1, axis)
+
+
+class BiDense(Cell, nn.Bilinear):
+    """Bilinear layer ``y[o] = x1 · weight[o] · x2 + bias[o]`` (torch's ``Bilinear``) over the
+    last axis of two inputs of the same leading shape.
+
+    Args:
+        in1_channels, in2_channels, out_channels: the sizes; the weight is (out, in1, in2).
+        weight_init, bias_init: initializers; default ``Uniform(1 / sqrt(in1_channels))`` both.
+        has_bias: default True.
+    """
+
+    def __init__(
+        self,
+        in1_channels: int,
+        in2_channels: int,
+        out_channels: int,
+        weight_init: Any = None,
+        bias_init: Any = None,
+        has_bias: bool = True,
+        dtype: torch.dtype = torch.float32,
+    ) -> None:
+        for name, value in (
+            ("in1_channels", in1_channels),
+            ("in2_channels", in2_channels),
+            ("out_channels", out_channels),
+        ):
+            _checks.positive_int("BiDense", name, value)
+        _checks.a_bool("BiDense", "has_bias", has_bias)
+        nn.Bilinear.__init__(
+            self, in1_channels, in2_channels, out_channels, bias=has_bias, dtype=dtype
+        )
+        self.in1_channels, self.in2_channels, self.out_channels = (
+            in1_channels, in2_channels, out_channels,
+        )  # fmt: skip
+        self.has_bias = has_bias
+        bound = Uniform(1 / math.sqrt(in1_channels))
+        init_parameter(self.weight, weight_init, "BiDense", "weight_init", bound)
+        if has_bias:
+            init_parameter(self.bias, bias_init, "BiDense", "bias_init", bound)
+
+    def construct(self, input1: torch.Tensor, input2: torch.Tensor) -> torch.Tensor:
+        if input1.shape[:-1] != input2.shape[:-1]:
+            raise ValueError(
+                "BiDense: input1 and input2 must have the same leading shape. Received "
+                f"{tuple(input1.shape)} and {tuple(input2.shape)}"
+            )
+        return F.bilinear(input1, input2, self.weight, self.bias)

@@ -3,6 +3,7 @@
 from .classification import (
     BCELoss,
     CosineEmbeddingLoss,
+    CTCLoss,
     FocalLoss,
     KLDivLoss,
     NLLLoss,
@@ -21,6 +22,7 @@ from .regression import DiceLoss, MAELoss, MultiClassDiceLoss, RMSELoss, SmoothL
 __all__ = [
     "BCELoss",
     "BCEWithLogitsLoss",
+    "CTCLoss",
     "CosineEmbeddingLoss",
     "CrossEntropyLoss",
     "DiceLoss",

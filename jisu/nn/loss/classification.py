@@ -13,6 +13,7 @@ from .loss import LossBase, _as_weight, _check_reduction, _float32
 
 __all__ = [
     "BCELoss",
+    "CTCLoss",
     "CosineEmbeddingLoss",
     "FocalLoss",
     "KLDivLoss",
@@ -182,3 +183,44 @@ class CosineEmbeddingLoss(LossBase):
         pos = torch.where(labels == 1, 1.0 - cosine, zeros)
         neg = torch.where(labels == -1, torch.clamp(cosine - self.margin, min=0.0), zeros)
         return self.get_loss(pos + neg)
+
+
+class CTCLoss(LossBase):
+    """Connectionist temporal classification loss (torch's ``ctc_loss``, whose arguments
+    MindSpore 2.x's ``CTCLoss`` takes): ``log_probs`` (T, N, C) or (T, C), ``targets``,
+    ``input_lengths``, ``target_lengths``.
+
+    Args:
+        blank: the blank label. Default 0.
+        reduction: "mean" (default: each loss divided by its target length, then averaged),
+            "sum" or "none".
+        zero_infinity: make infinite losses (and their gradients) zero. Default False.
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction)
+        if isinstance(blank, bool) or not isinstance(blank, int) or blank < 0:
+            raise ValueError(f"CTCLoss: blank must be an int >= 0. Received blank={blank!r}")
+        if not isinstance(zero_infinity, bool):
+            raise TypeError(f"CTCLoss: zero_infinity must be a bool. Received {zero_infinity!r}")
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def construct(
+        self,
+        log_probs: torch.Tensor,
+        targets: torch.Tensor,
+        input_lengths: Any,
+        target_lengths: Any,
+    ) -> torch.Tensor:
+        def lengths(value: Any) -> Any:
+            return value.long() if isinstance(value, torch.Tensor) else value
+
+        return F.ctc_loss(
+            _float32(log_probs),
+            targets.long(),
+            lengths(input_lengths),
+            lengths(target_lengths),
+            blank=self.blank,
+            reduction=self.reduction,
+            zero_infinity=self.zero_infinity,
+        )
