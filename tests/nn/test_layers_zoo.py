@@ -180,6 +180,7 @@ def test_layers_are_torch_layers() -> None:
     assert torch.nn.SyncBatchNorm.convert_sync_batchnorm(nn.BatchNorm3d(3)) is not None
     assert bn.momentum == pytest.approx(0.1)
     assert nn.layer.CellList is nn.CellList
+    assert nn.Sequential is nn.SequentialCell  # zoo code's name (MindSpore has none)
 
 
 def test_get_activation_knows_the_new_names() -> None:

@@ -4,6 +4,7 @@ DDP and ``state_dict`` treat it as that torch layer."""
 
 from ..cell import CellDict as CellDict  # MindSpore's nn.layer.CellList & co. paths
 from ..cell import CellList as CellList
+from ..cell import SequentialCell as Sequential  # zoo code's nn.Sequential (none in MindSpore)
 from ..cell import SequentialCell as SequentialCell
 from .activation import (
     ELU,
@@ -155,6 +156,7 @@ __all__ += [
     "ReflectionPad2d",
     "ResizeBilinear",
     "SeLU",
+    "Sequential",
     "SiLU",
     "Softsign",
     "SyncBatchNorm",
