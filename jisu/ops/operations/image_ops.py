@@ -132,11 +132,22 @@ class ResizeNearestNeighbor(Primitive):
         return x.index_select(3, self._index(x.shape[3], w, x.device))
 
 
+def _pixel_centers(lo: torch.Tensor, hi: torch.Tensor, size: int, count: int) -> torch.Tensor:
+    """MindSpore's "bilinear_v2" sample rows: the box truncated to whole pixels (inclusive
+    ends), ``count`` cells over it, each sampled at its centre: (K, count)."""
+    first, last = torch.trunc(lo * size), torch.trunc(hi * size)
+    step = (last - first + 1) / count
+    i = torch.arange(count, dtype=torch.float32, device=lo.device)
+    return first[:, None] + (i[None, :] + 0.5) * step[:, None] - 0.5
+
+
 class CropAndResize(Primitive):
     """Crops of NHWC ``image`` boxes resized to ``crop_size``, as TensorFlow's:
     ``CropAndResize(method="bilinear", extrapolation_value=0.0)(image, boxes, box_index,
     crop_size)``; ``boxes`` (K, 4) are normalized (y1, x1, y2, x2), ``box_index`` the image of
-    each; gives float32 (K, crop_h, crop_w, C), ``extrapolation_value`` outside the image."""
+    each; gives float32 (K, crop_h, crop_w, C), ``extrapolation_value`` outside the image.
+    "bilinear_v2" (MindSpore's variant) samples the centres of ``crop_size`` cells over the
+    box cut to whole pixels, clamped to the image's edge."""
 
     def __init__(self, method: str = "bilinear", extrapolation_value: float = 0.0) -> None:
         if method not in ("bilinear", "nearest", "bilinear_v2"):
@@ -162,9 +173,13 @@ class CropAndResize(Primitive):
             i = torch.arange(count, dtype=torch.float32, device=b.device)
             return lo[:, None] * (size - 1) + i[None, :] * step[:, None]
 
+        if self.method == "bilinear_v2":
+            coords = _pixel_centers
         ys = coords(b[:, 0], b[:, 2], h, ch)[:, :, None].expand(-1, ch, cw)
         xs = coords(b[:, 1], b[:, 3], w, cw)[:, None, :].expand(-1, ch, cw)
         inside = (ys >= 0) & (ys <= h - 1) & (xs >= 0) & (xs <= w - 1)
+        if self.method == "bilinear_v2":  # clamps to the edge, never extrapolates
+            inside = torch.ones_like(inside)
         table = image.reshape(n * h * w, c).float()
         base = (box_index.long() * h * w)[:, None, None]
         if self.method == "nearest":
