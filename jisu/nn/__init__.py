@@ -68,6 +68,10 @@ _METRICS = ("Accuracy", "Loss", "MAE", "MSE", "Metric", "Top1CategoricalAccuracy
 
 
 def __getattr__(name: str):
+    if name == "probability":  # MindSpore's nn.probability (its distributions)
+        from . import probability
+
+        return probability
     if name in _METRICS or name == "metrics":
         from . import metrics
 

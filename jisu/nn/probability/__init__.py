@@ -1,0 +1,5 @@
+"""MindSpore's ``nn.probability`` path: only its distributions (:mod:`.distribution`)."""
+
+from . import distribution
+
+__all__ = ["distribution"]
