@@ -197,3 +197,12 @@ def test_optimizer_update_parameters_name_prefixes_the_networks_names(names: dic
     opt = nn.Adam(net.trainable_params(), 1e-3)
     opt.update_parameters_name("optim_g.")
     assert [p.name for p in opt.parameters] == names["optimizer_net"]
+
+
+def test_thor_is_refused_by_name_and_sgd_has_mindspores_path() -> None:
+    from jisu.nn.optim import thor
+    from jisu.nn.optim.sgd import SGD
+
+    assert SGD is nn.SGD and nn.thor is thor
+    with pytest.raises(NotImplementedError, match="THOR"):
+        thor(None, 0.1, 0.03, 0.9)

@@ -1,5 +1,6 @@
 """MindSpore's optimizers on ``torch.optim``: the base class and the update rules."""
 
+from . import sgd as sgd  # MindSpore's nn.optim.sgd path
 from .adagrad import Adagrad
 from .adam import Adam, AdamWeightDecay
 from .ftrl import FTRL
@@ -8,6 +9,7 @@ from .lars import LARS
 from .momentum import SGD, Momentum
 from .optimizer import Optimizer
 from .rmsprop import RMSProp
+from .thor import thor
 
 __all__ = ["SGD", "Adam", "AdamWeightDecay", "Momentum", "Optimizer", "RMSProp"]
-__all__ += ["FTRL", "LARS", "Adagrad", "Lamb"]
+__all__ += ["FTRL", "LARS", "Adagrad", "Lamb", "thor"]
