@@ -6,6 +6,8 @@ from typing import Any
 
 import torch
 
+from .operations.float_status_ops import record_gradients
+
 
 def value_and_grad(
     fn: Any, grad_position: Any = 0, weights: Any = None, has_aux: bool = False
@@ -37,6 +39,7 @@ def value_and_grad(
             targets = [inputs[i] for i in positions or ()] + list(params or ())
             grads = torch.autograd.grad(loss, targets, allow_unused=True)
         grads = tuple(torch.zeros_like(t) if g is None else g for g, t in zip(grads, targets))
+        record_gradients(grads)  # the NPU float-status idiom (operations.float_status_ops)
         n = len(positions or ())
         inputs_grads = grads[:n] if not isinstance(grad_position, int) else grads[0]
         if params is None:

@@ -341,3 +341,28 @@ def test_summary_operators_keep_the_latest_value_of_each_tag():
     assert take_summaries() == {}
     with pytest.raises(ValueError, match="ScalarSummary: the value of 'x' must have one"):
         P.ScalarSummary()("x", torch.ones(2))
+
+
+def test_float_status_idiom_marks_overflowing_gradients_only():
+    net = Net()
+    weights = jisu.ParameterTuple(net.trainable_params())
+    grad = C.GradOperation(get_by_list=True)
+    status = P.NPUAllocFloatStatus()()
+    assert status.shape == (8,) and status.dtype == torch.float32
+    P.NPUClearFloatStatus()(status)
+    grad(net, weights)(torch.tensor(X), torch.tensor(Y))
+    assert float(P.ReduceSum()(P.NPUGetFloatStatus()(status), (0,))) == 0.0
+    P.NPUClearFloatStatus()(status)
+    grad(net, weights)(torch.tensor(X) * float("inf"), torch.tensor(Y))
+    assert float(P.NPUGetFloatStatus()(status).sum()) > 0
+    P.NPUClearFloatStatus()(status)  # cleared: clean again
+    ops.value_and_grad(lambda x: (x * x).sum(), 0)(torch.ones(2))
+    assert float(status.sum()) == 0.0
+    assert P.FloatStatus()(torch.tensor([1.0, float("nan")])).tolist() == [1.0]
+    assert P.FloatStatus()(torch.ones(3)).tolist() == [0.0]
+
+
+def test_functional_reaches_every_ops_function():
+    assert F.tile is ops.tile and F.partial(max, 3)(1) == 3
+    with pytest.raises(AttributeError):
+        F.no_such_function  # noqa: B018
