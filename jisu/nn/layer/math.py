@@ -55,8 +55,8 @@ class Norm(Cell):
 
 
 class Range(Cell):
-    """``start, start + delta, ...`` below ``limit`` (``Range(n)``: 0 .. n-1); int arguments
-    give int64, else float32."""
+    """``start, start + delta, ...`` up to ``limit`` (excluded; ``Range(n)``: 0 .. n-1); int
+    arguments give int32 (MindSpore's), else float32."""
 
     def __init__(self, start: Any, limit: Any = None, delta: Any = 1) -> None:
         super().__init__()
@@ -68,7 +68,7 @@ class Range(Cell):
 
     def construct(self) -> torch.Tensor:
         ints = all(isinstance(v, int) for v in (self.start, self.limit, self.delta))
-        dtype = torch.int64 if ints else torch.float32
+        dtype = torch.int32 if ints else torch.float32
         return torch.arange(self.start, self.limit, self.delta, dtype=dtype)
 
 
