@@ -15,6 +15,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from ._nn_layer_functions import *  # noqa: F403
+from ._nn_layer_functions import __all__ as _layer_functions
 from .operations._nn_rng import function_generator, shape_arg
 
 
@@ -169,7 +171,106 @@ def multinomial(
     return out.to(torch.int32)
 
 
+def upsample(
+    input: torch.Tensor,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+) -> torch.Tensor:
+    """MindSpore's alias of :func:`interpolate`."""
+    return interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor)
+
+
+def dropout2d(input: torch.Tensor, p: float = 0.5, training: bool = True) -> torch.Tensor:
+    """Zeroes whole channels of (N, C, H, W) ``input`` with probability ``p``."""
+    return F.dropout2d(input, p, training)
+
+
+def _size(owner: str, size: tuple) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Tensor)):
+        size = size[0]
+    return shape_arg(owner, size)
+
+
+def rand(*size: Any, dtype: torch.dtype | None = None, seed: int | None = None) -> torch.Tensor:
+    """Numbers uniform in [0, 1) of shape ``size``, float32 by default."""
+    gen = function_generator("rand", seed)
+    return torch.rand(_size("rand", size), generator=gen, dtype=dtype or torch.float32)
+
+
+def randint(
+    low: int, high: int, size: Any, seed: int | None = None, *, dtype: torch.dtype | None = None
+) -> torch.Tensor:
+    """Integers uniform in [low, high) of shape ``size``, int64 by default."""
+    gen = function_generator("randint", seed)
+    shape = shape_arg("randint", size)
+    return torch.randint(low, high, shape, generator=gen, dtype=dtype or torch.int64)
+
+
+def rand_like(
+    input: torch.Tensor,
+    seed: int | None = None,
+    *,
+    dtype: torch.dtype | None = None,
+) -> torch.Tensor:
+    gen = function_generator("rand_like", seed, input.device)
+    dtype = dtype or input.dtype
+    return torch.rand(input.shape, generator=gen, dtype=dtype, device=input.device)
+
+
+def randn_like(
+    input: torch.Tensor,
+    seed: int | None = None,
+    *,
+    dtype: torch.dtype | None = None,
+) -> torch.Tensor:
+    gen = function_generator("randn_like", seed, input.device)
+    dtype = dtype or input.dtype
+    return torch.randn(input.shape, generator=gen, dtype=dtype, device=input.device)
+
+
+def randint_like(
+    input: torch.Tensor,
+    low: int,
+    high: int,
+    seed: int | None = None,
+    *,
+    dtype: torch.dtype | None = None,
+) -> torch.Tensor:
+    """Integers uniform in [low, high) shaped like ``input``, in ``dtype`` (default
+    ``input``'s, which must then be an integer type, as in MindSpore)."""
+    dtype = dtype or input.dtype
+    if dtype.is_floating_point or dtype.is_complex:
+        raise ValueError(f"randint_like: dtype must be an int type. Received dtype={dtype}")
+    gen = function_generator("randint_like", seed, input.device)
+    return torch.randint(low, high, input.shape, generator=gen, dtype=dtype, device=input.device)
+
+
+def bernoulli(
+    input: torch.Tensor,
+    p: Any = 0.5,
+    seed: int | None = None,
+) -> torch.Tensor:
+    """0/1 draws with probability ``p`` (a float or a tensor), shaped like ``input`` and in
+    its dtype."""
+    gen = function_generator("bernoulli", seed, input.device)
+    probs = torch.as_tensor(p, dtype=torch.float32, device=input.device).expand(input.shape)
+    draw = torch.rand(input.shape, generator=gen, device=input.device)
+    return (draw < probs).to(input.dtype)
+
+
 __all__ = [
+    *_layer_functions,
+    "bernoulli",
+    "dropout2d",
+    "rand",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn_like",
+    "upsample",
     "cross_entropy",
     "dropout",
     "grid_sample",

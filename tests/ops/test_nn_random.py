@@ -178,3 +178,38 @@ def test_dropout_function() -> None:
     _mean_ok((out != 0).float(), 0.7, math.sqrt(0.21))
     torch.testing.assert_close(out[out != 0], torch.full_like(out[out != 0], 1 / 0.7))
     assert ops.dropout(x, p=0.3, training=False) is x
+
+
+def test_rand_randint_and_like_functions() -> None:
+    x = ops.rand(N, seed=4)
+    assert x.dtype == torch.float32
+    _mean_ok(x, 0.5, math.sqrt(1 / 12))
+    i = ops.randint(2, 7, (N,))
+    assert i.dtype == torch.int64 and i.min().item() == 2 and i.max().item() == 6
+    _counts_ok(i - 2, [0.2] * 5)
+    like = torch.zeros(3, 4, dtype=torch.float64)
+    assert ops.rand_like(like).dtype == torch.float64
+    assert ops.randn_like(like, dtype=torch.float32).dtype == torch.float32
+    ints = ops.randint_like(torch.zeros(N, dtype=torch.int32), 0, 3)
+    assert ints.dtype == torch.int32
+    _counts_ok(ints, [1 / 3] * 3)
+    with pytest.raises(ValueError, match="int type"):
+        ops.randint_like(like, 0, 3)
+
+
+def test_bernoulli_draws_with_probability_p_in_the_input_dtype() -> None:
+    out = ops.bernoulli(torch.zeros(N, dtype=torch.float16), p=0.3, seed=2)
+    assert out.dtype == torch.float16 and set(out.unique().tolist()) <= {0.0, 1.0}
+    _mean_ok(out.float(), 0.3, math.sqrt(0.21))
+    per_element = ops.bernoulli(torch.zeros(2, N), p=torch.tensor([[0.0], [1.0]]))
+    assert per_element[0].eq(0).all() and per_element[1].eq(1).all()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_random_ops_draw_on_the_input_device() -> None:
+    x = torch.ones(8, device="cuda")
+    assert P.Dropout(keep_prob=0.5, Seed0=1)(x)[0].device == x.device
+    assert ops.dropout(x, seed=1).device == x.device
+    assert P.Multinomial(seed=1)(torch.ones(2, 3, device="cuda"), 4).device == x.device
+    index, mask = P.RandomChoiceWithMask(4, seed=1)(x > 0)
+    assert index.device == x.device and mask.all()

@@ -38,11 +38,14 @@ class FastGeLU(Primitive):
 
 
 class Elu(Primitive):
-    """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere."""
+    """``x`` where positive, ``exp(x) - 1`` elsewhere (MindSpore computes ``alpha=1.0``
+    only)."""
 
     def __init__(self, alpha: float = 1.0) -> None:
         if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
             raise TypeError(f"Elu: alpha must be a float. Received alpha={alpha!r}")
+        if alpha != 1.0:
+            raise ValueError(f"Elu: alpha must be 1.0 (as in MindSpore). Received alpha={alpha}")
         self.alpha = float(alpha)
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
