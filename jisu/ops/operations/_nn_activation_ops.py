@@ -154,7 +154,8 @@ class DropoutDoMask(Primitive):
                 "DropoutDoMask: mask must be DropoutGenMask's uint8 mask of at least "
                 f"{math.ceil(x.numel() / 8)} bytes. Received {mask.dtype} of {mask.numel()}"
             )
-        shifts = torch.arange(8, dtype=torch.uint8, device=mask.device)
+        mask = mask.to(x.device)
+        shifts = torch.arange(8, dtype=torch.uint8, device=x.device)
         keep = ((mask[:, None] >> shifts) & 1).reshape(-1)[: x.numel()].reshape(x.shape)
         return x * keep.to(x.dtype) / keep_prob
 
