@@ -63,6 +63,11 @@ class LossBase(Cell):
         self.reduction = _check_reduction(type(self).__name__, reduction)
         self.average = reduction == "mean"
         self.reduce = reduction != "none"
+        # MindSpore's LossBase holds these primitives; model-zoo losses call them as its own
+        from ...ops import operations as P  # the ops package builds on jisu.nn: import late
+
+        self.reduce_mean, self.reduce_sum = P.ReduceMean(), P.ReduceSum()
+        self.mul, self.cast = P.Mul(), P.Cast()
 
     def get_axis(self, x: torch.Tensor) -> tuple[int, ...]:
         """Every axis of ``x`` (what MindSpore's reductions reduce over)."""
