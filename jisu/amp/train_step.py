@@ -34,7 +34,7 @@ from .levels import (
     _refuse_converted,
     precision_type,
 )
-from .loss_scale import LossScaleManager
+from .loss_scale import FixedLossScaleManager, LossScaleManager
 
 
 def all_finite(tensors: list[torch.Tensor]) -> torch.Tensor:
@@ -150,6 +150,9 @@ class TrainStep:
         found_inf = manager.unscale_([p.grad for p in params]) if manager is not None else None
         if self.max_grad_norm is not None:
             torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm, foreach=True)
+        if self._optimizer_unscales():  # MindSpore: the optimizer's loss_scale unscales them
+            grads = [p.grad for p in params if p.grad is not None]
+            torch._foreach_mul_(grads, manager.scale_tensor(grads[0].device))
         if found_inf is None or not manager.drop_overflow_update:
             self.optimizer.step()
         else:
@@ -159,6 +162,20 @@ class TrainStep:
         if isinstance(outputs, (tuple, list)):
             return type(outputs)(o.detach() if torch.is_tensor(o) else o for o in outputs)
         return outputs.detach()
+
+    def _optimizer_unscales(self) -> bool:
+        """Whether the optimizer divides the gradients by its own ``loss_scale`` (a jisu.nn
+        optimizer with ``loss_scale != 1`` beside a ``FixedLossScaleManager`` with
+        ``drop_overflow_update=False``: MindSpore's pairing, where the step leaves the
+        gradients scaled). The step then hands them on scaled, as MindSpore's
+        ``TrainOneStepCell(sens=loss_scale)`` does, after its overflow check and clipping on
+        the unscaled values."""
+        manager = self.loss_scale_manager
+        return (
+            isinstance(manager, FixedLossScaleManager)
+            and not manager.drop_overflow_update
+            and getattr(self.optimizer, "loss_scale", 1.0) != 1.0
+        )
 
     def after_device_step(self) -> None:
         """The step's host bookkeeping, after its device work: the loss-scale manager counts
