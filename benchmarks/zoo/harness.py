@@ -243,12 +243,43 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def markdown(results: list[dict]) -> str:
+    """The table as Markdown: project, path, level reached, losses, first blocker and area."""
+    lines = [
+        "| project | zoo path | reached | train loss (first -> last) | first blocker | area |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        b = r.get("blocker")
+        text = ""
+        if b:
+            text = f"[{b['level']}] {b.get('type')}: {b.get('message', '')[:160]}"
+            if b.get("where"):
+                text += f" (`{b['where']}`)"
+        graph = (r["levels"].get("train") or {}).get("graph")
+        if graph:
+            text = f"GRAPH_MODE: {graph}. " + text
+        text = text.replace("|", "\\|")
+        lines.append(
+            f"| {r['project']} | {r.get('path', '')} | {r['reached']} | {losses_text(r)} | "
+            f"{text} | {r.get('area') or ''} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("projects", nargs="*", help="driver names (see drivers/)")
     parser.add_argument("--zoo", required=True, help="local snapshot of mindspore-ai/models")
     parser.add_argument("--all", action="store_true", help="every driver")
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--markdown", help="write the table as Markdown here")
+    parser.add_argument(
+        "--merge",
+        nargs="*",
+        default=[],
+        help="earlier --json files: their results for projects not run now join the table",
+    )
     parser.add_argument("--steps", type=int, default=6, help="train steps (default 6)")
     parser.add_argument("--graph", action="store_true", help="train in GRAPH_MODE")
     parser.add_argument("--levels", default=",".join(LEVELS))
@@ -258,16 +289,25 @@ def main() -> None:
     args = parser.parse_args()
     names = drivers() if args.all else args.projects
     unknown = sorted(set(names) - set(drivers()))
-    if unknown or not names:
+    if unknown or not (names or args.merge):
         parser.error(f"unknown projects {unknown}; drivers: {', '.join(drivers())}")
     results = []
     for name in names:
         results.append(run_one(name, args))
         print(table(results[-1:]).splitlines()[-1], flush=True)
+    ran = {r["project"] for r in results}
+    for path in args.merge:
+        for r in json.loads(Path(path).read_text()):
+            if r["project"] not in ran:
+                ran.add(r["project"])
+                results.append(r)
+    results.sort(key=lambda r: r["project"])
     print()
     print(table(results))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1, default=str))
+    if args.markdown:
+        Path(args.markdown).write_text(markdown(results) + "\n")
 
 
 if __name__ == "__main__":

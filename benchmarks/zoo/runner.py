@@ -132,8 +132,12 @@ def innermost(tb: Any, roots: dict[str, str]) -> str | None:
 
 
 def failure(exc: BaseException, roots: dict[str, str]) -> dict:
-    """The record of a level's failure."""
-    message = str(exc).strip().splitlines()
+    """The record of a level's failure: the root cause (jisu's first-step check and other
+    wrappers re-raise ``from`` the original error), with the wrapper's message kept."""
+    outer = exc
+    while exc.__cause__ is not None and exc.__cause__ is not exc:
+        exc = exc.__cause__
+    message = " ".join(str(exc).strip().splitlines())
     hint = None
     owner = re.match(r"'(\w+)' object has no attribute", str(exc))
     if owner and "jisu" in sys.modules:
@@ -143,12 +147,15 @@ def failure(exc: BaseException, roots: dict[str, str]) -> dict:
             hint = "Tensor method"
         elif isinstance(getattr(jisu.nn, owner.group(1), None), type):
             hint = "nn layer"
-    return {
+    record = {
         "area_hint": hint,
         "type": type(exc).__name__,
-        "message": " ".join(message)[:600] if message else "",
+        "message": message[:600],
         "where": innermost(exc.__traceback__, roots),
     }
+    if outer is not exc:
+        record["outer"] = f"{type(outer).__name__}: {' '.join(str(outer).split())[:300]}"
+    return record
 
 
 def run(args: argparse.Namespace) -> dict:

@@ -16,6 +16,7 @@ def imports(p):
     from src.model_utils.config import config
 
     config.data_vocab_size = VOCAB
+    config.batch_size = 2
     config.convert_dtype = False  # train.py: config.device_target != "CPU"
     p.config, p.deepfm, p.LossCallBack = config, deepfm, LossCallBack
 

@@ -1,7 +1,7 @@
 """official/audio/MELGAN: Generator and MultiDiscriminator with the project's
 TrainOneStepCellGEN / TrainOneStepCellDIS (overflow status, loss-scale sens) in train.py's loop,
 with train.py's BuildGenNetwork / BuildDisNetwork and DynamicLossScaleManager; a fixed mel
-segment of 16 frames (80 bins) and its 4096-sample wave. The reported losses are the
+segment of 8 frames (80 bins) and its 2048-sample wave. The reported losses are the
 discriminator's."""
 
 import synth
@@ -10,7 +10,7 @@ PROJECT = "official/audio/MELGAN"
 ARGV = ["--config_path=config.yaml", "--device_target=CPU"]
 EXPORT = True
 TRAIN_PY = False  # imported in imports(): the Build*Network cells live there
-FRAMES = 16
+FRAMES = 8
 
 
 def imports(p):

@@ -9,6 +9,7 @@ import synth
 PROJECT = "official/cv/SSD"
 ARGV = ["--config_path=config/ssd300_config.yaml", "--device_target=CPU"]
 EXPORT = True
+STUBS = ["pycocotools"]  # COCO evaluation only (src/eval_utils.py)
 TRAIN_PY = False  # imported in imports() itself: its ssd_model_build is the network
 
 

@@ -1,6 +1,7 @@
 """official/cv/WGAN: DcganG / DcganD at 32x32, the project's GenTrainOneStepCell and
 DisTrainOneStepCell (RMSProp, weight clipping) in train.py's custom loop: the critic's steps on
-a fixed real batch and fixed noise (the losses reported: they fall as the critic learns), then a
+a fixed real batch and fixed noise (the losses reported, after a first step whose clipping of
+the initial weights changes the loss's scale: they fall as the critic learns), then a
 generator step."""
 
 import numpy as np
@@ -43,6 +44,9 @@ def train(p, steps):
     d_train.set_train()
     real = ms.Tensor(np.tanh(synth.array((2, 3, a.imageSize, a.imageSize))))
     noise = ms.Tensor(synth.array((2, NZ, 1, 1), seed=1))
+    for q in net_d.trainable_params():
+        q.requires_grad = True
+    d_train(real, noise)  # the first step clips the initial weights into [-0.01, 0.01]
     losses = []
     for _ in range(steps):
         for q in net_d.trainable_params():

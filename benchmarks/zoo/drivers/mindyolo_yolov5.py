@@ -1,0 +1,101 @@
+"""mindyolo (mindspore-lab/mindyolo): YOLOv5n from configs/yolov5/yolov5n.yaml at 64x64 through
+train.py's own steps: parse_args(get_parser_train()), create_model, create_loss (YOLOv5Loss),
+create_lr_scheduler / create_group_param / create_optimizer, get_loss_scaler and
+create_train_step_fn (ops.value_and_grad, all_finite, the optimizer called with the gradients),
+called in a loop as mindyolo's trainer does; targets [N, 160, 6] (image, class, x, y, w, h),
+padding rows with class -1, as its COCODataset."""
+
+import numpy as np
+import synth
+
+REPO = "mindspore-lab+mindyolo"
+PROJECT = "mindyolo"
+ALSO = ["train.py", "configs"]
+PATHS = [".."]
+ARGV = [
+    "--config=../configs/yolov5/yolov5n.yaml",
+    "--device_target=CPU",
+    "--ms_jit=False",
+    "--ms_amp_level=O0",
+    "--img_size=64",
+]
+EXPORT = True
+SIZE, BOXES, CLASSES = 64, 160, 80
+
+
+def imports(p):
+    import train
+    from mindyolo.models import create_loss, create_model
+    from mindyolo.optim import create_group_param, create_lr_scheduler, create_optimizer
+    from mindyolo.utils.config import parse_args
+    from mindyolo.utils.train_step_factory import create_train_step_fn, get_loss_scaler
+
+    p.args = parse_args(train.get_parser_train())
+    p.args.optimizer.warmup_epochs = 0
+    p.args.optimizer.min_warmup_step = 0
+    p.fns = (
+        create_model,
+        create_loss,
+        create_lr_scheduler,
+        create_group_param,
+        create_optimizer,
+        get_loss_scaler,
+        create_train_step_fn,
+    )
+
+
+def network(p):
+    a = p.args
+    return p.fns[0](
+        model_name=a.network.model_name, model_cfg=a.network, num_classes=a.data.nc, sync_bn=False
+    )
+
+
+def inputs(p):
+    return synth.tensors(synth.array((2, 3, SIZE, SIZE)))
+
+
+def train(p, steps):
+    import jisu as ms
+    from jisu import ops
+
+    a = p.args
+    _, create_loss, create_lr, create_group, create_opt, get_scaler, create_step = p.fns
+    net = network(p)
+    loss_fn = create_loss(
+        **a.loss, anchors=a.network.get("anchors", 1), stride=a.network.stride, nc=a.data.nc
+    )
+    a.optimizer.steps_per_epoch = steps
+    a.optimizer.epochs = a.epochs
+    lr = create_lr(**a.optimizer)
+    params = create_group(params=net.trainable_params(), **a.optimizer)
+    optimizer = create_opt(params=params, lr=lr, **a.optimizer)
+    scaler = get_scaler(a.ms_loss_scaler, scale_value=a.ms_loss_scaler_value)
+    step = create_step(
+        task="detect",
+        network=net,
+        loss_fn=loss_fn,
+        optimizer=optimizer,
+        loss_ratio=1,
+        scaler=scaler,
+        reducer=ops.functional.identity,
+        ema=None,
+        overflow_still_update=a.overflow_still_update,
+        ms_jit=False,
+        clip_grad=a.clip_grad,
+        clip_grad_value=a.clip_grad_value,
+    )
+    labels = np.full((2, BOXES, 6), -1.0, np.float32)
+    for img in range(2):
+        labels[img, :3, 0] = img
+        labels[img, :3, 1] = synth.array((3,), "float32", high=CLASSES, seed=img)
+        labels[img, :3, 2:4] = 0.25 + 0.5 * np.abs(np.tanh(synth.array((3, 2), seed=10 + img)))
+        labels[img, :3, 4:6] = 0.2 + 0.1 * np.abs(np.tanh(synth.array((3, 2), seed=20 + img)))
+    x, y = ms.Tensor(synth.array((2, 3, SIZE, SIZE))), ms.Tensor(labels)
+    net.set_train(True)
+    losses = []
+    for _ in range(steps):
+        loss, _items, _grads, _finite = step(x, y)
+        losses.append(synth.scalar(loss))
+    p.trained = net
+    return losses
