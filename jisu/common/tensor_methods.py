@@ -7,8 +7,8 @@ Two kinds of additions, and nothing else:
 
 * **New names** torch does not define (a name torch defines one day is left alone):
   ``asnumpy``, ``astype``, ``expand_dims``, ``itemset``, ``copy``, ``fill``, ``ptp``,
-  ``init_data``, ``to_tensor``, ``value``, ``has_init``, ``set_data``, ``set_dtype``,
-  ``assign_value``.
+  ``init_data``, ``to_tensor``, ``value``, ``has_init``, ``strides``, ``gather_elements``,
+  ``set_data``, ``set_dtype``, ``assign_value``.
 * **Extended signatures**: a thin wrapper calls torch's original for every call that does not
   use a MindSpore form, so torch's own call forms give torch's results:
 
@@ -163,6 +163,17 @@ def to_tensor(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
 def value(self: torch.Tensor) -> torch.Tensor:
     """The tensor itself (MindSpore's ``Parameter.value()``)."""
     return self
+
+
+def _strides(self: torch.Tensor) -> tuple[int, ...]:
+    """The strides in bytes, as NumPy and MindSpore give them (torch's ``stride()`` counts
+    elements)."""
+    return tuple(step * self.element_size() for step in self.stride())
+
+
+def gather_elements(self: torch.Tensor, dim: int, index: torch.Tensor) -> torch.Tensor:
+    """Values at ``index`` along ``dim`` (MindSpore's name for ``torch.gather``)."""
+    return torch.gather(self, dim, index)
 
 
 def _has_init(self: torch.Tensor) -> bool:
@@ -364,6 +375,8 @@ _NEW = {
     "to_tensor": to_tensor,
     "value": value,
     "has_init": property(_has_init),
+    "strides": property(_strides),
+    "gather_elements": gather_elements,
     "set_data": set_data,
     "set_dtype": set_dtype,
     "assign_value": assign_value,
