@@ -19,7 +19,19 @@ from jisu.ops import operations as P
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ms_primitives_nn"
 CASES = json.loads((FIXTURES / "cases.json").read_text())
-ARRAYS = dict(np.load(FIXTURES / "arrays.npz"))
+
+
+def _unpack() -> dict[str, np.ndarray]:
+    """The recorded arrays: one flat buffer per dtype, indexed by the JSON in "_index"."""
+    buffers = np.load(FIXTURES / "arrays.npz")
+    out = {}
+    for key, (dtype, offset, shape) in json.loads(str(buffers["_index"])).items():
+        size = int(np.prod(shape)) if shape else 1
+        out[key] = buffers[dtype][offset : offset + size].reshape(tuple(shape))
+    return out
+
+
+ARRAYS = _unpack()
 DTYPES = {"int32": torch.int32}
 
 # jisu checks these arguments where the primitive is built, with ValueError as its errors
