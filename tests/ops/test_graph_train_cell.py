@@ -264,3 +264,16 @@ def test_loss_scale_module_helpers():
     assert isinstance(rows, RowTensor) and torch.equal(rows.values, torch.full((1, 2), 0.25))
     flags = C.HyperMap()(_grad_overflow, (torch.ones(2), torch.tensor([float("nan")])))
     assert [f.tolist() for f in flags] == [[0.0], [1.0]]
+
+
+def test_grad_operation_runs_again_when_the_forward_graph_was_consumed():
+    net = make_net()
+    loss_net = nn.WithLossCell(net, nn.MSELoss())
+    weights = tuple(net.parameters())
+    grad_fn = C.GradOperation(get_by_list=True)(loss_net, weights)
+    x, y = batches()[0]
+    loss = loss_net(x, y)
+    loss.backward()  # the user consumed the graph; the weights did not change
+    got = grad_fn(x, y)
+    for g, p in zip(got, net.parameters()):
+        torch.testing.assert_close(g, p.grad)

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from ...ops.composite import GradOperation
-from ...ops.composite.grad import track_forward
+from ...ops.composite.grad import forget_forward, track_forward
 from ...ops.functional import identity
 from ..cell import Cell, parameter_name
 from .grad_reducer import DistributedGradReducer
@@ -184,6 +184,7 @@ class TrainOneStepCell(Cell):
                 f"(the loss). Received {type(loss).__name__}"
             )
         loss.backward(torch.ones_like(loss) * scale)
+        forget_forward(self.network)  # its graph is consumed: GradOperation must not reuse it
 
     def _result(self, loss: torch.Tensor) -> Any:
         if not self.return_grad:

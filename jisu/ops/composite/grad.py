@@ -163,6 +163,20 @@ def _pair_sens(owner: str, outputs: list, sens: list | None) -> tuple[list, list
     return outs, grads
 
 
+def _differentiate(output: Any, sens: list | None, targets: list) -> Any:
+    """The gradients of ``output`` (sens as its output gradients) for ``targets``."""
+    _, outputs = _flatten(output)
+    outs, out_grads = _pair_sens("GradOperation", outputs, sens)
+    if not (outs and targets):
+        return [None] * len(targets)
+    return torch.autograd.grad(outs, targets, out_grads, allow_unused=True)
+
+
+def forget_forward(module: Any) -> None:
+    """Drop ``module``'s kept forward pass (its graph was used by a backward pass)."""
+    _LAST_FORWARD.pop(module, None)
+
+
 class GradOperation:
     """MindSpore's gradient operation: ``GradOperation(...)(fn, weights)(*inputs[, sens])``.
 
@@ -228,25 +242,24 @@ class GradOperation:
                 a = args[i]
                 if isinstance(a, torch.Tensor) and (a.is_floating_point() or a.is_complex()):
                     args[i] = leaves[i] = a.detach().requires_grad_(True)
-        output = _DEAD
-        last = _LAST_FORWARD.pop(fn, None) if isinstance(fn, torch.nn.Module) else None
-        if last is not None and not want_inputs and not kwargs and last.matches(fn, tuple(args)):
-            output = last.output()  # the caller's forward pass, reused (see the module)
-        if output is _DEAD:
-            with torch.enable_grad():
-                output = fn(*args, **kwargs)
-            _LAST_FORWARD.pop(fn, None)  # this pass is consumed below, never reused
-        _, outputs = _flatten(output)
         sens_leaves = None
         if sens is not None:
             sens_leaves = _flatten(sens)[1] if isinstance(sens, (tuple, list)) else [sens]
-        outs, out_grads = _pair_sens("GradOperation", outputs, sens_leaves)
         targets = list(leaves.values()) + [p for p in params if p.requires_grad]
-        found = (
-            torch.autograd.grad(outs, targets, out_grads, allow_unused=True)
-            if outs and targets
-            else [None] * len(targets)
-        )
+        found = None
+        last = _LAST_FORWARD.pop(fn, None) if isinstance(fn, torch.nn.Module) else None
+        if last is not None and not want_inputs and not kwargs and last.matches(fn, tuple(args)):
+            output = last.output()  # the caller's forward pass, reused (see the module)
+            if output is not _DEAD:
+                try:
+                    found = _differentiate(output, sens_leaves, targets)
+                except RuntimeError:  # its graph was already consumed: run the network again
+                    found = None
+        if found is None:
+            with torch.enable_grad():
+                output = fn(*args, **kwargs)
+            _LAST_FORWARD.pop(fn, None)  # this pass is consumed below, never reused
+            found = _differentiate(output, sens_leaves, targets)
         by_id = {id(t): g for t, g in zip(targets, found)}
         input_grads = []
         for i in positions:
