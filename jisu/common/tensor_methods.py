@@ -28,8 +28,14 @@ Two kinds of additions, and nothing else:
   The ``axis=`` keyword is an undocumented NumPy alias in torch; for ``max``/``min``/``var``/
   ``std`` it now takes MindSpore's (and NumPy's) meaning. No documented torch form changes.
 
-Refused: ``size`` (an int property in MindSpore, a method in torch: use ``numel()``), the
-``shape`` repr (``torch.Size([2, 3])``, MindSpore prints ``(2, 3)``: use ``tuple(x.shape)``).
+Kept as torch has them (MindSpore's meaning differs; recorded in tests/fixtures/ms_tensor_methods):
+``size`` (an int property in MindSpore, a method in torch: use ``numel()``); the printed shape
+(``torch.Size([2, 3])``; MindSpore prints ``(2, 3)``: format ``tuple(x.shape)``; ``torch.Size``
+is a tuple, so comparisons and unpacking agree); the dtype's name (``torch.float32``, MindSpore
+``Float32``); ``x.repeat(n)`` without ``axis=`` (torch tiles; MindSpore 2.0 repeated elements);
+``x == ndarray`` (element-wise, as ``ndarray == x`` is in both; MindSpore 2.10 returns False),
+``x < ndarray`` (TypeError in both); index results (``argmin``, ``argsort``) are int64
+(MindSpore: int32); ``numpy()`` needs a tensor without grad on the CPU (use ``asnumpy()``).
 """
 
 from __future__ import annotations
