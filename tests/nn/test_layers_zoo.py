@@ -243,3 +243,48 @@ def test_nn_init_is_torchs_initializers_as_zoo_code_calls_them() -> None:
     nn.init.constant_(conv.bias, 0)
     nn.init.constant_(bn.weight, 1)
     assert torch.equal(conv.bias, torch.zeros(4)) and torch.equal(bn.weight, torch.ones(4))
+
+
+_SYNC_SCRIPT = """
+import os, socket, sys, torch, torch.distributed as dist, torch.multiprocessing as mp
+
+def run(rank, port, x, out):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=2)
+    from jisu import nn
+    bn = nn.SyncBatchNorm(3, momentum=0.5)
+    part = x[rank * 2 : rank * 2 + 2].clone().requires_grad_(True)
+    y = bn(part)
+    (y * torch.arange(y.numel()).reshape(y.shape)).sum().backward()
+    torch.save((y.detach(), part.grad, bn.running_mean, bn.running_var), f"{out}/{rank}.pt")
+    dist.destroy_process_group()
+
+if __name__ == "__main__":
+    sock = socket.socket(); sock.bind(("127.0.0.1", 0)); port = sock.getsockname()[1]; sock.close()
+    torch.manual_seed(0)
+    mp.spawn(run, args=(port, torch.randn(4, 3, 2, 2), sys.argv[1]), nprocs=2)
+"""
+
+
+def test_syncbn_syncs_cpu_processes(tmp_path) -> None:
+    """Two gloo processes of two samples each: the outputs, moving statistics and gradients
+    of torch's BatchNorm2d over all four samples (torch syncs accelerator tensors only; jisu
+    all-reduces the statistics of host tensors)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "sync.py"
+    script.write_text(_SYNC_SCRIPT)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path)], timeout=120)
+    assert done.returncode == 0
+    torch.manual_seed(0)
+    x = torch.randn(4, 3, 2, 2, requires_grad=True)
+    ref = torch.nn.BatchNorm2d(3, momentum=0.5)
+    y = ref(x)
+    weights = torch.arange(24.0).reshape(2, 3, 2, 2).repeat(2, 1, 1, 1)
+    (y * weights).sum().backward()
+    parts = [torch.load(tmp_path / f"{rank}.pt") for rank in (0, 1)]
+    torch.testing.assert_close(torch.cat([p[0] for p in parts]), y.detach(), atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(torch.cat([p[1] for p in parts]), x.grad, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(parts[0][2], ref.running_mean)
+    torch.testing.assert_close(parts[1][3], ref.running_var)

@@ -136,8 +136,50 @@ class SyncBatchNorm(_MindSporeBatchNorm, nn.SyncBatchNorm):
             self.training if self.use_batch_statistics is None else self.use_batch_statistics
         )
         if use_batch and self.training and _distributed():
-            return nn.SyncBatchNorm.forward(self, x)
+            if x.device.type in ("cuda", "xpu", "hpu") or x.device.type == _private_use():
+                return nn.SyncBatchNorm.forward(self, x)
+            return self._sync_on_host(x)  # torch syncs accelerator tensors only
         return _MindSporeBatchNorm.construct(self, x)
+
+    def _sync_on_host(self, x: torch.Tensor) -> torch.Tensor:
+        """Batch statistics over every process of the group, by a differentiable all-reduce
+        of the per-channel count, sum and sum of squares (for CPU tensors under gloo)."""
+        dims = [0, *range(2, x.dim())]
+        xf = x.float()
+        count = torch.tensor(x.numel() / x.shape[1], dtype=torch.float32, device=x.device)
+        stats = torch.cat([count.reshape(1), xf.sum(dims), (xf * xf).sum(dims)])
+        stats = _AllReduceSum.apply(stats, self.process_group or torch.distributed.group.WORLD)
+        n, c = stats[0], x.shape[1]
+        mean, meansq = stats[1 : 1 + c] / n, stats[1 + c :] / n
+        var = meansq - mean * mean
+        with torch.no_grad():  # torch's rule: the moving variance takes the unbiased variance
+            self.running_mean.lerp_(mean.detach(), self.momentum)
+            self.running_var.lerp_(var.detach() * n / (n - 1), self.momentum)
+        shape = (1, c, *[1] * (x.dim() - 2))
+        out = (xf - mean.view(shape)) * torch.rsqrt(var.view(shape) + self.eps)
+        return (out * self.weight.view(shape) + self.bias.view(shape)).to(x.dtype)
+
+
+class _AllReduceSum(torch.autograd.Function):
+    """The sum over the group's processes; its gradient is the sum of theirs (every process's
+    loss depends on the sum)."""
+
+    @staticmethod
+    def forward(ctx: Any, tensor: torch.Tensor, group: Any) -> torch.Tensor:
+        ctx.group = group
+        out = tensor.clone()
+        torch.distributed.all_reduce(out, group=group)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
+        grad = grad.clone()
+        torch.distributed.all_reduce(grad, group=ctx.group)
+        return grad, None
+
+
+def _private_use() -> str:
+    return torch._C._get_privateuse1_backend_name()
 
 
 def _distributed() -> bool:
