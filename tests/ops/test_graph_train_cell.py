@@ -233,6 +233,8 @@ def test_train_one_step_cell_has_mindspores_attributes_for_subclasses():
     scaled = nn.TrainOneStepWithLossScaleCell(
         nn.WithLossCell(net, nn.MSELoss()), opt, nn.FixedLossScaleUpdateCell(8.0)
     )
+    assert bool(scaled.less_equal(scaled.base, scaled.reduce_sum(torch.ones(8), (0,))))
+    assert scaled.is_distributed is False and scaled.gpu_target is True
     status, sens = scaled.start_overflow_check(torch.tensor(1.0), scaled.scale_sense)
     assert status.shape == (8,) and sens is scaled.scale_sense
     bad = (torch.ones(2), (torch.tensor([float("inf")]),))

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from ...ops import operations as P
 from ...ops.composite import HyperMap, MultitypeFuncGraph
 from ...ops.operations.comm_ops import AllReduce
 from ...ops.operations.float_status_ops import FloatStatus, NPUAllocFloatStatus, nonfinite
@@ -171,6 +172,13 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
         self.gpu_target = True  # the overflow is read from the gradients, as on GPU
         self.is_distributed = self.parallel_mode != "stand_alone"
         self.allreduce = AllReduce()
+        self.base = torch.tensor(1.0)
+        self.base0 = torch.tensor(0, dtype=torch.int32)
+        self.reduce_sum = P.ReduceSum(keep_dims=False)
+        self.reduce_all = P.ReduceAll(keep_dims=False)
+        self.less_equal = P.LessEqual()
+        self.equal = P.Equal()
+        self.logic_not = P.LogicalNot()
 
     def start_overflow_check(self, pre_cond: Any, compute_input: Any) -> tuple[Any, Any]:
         """MindSpore's start of the overflow check: ``(status, compute_input)``. jisu reads
