@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -245,14 +246,14 @@ class PReLU(Cell, nn.PReLU):
     def __init__(self, channel: int = 1, w: Any = 0.25) -> None:
         if isinstance(channel, bool) or not isinstance(channel, int) or channel < 1:
             raise ValueError(f"PReLU: channel must be a positive int. Received channel={channel!r}")
-        if isinstance(w, float):
-            value = torch.full((channel,), w)
+        if isinstance(w, (float, np.floating)):
+            value = torch.full((channel,), float(w))
         elif isinstance(w, list):
-            if len(w) != channel or not all(isinstance(v, float) for v in w):
+            if len(w) != channel or not all(isinstance(v, (float, np.floating)) for v in w):
                 raise ValueError(
                     f"PReLU: a list w must hold channel={channel} floats. Received w={w!r}"
                 )
-            value = torch.tensor(w, dtype=torch.float32)
+            value = torch.tensor([float(v) for v in w], dtype=torch.float32)
         elif isinstance(w, torch.Tensor):
             if not w.is_floating_point() or tuple(w.shape) != (channel,):
                 raise ValueError(
