@@ -364,5 +364,6 @@ def test_float_status_idiom_marks_overflowing_gradients_only():
 
 def test_functional_reaches_every_ops_function():
     assert F.tile is ops.tile and F.partial(max, 3)(1) == 3
+    assert C.matmul is ops.matmul
     with pytest.raises(AttributeError):
         F.no_such_function  # noqa: B018

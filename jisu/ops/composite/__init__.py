@@ -57,6 +57,16 @@ def core(fn: Callable | None = None, **flags: Any) -> Any:
     return add_flags(fn, core=True, **flags)
 
 
+def __getattr__(name: str) -> Any:
+    """Every other function of ``jisu.ops`` (MindSpore's ``C`` re-exports many of them:
+    ``C.matmul``, ``C.tensor_dot``, ``C.uniform`` ...)."""
+    from ... import ops
+
+    if name.startswith("__") or name not in vars(ops):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return vars(ops)[name]
+
+
 __all__ = [
     "GradOperation",
     "HyperMap",
