@@ -64,7 +64,7 @@ __all__ = [
 #: resolved on first use
 _METRICS = ("Accuracy", "Loss", "MAE", "MSE", "Metric", "Top1CategoricalAccuracy",
             "Top5CategoricalAccuracy", "TopKCategoricalAccuracy", "ConfusionMatrixMetric", "F1",
-            "Fbeta", "Precision", "Recall", "rearrange_inputs")  # fmt: skip
+            "Fbeta", "Precision", "Recall", "rearrange_inputs", "ROC", "auc")  # fmt: skip
 
 
 def __getattr__(name: str):

@@ -106,3 +106,24 @@ def test_argument_errors() -> None:
         nn.metrics.ConfusionMatrixMetric(decrease="avg")
     with pytest.raises(RuntimeError, match="no samples"):
         nn.metrics.F1().eval()
+
+
+@pytest.mark.parametrize("case", MS["roc"]["roc"], ids=lambda c: str(c["kwargs"]))
+def test_roc_gives_mindspores_curves(case: dict) -> None:
+    metric = nn.ROC(**case["kwargs"])
+    metric.update(torch.tensor(case["scores"]), torch.tensor(case["labels"]))
+    got = metric.eval()
+    for part, key in zip(got, ("fpr", "tpr", "thresholds")):
+        want = case[key]
+        if isinstance(part, list):
+            assert len(part) == len(want)
+            for g, w in zip(part, want):
+                np.testing.assert_allclose(g, w, rtol=1e-6)
+        else:
+            np.testing.assert_allclose(part, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("case", MS["roc"]["auc"], ids=lambda c: str(c["x"]))
+def test_auc_gives_mindspores_area(case: dict) -> None:
+    got = nn.auc(np.array(case["x"]), np.array(case["y"]), case["reorder"])
+    assert got == pytest.approx(case["value"])

@@ -15,11 +15,13 @@ from .basic import (
 from .confusion_matrix import ConfusionMatrixMetric
 from .fbeta import F1, Fbeta, Precision, Recall
 from .metric import EvaluationBase, Metric, rearrange_inputs
+from .roc import ROC, auc
 
 __all__ = [
     "F1",
     "MAE",
     "MSE",
+    "ROC",
     "Accuracy",
     "ConfusionMatrixMetric",
     "EvaluationBase",
@@ -31,6 +33,7 @@ __all__ = [
     "Top1CategoricalAccuracy",
     "Top5CategoricalAccuracy",
     "TopKCategoricalAccuracy",
+    "auc",
     "get_metrics",
     "rearrange_inputs",
 ]
