@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from ._nn_layer_functions import *  # noqa: F403
 from ._nn_layer_functions import __all__ as _layer_functions
 from .operations._nn_rng import function_generator, shape_arg
+from .operations.image_ops import resize_bilinear
 
 
 def interpolate(
@@ -27,9 +28,22 @@ def interpolate(
     mode: str = "nearest",
     align_corners: bool | None = None,
     recompute_scale_factor: bool | None = None,
+    *,
+    roi: Any = None,
+    scales: Any = None,
+    sizes: Any = None,
+    coordinate_transformation_mode: str | None = None,
 ) -> torch.Tensor:
     """Resizes ``input`` (N, C, ...) to ``size`` or by ``scale_factor``; MindSpore 2's
-    ``interpolate`` has torch's modes and coordinate rules."""
+    ``interpolate`` has torch's modes and coordinate rules.
+
+    MindSpore 1.x's keywords (``sizes``, ``scales`` (one per dimension), ``roi`` (None only),
+    ``coordinate_transformation_mode`` "align_corners" (its default), "half_pixel" or
+    "asymmetric") are accepted too, as some model-zoo projects still pass them (MindSpore 2
+    refuses them).
+    """
+    if any(v is not None for v in (roi, scales, sizes, coordinate_transformation_mode)):
+        return _interpolate_1x(input, roi, scales, sizes, coordinate_transformation_mode, mode)
     return F.interpolate(
         input,
         size=tuple(size) if isinstance(size, list) else size,
@@ -38,6 +52,39 @@ def interpolate(
         align_corners=align_corners,
         recompute_scale_factor=recompute_scale_factor,
     )
+
+
+def _interpolate_1x(
+    x: torch.Tensor, roi: Any, scales: Any, sizes: Any, transform: str | None, mode: str
+) -> torch.Tensor:
+    """MindSpore 1.x's ``interpolate(x, roi, scales, sizes, coordinate_transformation_mode,
+    mode)`` on torch."""
+    if roi is not None:
+        raise NotImplementedError("interpolate: roi ('crop_and_resize') is not provided by jisu")
+    if (scales is None) == (sizes is None):
+        raise ValueError("interpolate: give exactly one of sizes and scales")
+    transform = transform or "align_corners"
+    if transform not in ("align_corners", "half_pixel", "asymmetric"):
+        raise ValueError(
+            "interpolate: coordinate_transformation_mode must be 'align_corners', 'half_pixel' "
+            f"or 'asymmetric'. Received {transform!r}"
+        )
+    spatial = x.shape[2:]
+    if sizes is not None:
+        size = tuple(int(s) for s in sizes)[-len(spatial) :]
+    else:
+        size = tuple(int(n * f) for n, f in zip(spatial, tuple(scales)[-len(spatial) :]))
+    if mode in ("linear", "bilinear"):
+        mode = "bilinear" if x.dim() == 4 else "linear"
+    if mode == "nearest":
+        return F.interpolate(x, size, mode="nearest-exact" if transform == "half_pixel" else mode)
+    if transform == "asymmetric" and mode in ("linear", "bilinear"):  # TensorFlow's legacy rule
+        flat = x if x.dim() == 4 else x.unsqueeze(2)
+        out = resize_bilinear(
+            flat, (flat.shape[2], size[-1]) if x.dim() == 3 else size, False, False
+        )
+        return out if x.dim() == 4 else out.squeeze(2)
+    return F.interpolate(x, size, mode=mode, align_corners=transform == "align_corners")
 
 
 def pad(

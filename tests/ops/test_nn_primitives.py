@@ -191,3 +191,42 @@ def test_apply_momentum_nesterov_follows_the_documented_formula() -> None:
     torch.testing.assert_close(acc, want_acc)
     torch.testing.assert_close(var, want_var)
     np.testing.assert_allclose(acc.numpy(), ARRAYS[f"{name}/param1"], rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("transform", "resize"),
+    [
+        ("align_corners", P.ResizeBilinearV2(align_corners=True)),
+        ("half_pixel", P.ResizeBilinearV2(half_pixel_centers=True)),
+        ("asymmetric", P.ResizeBilinearV2()),
+    ],
+)
+def test_interpolate_takes_mindspore_1_keywords(transform: str, resize) -> None:
+    """MindSpore 1.x's ``interpolate(x, sizes=..., coordinate_transformation_mode=...)``
+    (still in some zoo projects; MindSpore 2 refuses it) resizes as the matching
+    ``ResizeBilinearV2``, whose answers are recorded from MindSpore 2.10."""
+    x = torch.from_numpy(ARRAYS["resize_bilinear_v2/in0"].copy())
+    got = ops.interpolate(
+        x, sizes=(8, 3), mode="bilinear", coordinate_transformation_mode=transform
+    )
+    torch.testing.assert_close(got, resize(x, (8, 3)))
+    by_scale = ops.interpolate(
+        x, scales=(1.0, 1.0, 2.0, 2.0), mode="bilinear", coordinate_transformation_mode=transform
+    )
+    torch.testing.assert_close(by_scale, resize(x, (10, 14)))
+    line = ops.interpolate(
+        x[:, :, 0], sizes=(9,), mode="linear", coordinate_transformation_mode=transform
+    )
+    torch.testing.assert_close(line, resize(x[:, :, :1], (1, 9))[:, :, 0])
+
+
+def test_interpolate_1x_nearest_and_errors() -> None:
+    x = torch.arange(12.0).reshape(1, 1, 3, 4)
+    got = ops.interpolate(
+        x, sizes=(6, 8), mode="nearest", coordinate_transformation_mode="asymmetric"
+    )
+    torch.testing.assert_close(got, x.repeat_interleave(2, 2).repeat_interleave(2, 3))
+    with pytest.raises(ValueError, match="exactly one of sizes and scales"):
+        ops.interpolate(x, sizes=(2, 2), scales=(1.0, 1.0, 2.0, 2.0))
+    with pytest.raises(NotImplementedError, match="roi"):
+        ops.interpolate(x, roi=(0.0,), sizes=(2, 2))
