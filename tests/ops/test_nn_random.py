@@ -213,3 +213,10 @@ def test_random_ops_draw_on_the_input_device() -> None:
     assert P.Multinomial(seed=1)(torch.ones(2, 3, device="cuda"), 4).device == x.device
     index, mask = P.RandomChoiceWithMask(4, seed=1)(x > 0)
     assert index.device == x.device and mask.all()
+
+
+def test_dropout_takes_p_as_one_minus_keep_prob() -> None:
+    """Some zoo projects build ``P.Dropout(p=...)`` (MindSpore refuses it; jisu takes it)."""
+    assert P.Dropout(p=0.2).keep_prob == pytest.approx(0.8)
+    with pytest.raises(ValueError, match="keep_prob must be in"):
+        P.Dropout(p=1.0)

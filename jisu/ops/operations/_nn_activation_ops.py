@@ -110,9 +110,14 @@ def _keep_prob(owner: str, keep_prob: Any) -> float:
 class Dropout(Primitive):
     """Zeroes each element with probability ``1 - keep_prob`` and scales the rest by
     ``1 / keep_prob``: ``Dropout(keep_prob=0.5, Seed0=0, Seed1=0)(x)`` returns
-    ``(output, mask)``, the mask of kept elements in ``x``'s dtype."""
+    ``(output, mask)``, the mask of kept elements in ``x``'s dtype. ``p`` (drop probability,
+    ``1 - keep_prob``) is accepted too, as some zoo projects pass it (MindSpore refuses it)."""
 
-    def __init__(self, keep_prob: float = 0.5, Seed0: int = 0, Seed1: int = 0) -> None:
+    def __init__(
+        self, keep_prob: float = 0.5, Seed0: int = 0, Seed1: int = 0, *, p: float | None = None
+    ) -> None:
+        if p is not None:  # jisu's extension: 5 zoo projects pass nn.Dropout's p here
+            keep_prob = 1 - p if isinstance(p, (int, float)) and not isinstance(p, bool) else p
         self.keep_prob = _keep_prob("Dropout", keep_prob)
         self.Seed0, self.Seed1 = Seed0, Seed1
         self._stream = SeededStream("Dropout", Seed0, Seed1)
