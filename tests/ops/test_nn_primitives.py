@@ -230,3 +230,13 @@ def test_interpolate_1x_nearest_and_errors() -> None:
         ops.interpolate(x, sizes=(2, 2), scales=(1.0, 1.0, 2.0, 2.0))
     with pytest.raises(NotImplementedError, match="roi"):
         ops.interpolate(x, roi=(0.0,), sizes=(2, 2))
+
+
+def test_ctc_loss_trains_and_its_gradient_output_is_the_backward_gradient() -> None:
+    name = "ctc"
+    x, indices, values, lengths = _inputs(name, CASES[name])
+    x = x.clone().requires_grad_(True)
+    loss, grad = P.CTCLoss()(x, indices, values, lengths)
+    loss.sum().backward()
+    torch.testing.assert_close(x.grad, grad)
+    _close("ctc gradient output", grad, ARRAYS[f"{name}/out1"])

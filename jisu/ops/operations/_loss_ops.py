@@ -191,19 +191,29 @@ class CTCLoss(Primitive):
     def _targets(
         self, indices: torch.Tensor, values: torch.Tensor, batch: int
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        # host sync: the dense targets' width is the longest label
+        """Dense (batch, longest) targets and their lengths from the sparse labels."""
+        if self.preprocess_collapse_repeated:
+            return self._collapsed_targets(indices, values, batch)
+        rows, cols = indices[:, 0].long(), indices[:, 1].long()
+        width = int(cols.max().item()) + 1 if cols.numel() else 1  # host sync: a shape
+        dense = torch.zeros(batch, width, dtype=torch.long, device=values.device)
+        dense[rows, cols] = values.long()
+        return dense, torch.bincount(rows, minlength=batch)
+
+    def _collapsed_targets(
+        self, indices: torch.Tensor, values: torch.Tensor, batch: int
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        # host loop: repeated labels are merged before the loss, row by row
         rows: list[list[int]] = [[] for _ in range(batch)]
-        order = sorted(zip(indices.tolist(), values.tolist()))
-        for (b, _), v in order:
-            if self.preprocess_collapse_repeated and rows[b] and rows[b][-1] == v:
-                continue
-            rows[b].append(v)
+        for (b, _), v in sorted(zip(indices.tolist(), values.tolist())):
+            if not rows[b] or rows[b][-1] != v:
+                rows[b].append(v)
         width = max((len(r) for r in rows), default=0) or 1
         dense = torch.zeros(batch, width, dtype=torch.long)
         for b, r in enumerate(rows):
             dense[b, : len(r)] = torch.tensor(r, dtype=torch.long)
         lengths = torch.tensor([len(r) for r in rows], dtype=torch.long)
-        return dense.to(indices.device), lengths.to(indices.device)
+        return dense.to(values.device), lengths.to(values.device)
 
     def _loss(self, x: torch.Tensor, targets, lengths, seq) -> torch.Tensor:
         return F.ctc_loss(
@@ -227,11 +237,16 @@ class CTCLoss(Primitive):
             raise ValueError(f"CTCLoss: x must be (T, N, C). Received shape {tuple(x.shape)}")
         targets, lengths = self._targets(labels_indices, labels_values, x.shape[1])
         seq = sequence_length.long()
-        loss = self._loss(x, targets, lengths, seq)
+        if torch.is_grad_enabled() and x.requires_grad:
+            # one pass: the gradient output comes from the graph the loss keeps for backward
+            loss = self._loss(x, targets, lengths, seq)
+            (grad,) = torch.autograd.grad(loss.sum(), x, retain_graph=True)
+            return loss, grad
         with torch.enable_grad():
             leaf = x.detach().requires_grad_(True)
-            (grad,) = torch.autograd.grad(self._loss(leaf, targets, lengths, seq).sum(), leaf)
-        return loss, grad
+            loss = self._loss(leaf, targets, lengths, seq)
+            (grad,) = torch.autograd.grad(loss.sum(), leaf)
+        return loss.detach(), grad
 
 
 __all__ = [
