@@ -240,3 +240,20 @@ def test_ctc_loss_trains_and_its_gradient_output_is_the_backward_gradient() -> N
     loss.sum().backward()
     torch.testing.assert_close(x.grad, grad)
     _close("ctc gradient output", grad, ARRAYS[f"{name}/out1"])
+
+
+def test_detection_ops_keep_float16_boxes_without_overflow() -> None:
+    """Pixel areas of real boxes overflow float16; the ops compute wider and give back the
+    input's dtype, with float32's answers."""
+    name = "iou"
+    anchors, gts = (t * 8 for t in _inputs(name, CASES[name]))  # boxes up to ~800 px
+    want = P.IOU()(anchors, gts)
+    got = P.IOU()(anchors.half(), gts.half())
+    assert got.dtype == torch.float16 and torch.isfinite(got).all()
+    torch.testing.assert_close(got.float(), want, atol=2e-3, rtol=1e-2)
+    boxes = torch.cat([anchors, torch.linspace(0.1, 0.9, len(anchors))[:, None]], 1)
+    _, _, keep32 = P.NMSWithMask(0.3)(boxes)
+    _, _, keep16 = P.NMSWithMask(0.3)(boxes.half())
+    assert torch.equal(keep16, keep32)
+    enc = P.BoundingBoxEncode()(anchors.half(), gts[:1].expand(len(anchors), 4).half())
+    assert enc.dtype == torch.float16 and torch.isfinite(enc).all()

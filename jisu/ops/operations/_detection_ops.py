@@ -22,6 +22,11 @@ def _check_boxes(owner: str, name: str, boxes: torch.Tensor, cols: int = 4) -> N
         )
 
 
+def _wide(t: torch.Tensor) -> torch.Tensor:
+    """``t`` in at least float32: pixel areas overflow float16 (65504) from 256 x 256 up."""
+    return t.float() if t.dtype in (torch.float16, torch.bfloat16) else t
+
+
 def _area(b: torch.Tensor) -> torch.Tensor:
     return (b[..., 2] - b[..., 0] + 1) * (b[..., 3] - b[..., 1] + 1)
 
@@ -47,11 +52,13 @@ class IOU(Primitive):
     def __call__(self, anchor_boxes: torch.Tensor, gt_boxes: torch.Tensor) -> torch.Tensor:
         _check_boxes("IOU", "anchor_boxes", anchor_boxes)
         _check_boxes("IOU", "gt_boxes", gt_boxes)
+        dtype = anchor_boxes.dtype
+        anchor_boxes, gt_boxes = _wide(anchor_boxes), _wide(gt_boxes)
         inter = _overlap(gt_boxes, anchor_boxes)
         gt_area = _area(gt_boxes)[:, None]
         if self.mode == "iof":
-            return inter / gt_area
-        return inter / (gt_area + _area(anchor_boxes)[None, :] - inter)
+            return (inter / gt_area).to(dtype)
+        return (inter / (gt_area + _area(anchor_boxes)[None, :] - inter)).to(dtype)
 
 
 class CheckValid(Primitive):
@@ -87,13 +94,14 @@ class BoundingBoxEncode(Primitive):
         self.stds = _four("BoundingBoxEncode", "stds", stds)
 
     def __call__(self, anchor_box: torch.Tensor, groundtruth_box: torch.Tensor) -> torch.Tensor:
-        px, py, pw, ph = _centers(anchor_box)
-        gx, gy, gw, gh = _centers(groundtruth_box)
+        dtype = anchor_box.dtype
+        px, py, pw, ph = _centers(_wide(anchor_box))
+        gx, gy, gw, gh = _centers(_wide(groundtruth_box))
         deltas = torch.stack(
             [(gx - px) / pw, (gy - py) / ph, torch.log(gw / pw), torch.log(gh / ph)], dim=-1
         )
         means = deltas.new_tensor(self.means)
-        return (deltas - means) / deltas.new_tensor(self.stds)
+        return ((deltas - means) / deltas.new_tensor(self.stds)).to(dtype)
 
 
 class BoundingBoxDecode(Primitive):
@@ -118,6 +126,7 @@ class BoundingBoxDecode(Primitive):
         self.wh_ratio_clip = float(wh_ratio_clip)
 
     def __call__(self, anchor_box: torch.Tensor, deltas: torch.Tensor) -> torch.Tensor:
+        dtype, deltas, anchor_box = anchor_box.dtype, _wide(deltas), _wide(anchor_box)
         d = deltas * deltas.new_tensor(self.stds) + deltas.new_tensor(self.means)
         limit = abs(math.log(self.wh_ratio_clip))
         dw, dh = d[:, 2].clamp(-limit, limit), d[:, 3].clamp(-limit, limit)
@@ -129,7 +138,7 @@ class BoundingBoxDecode(Primitive):
         y1 = (gy - (gh - 1) * 0.5).clamp(0, height)
         x2 = (gx + (gw - 1) * 0.5).clamp(0, width)
         y2 = (gy + (gh - 1) * 0.5).clamp(0, height)
-        return torch.stack([x1, y1, x2, y2], dim=-1)
+        return torch.stack([x1, y1, x2, y2], dim=-1).to(dtype)
 
 
 class NMSWithMask(Primitive):
@@ -153,12 +162,13 @@ class NMSWithMask(Primitive):
             raise ValueError("NMSWithMask: bboxes must hold at least one box")
         order = torch.argsort(bboxes[:, 4], descending=True, stable=True)
         boxes = bboxes[order]
+        wide = _wide(boxes)
         # NMS measures boxes as x2 - x1 wide (no inclusive + 1), unlike IOU
-        lt = torch.maximum(boxes[:, None, :2], boxes[None, :, :2])
-        rb = torch.minimum(boxes[:, None, 2:4], boxes[None, :, 2:4])
+        lt = torch.maximum(wide[:, None, :2], wide[None, :, :2])
+        rb = torch.minimum(wide[:, None, 2:4], wide[None, :, 2:4])
         wh = (rb - lt).clamp_min(0)
         inter = wh[..., 0] * wh[..., 1]
-        area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+        area = (wide[:, 2] - wide[:, 0]) * (wide[:, 3] - wide[:, 1])
         over = inter / (area[:, None] + area[None, :] - inter) > self.iou_threshold
         # host sync: the greedy pass is sequential; one N x N bool copy, then NumPy
         over_np = over.cpu().numpy()
