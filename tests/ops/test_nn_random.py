@@ -57,6 +57,13 @@ def test_global_seed_sets_both_unseeded_and_seeded_streams() -> None:
     assert torch.equal(seeded, P.StandardNormal(seed=1)((4,)))
     jisu.set_seed(8)
     assert not torch.equal(seeded, P.StandardNormal(seed=1)((4,)))
+    op = P.StandardNormal(seed=1)
+    jisu.set_seed(7)
+    first = op((4,))
+    jisu.set_seed(8)
+    op((4,))
+    jisu.set_seed(7)  # a new global seed restarts a primitive's stream
+    assert torch.equal(op((4,)), first)
 
 
 def test_standard_normal_moments() -> None:

@@ -47,19 +47,22 @@ class SeededStream:
     def __init__(self, owner: str, seed: Any = 0, seed2: Any = 0) -> None:
         self.seed = check_seed(owner, "seed", seed)
         self.seed2 = check_seed(owner, "seed2", seed2)
-        self._gens: dict[tuple[torch.device, int | None], torch.Generator] = {}
+        self._gens: dict[torch.device, tuple[int | None, torch.Generator]] = {}
 
     def generator(self, device: torch.device | str | None = None) -> torch.Generator | None:
         """The generator for ``device`` (None: torch's default one, when both seeds are 0)."""
         if self.seed == 0 and self.seed2 == 0:
             return None
         device = torch.device(device if device is not None else torch.get_default_device())
-        key = (device, get_seed())  # set_seed again restarts the stream, as in MindSpore
-        gen = self._gens.get(key)
-        if gen is None:
-            gen = torch.Generator(device)
-            gen.manual_seed(_mix(self.seed, self.seed2, -1 if key[1] is None else key[1]))
-            self._gens[key] = gen
+        glob = get_seed()
+        held = self._gens.get(device)
+        if held is not None and held[0] == glob:
+            return held[1]
+        # first use, or a new global seed since: (re)start the stream, as MindSpore's
+        # set_seed resets its op seeds (the same seed set again is not seen: no restart)
+        gen = torch.Generator(device)
+        gen.manual_seed(_mix(self.seed, self.seed2, -1 if glob is None else glob))
+        self._gens[device] = (glob, gen)
         return gen
 
     def __getstate__(self) -> dict:
