@@ -119,7 +119,8 @@ class MaxPool3D(Primitive):
 
 class AvgPool3D(Primitive):
     """3-d average pooling: ``AvgPool3D(kernel_size=1, strides=1, pad_mode="valid", pad=0,
-    ceil_mode=False, count_include_pad=True, divisor_override=0)(x)``."""
+    ceil_mode=False, count_include_pad=True, divisor_override=0)(x)``; padded cells ("same"
+    or "pad") count in the average unless ``count_include_pad=False``, as in MindSpore."""
 
     def __init__(
         self,
@@ -156,7 +157,7 @@ class AvgPool3D(Primitive):
             self.pad_mode, tuple(x.shape[2:]), self.kernel_size, self.strides, None, self.pad
         )
         flat = P.torch_pad(pads)
-        if self.pad_mode == "same" or (self.pad_mode == "pad" and not self.count_include_pad):
+        if not self.count_include_pad and any(flat):
             return _avg_excluding(x, flat, self.kernel_size, self.strides)
         if any(flat):
             x = F.pad(x, flat)
