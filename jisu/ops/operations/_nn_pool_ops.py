@@ -86,6 +86,17 @@ class MaxPoolWithArgmax(_Pool2D):
         return out, (idx + plane).to(torch.int32)
 
 
+def _torch_padding(
+    mode: str, pads: tuple[tuple[int, int], ...], kernel: tuple[int, ...]
+) -> tuple[int, ...] | None:
+    """``pads`` as torch's symmetric pool ``padding`` (which also keeps torch's ceil_mode rule,
+    MindSpore's: no window may start in the right padding), or None where torch cannot take
+    them (asymmetric, or over half a kernel)."""
+    if mode != "pad" or any(a != b or 2 * a > k for (a, b), k in zip(pads, kernel)):
+        return None
+    return tuple(a for a, _ in pads)
+
+
 class MaxPool3D(Primitive):
     """3-d max pooling: ``MaxPool3D(kernel_size=1, strides=1, pad_mode="VALID", pad_list=0,
     ceil_mode=None)(x)``; ``pad_list`` (int or 6-tuple) with pad_mode "PAD"."""
@@ -112,6 +123,11 @@ class MaxPool3D(Primitive):
         pads = P.pads_for(
             self.pad_mode, tuple(x.shape[2:]), self.kernel_size, self.strides, None, self.pad_list
         )
+        padding = _torch_padding(self.pad_mode, pads, self.kernel_size)
+        if padding is not None:
+            return F.max_pool3d(
+                x, self.kernel_size, self.strides, padding, ceil_mode=self.ceil_mode
+            )
         if any(p for pair in pads for p in pair):
             x = F.pad(x, P.torch_pad(pads), value=float("-inf"))
         return F.max_pool3d(x, self.kernel_size, self.strides, ceil_mode=self.ceil_mode)
@@ -156,6 +172,17 @@ class AvgPool3D(Primitive):
         pads = P.pads_for(
             self.pad_mode, tuple(x.shape[2:]), self.kernel_size, self.strides, None, self.pad
         )
+        padding = _torch_padding(self.pad_mode, pads, self.kernel_size)
+        if padding is not None:
+            return F.avg_pool3d(
+                x,
+                self.kernel_size,
+                self.strides,
+                padding,
+                self.ceil_mode,
+                self.count_include_pad,
+                self.divisor_override or None,
+            )
         flat = P.torch_pad(pads)
         if not self.count_include_pad and any(flat):
             return _avg_excluding(x, flat, self.kernel_size, self.strides)
