@@ -8,7 +8,8 @@ losses, optimizers with dynamic learning rates), ``jisu.ops``, ``jisu.Tensor``,
 ``jisu.dtype``, ``jisu.common.initializer``, ``jisu.communication``, ``jisu.mindrecord``.
 """
 
-from . import (
+from . import (  # noqa: F401 (MindSpore's paths)
+    _checkparam,
     amp,
     common,
     communication,
@@ -23,13 +24,22 @@ from . import (
     ops,
     parallel,
     profiler,
+    runtime,
     train,  # (after profiler, which installs AutoTune)
+    version,
 )
 from ._jit import jit, ms_function
+from ._toplevel import connect_network_with_dataset, from_numpy, load, tensor
 from ._version import __version__
-from .amp import DynamicLossScaleManager, FixedLossScaleManager, LossScaleManager
+from .amp import (
+    DynamicLossScaleManager,
+    FixedLossScaleManager,
+    LossScaleManager,
+    build_train_network,
+)
 from .common import dtype
 from .common import parameter as _parameter  # noqa: F401  (mindspore.common.parameter)
+from .common.api import JitConfig, mutable
 from .common.row_tensor import RowTensor
 from .common.seed import get_seed, set_seed
 from .common.tensor import Parameter, ParameterTuple, Tensor
@@ -74,6 +84,7 @@ __all__ = [
     "DatasetHelper",
     "DynamicLossScaleManager",
     "FixedLossScaleManager",
+    "JitConfig",
     "LossScaleManager",
     "Model",
     "ParallelMode",
@@ -87,15 +98,18 @@ __all__ = [
     "amp",
     "bfloat16",
     "bool_",
+    "build_train_network",
     "common",
     "communication",
     "compat",
+    "connect_network_with_dataset",
     "context",
     "dataset",
     "dtype",
     "float16",
     "float32",
     "float64",
+    "from_numpy",
     "get_auto_parallel_context",
     "get_context",
     "get_ps_context",
@@ -107,15 +121,18 @@ __all__ = [
     "int64",
     "jit",
     "latest_checkpoint",
+    "load",
     "load_checkpoint",
     "load_param_into_net",
     "log",
     "mindrecord",
     "mint",
     "ms_function",
+    "mutable",
     "nn",
     "numpy",
     "ops",
+    "parallel",
     "profiler",
     "reset_auto_parallel_context",
     "save_checkpoint",
@@ -125,6 +142,7 @@ __all__ = [
     "set_ps_context",
     "set_recursion_limit",
     "set_seed",
+    "tensor",
     "train",
     "uint8",
     "value_and_grad",

@@ -10,6 +10,7 @@ from .loss_scale import (
     LossScaleCollapsedError,
     LossScaleManager,
 )
+from .loss_scaler import DynamicLossScaler, LossScaler, StaticLossScaler
 from .precision import (
     MixedPrecisionNetwork,
     Precision,
@@ -25,11 +26,14 @@ from .train_step import TrainStep, all_finite, build_train_network, make_train_s
 
 __all__ = [
     "DynamicLossScaleManager",
+    "DynamicLossScaler",
     "FixedLossScaleManager",
     "LossScaleCollapsedError",
     "LossScaleManager",
+    "LossScaler",
     "MixedPrecisionNetwork",
     "Precision",
+    "StaticLossScaler",
     "TrainStep",
     "all_finite",
     "auto_mixed_precision",

@@ -30,6 +30,10 @@ _FROM_JISU = ("Tensor", "Parameter", "ParameterTuple", "set_seed", "get_seed")
 
 
 def __getattr__(name: str) -> Any:
+    if name in ("JitConfig", "mutable", "api"):  # jisu.common.api imports jisu._jit: lazily
+        from . import api
+
+        return api if name == "api" else getattr(api, name)
     if name in _FROM_JISU:
         import jisu  # already imported: a submodule's import runs its package's __init__ first
 
@@ -38,6 +42,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "JitConfig",
     "Parameter",
     "ParameterTuple",
     "RowTensor",
@@ -54,6 +59,7 @@ __all__ = [
     "int16",
     "int32",
     "int64",
+    "mutable",
     "set_seed",
     "uint8",
 ]

@@ -4,6 +4,8 @@
 mstype.float16)`` and ``ops.Cast()(x, mstype.float32)`` take them as they are.
 """
 
+import enum
+
 import torch
 
 bool_ = torch.bool
@@ -50,3 +52,38 @@ def pytype_to_dtype(obj: type) -> torch.dtype:
     if obj not in table:
         raise TypeError(f"pytype_to_dtype: no dtype for {obj!r}")
     return table[obj]
+
+
+class QuantDtype(enum.Enum):
+    """MindSpore's quantisation bit widths (``QuantDtype.INT8`` ...), with MindSpore's values
+    (signed ``INT1``-``INT16`` are 0-15, unsigned ``UINT1``-``UINT16`` are 100-115), read with
+    ``.value()`` as in MindSpore. jisu has no quantisation-aware training; the names are for
+    scripts that pass them around."""
+
+    INT1, INT2, INT3, INT4, INT5, INT6, INT7, INT8 = range(8)
+    INT9, INT10, INT11, INT12, INT13, INT14, INT15, INT16 = range(8, 16)
+    UINT1, UINT2, UINT3, UINT4, UINT5, UINT6, UINT7, UINT8 = range(100, 108)
+    UINT9, UINT10, UINT11, UINT12, UINT13, UINT14, UINT15, UINT16 = range(108, 116)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def value(self) -> int:  # type: ignore[override]  (a method in MindSpore)
+        """The member's int value."""
+        return self._value_
+
+
+class _FloatMeta(type):
+    def __instancecheck__(cls, obj: object) -> bool:
+        return isinstance(obj, torch.dtype) and obj.is_floating_point
+
+
+class Float(metaclass=_FloatMeta):
+    """MindSpore's float type family: ``Float(32)`` is ``float32``, and
+    ``isinstance(mstype.float16, mstype.Float)`` is True for every floating dtype."""
+
+    def __new__(cls, bits: int = 32) -> torch.dtype:  # type: ignore[misc]
+        table = {16: torch.float16, 32: torch.float32, 64: torch.float64}
+        if bits not in table:
+            raise ValueError(f"Float: bits must be 16, 32 or 64. Received: bits={bits!r}")
+        return table[bits]

@@ -10,8 +10,15 @@ graph helpers, :mod:`.composite` (``C``) ``GradOperation``, ``HyperMap`` and the
 runs under autograd, AMP and ``torch.compile`` like torch code.
 """
 
-from . import composite, functional, operations, primitive  # noqa: F401 (MindSpore's paths)
+from . import (  # noqa: F401 (MindSpore's paths)
+    composite,
+    functional,
+    op_info_register,
+    operations,
+    primitive,
+)
 from ._functions import *  # noqa: F403
+from ._gap_functions import *  # noqa: F403
 from ._grad import grad, value_and_grad  # noqa: F401
 from ._graph import *  # noqa: F403
 from ._nn_functions import *  # noqa: F403

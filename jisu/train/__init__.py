@@ -2,6 +2,7 @@
 and checkpoints, with MindSpore's API on PyTorch modules."""
 
 from . import callback, callbacks, capture, loss_scale_manager, serialization
+from ._data_sink import data_sink
 from .callbacks import (
     Callback,
     CheckpointConfig,
@@ -74,6 +75,7 @@ __all__ = [
     "callback",
     "callbacks",
     "capture",
+    "data_sink",
     "latest_checkpoint",
     "load_checkpoint",
     "load_param_into_net",

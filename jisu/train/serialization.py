@@ -453,3 +453,10 @@ def _appended(append_dict: dict[str, Any] | None) -> list[tuple[str, Any]]:
             )
         pairs.append((key, _tensor_or_str(value, key, allow_str=True)))
     return pairs
+
+
+# MindSpore's module-level names that model-zoo export scripts import from here
+from .. import context  # noqa: E402, F401
+from ..common.tensor import Tensor  # noqa: E402, F401
+from ._serialization_gaps import *  # noqa: E402, F403
+from ._serialization_gaps import _update_param  # noqa: E402, F401

@@ -16,6 +16,8 @@ from ..primitive import (  # noqa: F401 (P.Primitive, as MindSpore's)
     prim_attr_register,
     unprovided,
 )
+from ._gap_lstm import *  # noqa: F403
+from ._gap_ops import *  # noqa: F403
 from ._mindspore_names import MINDSPORE_PRIMITIVES
 from .array_ops import *  # noqa: F403
 from .comm_ops import *  # noqa: F403
