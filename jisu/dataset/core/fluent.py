@@ -29,6 +29,7 @@ class PipelineOps:
         offload: bool = False,
         column_order: Sequence[str] | None = None,
         max_rowsize: int | list[int] | None = None,
+        cache: Any = None,
     ) -> Dataset:
         """Apply ``operations`` (one or a list, applied in order) to ``input_columns`` of each row.
 
@@ -49,10 +50,17 @@ class PipelineOps:
                 ``[in_rowsize, out_rowsize]``; -1 or None: from the data), checked as
                 MindSpore 2.10 does; jisu's worker processes always size their shared memory
                 from the data, so a value changes nothing else.
+            cache: None or a ``DatasetCache``, accepted and without effect (jisu has no cache
+                server; the rows and their order are the same).
         """
+        from .cache import DatasetCache
         from .validation import check_max_rowsize
 
         check_max_rowsize("map", max_rowsize)
+        if cache is not None and not isinstance(cache, DatasetCache):
+            raise TypeError(
+                f"map: cache must be None or a DatasetCache. Received: {type(cache).__name__}"
+            )
         MapDataset = bound("MapDataset")
 
         mapped = MapDataset(

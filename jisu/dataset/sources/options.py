@@ -17,16 +17,20 @@ from typing import Any
 
 import numpy as np
 
+from ..core.cache import DatasetCache
 from ..core.order import shard_positions
 from ..core.validation import check_int, resolve_shards
 from .samplers import Sampler, as_sampler
 
 
 def check_cache(op: str, cache: Any) -> None:
-    """MindSpore's ``cache`` argument: jisu has no cache server, so only None."""
-    if cache is not None:
+    """MindSpore's ``cache`` argument: None or a :class:`~jisu.dataset.DatasetCache`, which is
+    accepted and changes nothing (jisu has no cache server; a cache never changes which rows
+    come or in which order)."""
+    if cache is not None and not isinstance(cache, DatasetCache):
         raise ValueError(
-            f"{op}: cache is not supported (jisu has no cache server); pass cache=None. "
+            f"{op}: cache is not supported except as a DatasetCache (jisu has no cache server; "
+            "a DatasetCache is accepted and the pipeline runs without it). "
             f"Received: cache={cache!r}"
         )
 
