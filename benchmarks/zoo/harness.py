@@ -127,10 +127,12 @@ def area(error: dict) -> str:
     if error.get("area_hint"):
         return error["area_hint"]
     match = re.search(
-        r"module '(jisu[\w.]*)' has no attribute|No module named '(jisu[\w.]*)'", message
+        r"module '(jisu[\w.]*)' has no attribute|No module named '(jisu[\w.]*)'"
+        r"|cannot import name '\w+' from '(jisu[\w.]*)'",
+        message,
     )
     if match:
-        module = match.group(1) or match.group(2)
+        module = match.group(1) or match.group(2) or match.group(3)
         for prefix, name in AREAS:
             if module == prefix or module.startswith(prefix + "."):
                 return name

@@ -8,7 +8,7 @@ import numpy as np
 import synth
 
 PROJECT = "official/nlp/Bert"
-ARGV = ["--config_path=task_classifier_cpu_config.yaml", "--device_target=CPU"]
+ARGV = ["--config_path=../../task_classifier_cpu_config.yaml", "--device_target=CPU"]
 EXPORT = True
 TRAIN_MODULE = "run_classifier"
 SEQ, VOCAB = 16, 100
