@@ -36,6 +36,7 @@ import torch
 
 from ..cell import _remember, parameter_name
 from ..learning_rate_schedule import LearningRateSchedule
+from ._mindspore_api import MindSporeOptimizerAPI, ParameterTuple
 
 #: MindSpore's group keys; anything else is refused (MindSpore raises KeyError too)
 GROUP_KEYS = ("params", "lr", "weight_decay", "order_params", "grad_centralization")
@@ -122,10 +123,11 @@ def _weight_decay(owner: str, value: Any) -> float:
     return float(value)
 
 
-class Optimizer(torch.optim.Optimizer):
+class Optimizer(MindSporeOptimizerAPI, torch.optim.Optimizer):
     """Base class of jisu.nn's MindSpore optimizers (see the module). Subclasses implement
     :meth:`_update` for one group, given its gradients prepared (decayed, unscaled) and the
-    group's rate; the base does everything else."""
+    group's rate; the base does everything else. A subclass written the MindSpore way (its
+    own ``construct(gradients)``) runs too: see :mod:`jisu.nn.optim._mindspore_api`."""
 
     #: jisu's TrainStep hands it the overflow flag of a loss-scaled step (``found_inf``), as
     #: PyTorch's fused optimizers take it: the step is then skipped on the device, its
@@ -192,6 +194,8 @@ class Optimizer(torch.optim.Optimizer):
         self.global_step: torch.Tensor | None = None  # on the parameters' device, at the first step
         self._calls = 0  # step() calls, counted on the host (the table bound is checked there)
         self.learning_rate = learning_rate
+        is_group = all(isinstance(item, dict) for item in items)
+        self._setup_mindspore_api(is_group, is_group and any("lr" in spec for spec in items))
 
     def _group(
         self, named: list[tuple[str | None, torch.Tensor]], lr: Any, decay: float, flags: list[bool]
@@ -224,11 +228,14 @@ class Optimizer(torch.optim.Optimizer):
 
     def get_lr(self) -> Any:
         """The rate of the next step: a 0-d tensor (one per group, as a tuple, when groups have
-        their own rates). Reading its value is a host synchronisation."""
+        their own rates; one per parameter for a ``construct``-based subclass, as MindSpore's).
+        Reading its value is a host synchronisation."""
         rates = tuple(
             torch.as_tensor(self._rate(i, g), dtype=torch.float32)
             for i, g in enumerate(self.param_groups)
         )
+        if self._steps_by_construct and getattr(self, "is_group_lr", False):
+            return tuple(r for r, g in zip(rates, self.param_groups) for _ in g["params"])
         return rates[0] if len(rates) == 1 else rates
 
     # ------------------------------------------------------------------ MindSpore's calls
@@ -262,14 +269,21 @@ class Optimizer(torch.optim.Optimizer):
                 _remember(p, prefix + name)
 
     @property
-    def parameters(self) -> tuple[torch.Tensor, ...]:
+    def parameters(self) -> ParameterTuple:
         """Every parameter, in group order (MindSpore's ``optimizer.parameters``: what
-        ``value_and_grad(..., weights=optimizer.parameters)`` differentiates)."""
-        return tuple(p for group in self.param_groups for p in group["params"])
+        ``value_and_grad(..., weights=optimizer.parameters)`` differentiates; ``clone`` makes
+        moments, as MindSpore's ``ParameterTuple``)."""
+        return ParameterTuple(p for group in self.param_groups for p in group["params"])
 
-    def __call__(self, gradients: Any) -> bool:
+    @property
+    def _parameters(self) -> ParameterTuple:
+        """MindSpore's internal name of :attr:`parameters`."""
+        return self.parameters
+
+    def __call__(self, gradients: Any, *args: Any) -> Any:
         """MindSpore's way to step: ``optimizer(grads)`` with one gradient per parameter, in
-        :attr:`parameters` order."""
+        :attr:`parameters` order (a ``construct``-based subclass may take more inputs after
+        them, and its ``construct``'s result is returned)."""
         params = self.parameters
         gradients = tuple(gradients)
         if len(gradients) != len(params):
@@ -278,6 +292,11 @@ class Optimizer(torch.optim.Optimizer):
             )
         for p, g in zip(params, gradients):
             p.grad = None if g is None else g.detach()
+        if self._steps_by_construct and args:
+            self._check_table()
+            out = self._step_by_construct(None, *args)
+            self._calls += 1
+            return out
         self.step()
         return True
 
@@ -300,6 +319,10 @@ class Optimizer(torch.optim.Optimizer):
         self._check_table()
         found_inf = getattr(self, "found_inf", None)
         keep = None if found_inf is None else found_inf.reshape(()) == 0
+        if self._steps_by_construct:
+            self._step_by_construct(keep)
+            self._calls += 1
+            return loss
         for i, group in enumerate(self.param_groups):
             pairs = [
                 (p, f) for p, f in zip(group["params"], group["decay_flags"]) if p.grad is not None
