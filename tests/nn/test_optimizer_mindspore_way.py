@@ -169,3 +169,16 @@ def test_optimizer_call_passes_extra_inputs_and_returns_constructs_result() -> N
     opt(grads, torch.tensor(False))
     assert all(torch.allclose(p, b - 0.5) for p, b in zip(params, before))
     assert int(opt.global_step) == 2 and opt.weight_decay.dtype == torch.float32
+
+
+def test_state_dict_carries_the_cloned_moments_and_tensors() -> None:
+    params = _params()
+    opt = MSAdamW(params, 0.01)
+    _run(opt, params)
+    state = opt.state_dict()
+    assert set(state["mindspore_slots"]) >= {"moments1", "moments2", "beta1_power"}
+    fresh = MSAdamW(params, 0.01)
+    fresh.load_state_dict(state)
+    for a, b in zip(fresh.moments2, opt.moments2):
+        assert torch.equal(a, b)
+    assert torch.equal(fresh.beta1_power, opt.beta1_power) and int(fresh.global_step) == 4

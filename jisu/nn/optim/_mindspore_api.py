@@ -16,7 +16,8 @@ with group rates), ``get_lr()``, ``global_step`` (counted once per step, by the 
 (no flattening, no parallel optimizer), ``get_lr_parameter``, ``hyper_map``/``map_``/
 ``map_reverse``, ``is_group``, ``is_group_lr``, ``optim_filter``, ``use_parallel``, ``cls_name``.
 
-A cloned moment is a plain attribute of the optimizer: ``state_dict()`` does not hold it.
+``state_dict()`` holds the subclass's cloned moments and tensor attributes (``beta1_power``
+...) under "mindspore_slots"; ``load_state_dict`` restores them.
 """
 
 from __future__ import annotations
@@ -154,6 +155,34 @@ class MindSporeOptimizerAPI:
 
     def _is_dynamic_lr_or_weight_decay(self) -> bool:
         return self.dynamic_lr
+
+    def _ms_slots(self) -> dict[str, Any]:
+        """A ``construct``-based subclass's own state, by attribute: its cloned moments and its
+        tensors (``beta1_power`` ...), copied (what ``state_dict()`` saves)."""
+        own = {id(p) for p in self.parameters}
+        slots: dict[str, Any] = {}
+        for name, value in vars(self).items():
+            if name in ("global_step", "global_step_increase_tensor", "param_groups", "state"):
+                continue
+            if isinstance(value, ParameterTuple) and not any(id(p) in own for p in value):
+                slots[name] = [p.detach().clone() for p in value]
+            elif isinstance(value, torch.Tensor) and id(value) not in own:
+                slots[name] = value.detach().clone()
+        return slots
+
+    def _ms_load_slots(self, slots: dict[str, Any]) -> None:
+        """Restore what :meth:`_ms_slots` saved, into the attributes in place."""
+        for name, saved in slots.items():
+            current = getattr(self, name, None)
+            if isinstance(saved, list) and isinstance(current, ParameterTuple):
+                with torch.no_grad():
+                    for target, value in zip(current, saved):
+                        target.copy_(value)
+            elif isinstance(current, torch.Tensor) and current.shape == saved.shape:
+                with torch.no_grad():
+                    current.copy_(saved)
+            else:
+                setattr(self, name, saved)
 
     def _step_by_construct(self, keep: torch.Tensor | None, *extra: Any) -> Any:
         """One MindSpore-way step: ``construct`` with every parameter's gradient (zeros where

@@ -376,13 +376,18 @@ class Optimizer(MindSporeOptimizerAPI, torch.optim.Optimizer):
         state = super().state_dict()
         state["global_step"] = 0 if self.global_step is None else int(self.global_step)
         state["step_calls"] = self._calls
+        if self._steps_by_construct:
+            state["mindspore_slots"] = self._ms_slots()
         return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         state_dict = dict(state_dict)
         step = int(state_dict.pop("global_step", 0))
         calls = int(state_dict.pop("step_calls", step))
+        slots = state_dict.pop("mindspore_slots", None)
         super().load_state_dict(state_dict)
+        if slots is not None:
+            self._ms_load_slots(slots)
         self._step_tensor().fill_(step)
         self._calls = calls
 
