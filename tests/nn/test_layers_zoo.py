@@ -96,6 +96,16 @@ def test_instance_norm_formula(name: str) -> None:
         beta = arrays[f"{name}/param/beta"].reshape(shape)
         want = (x - mean) / np.sqrt(var + spec["kwargs"].get("eps", 1e-5)) * gamma + beta
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    # MindSpore's documented rule: moving = momentum * moving + (1 - momentum) * batch
+    layer, spec, arrays = build(name)
+    layer.train(True)
+    momentum = spec["kwargs"].get("momentum", 0.1)
+    layer(torch.from_numpy(x))
+    old = arrays[f"{name}/param/moving_mean"]
+    batch = x.mean(axes).mean(0)
+    np.testing.assert_allclose(
+        layer.running_mean.numpy(), momentum * old + (1 - momentum) * batch, rtol=1e-5, atol=1e-6
+    )
 
 
 def _patches(x: np.ndarray, k, s, r, padding: str) -> np.ndarray:

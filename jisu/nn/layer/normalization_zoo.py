@@ -264,13 +264,13 @@ class _MindSporeInstanceNorm(Cell):
             self,
             num_features,
             eps=eps,
-            momentum=momentum,
+            momentum=1.0 - momentum,  # torch's weighs the batch; MindSpore's the old value
             affine=True,
             track_running_stats=True,
             dtype=dtype,
         )
         self._auto_prefix = True
-        self.affine = affine
+        self.affine, self.ms_momentum = affine, momentum
         init_parameter(self.weight, gamma_init, owner, "gamma_init", None)
         init_parameter(self.bias, beta_init, owner, "beta_init", None)
         self.weight.requires_grad_(affine)
@@ -300,8 +300,9 @@ _IN_DOC = """Instance normalization of {shape} with MindSpore's arguments: each 
     Args:
         num_features: channels.
         eps: added to the variance. Default 1e-5.
-        momentum: the weight of the batch in ``moving_mean``/``moving_variance`` (updated in
-            training, never used). Default 0.1.
+        momentum: MindSpore's documented rule for ``moving_mean``/``moving_variance`` (updated
+            in training, never used to normalize): moving = momentum·moving + (1 −
+            momentum)·batch. Default 0.1.
         affine: whether gamma/beta learn. Default True.
         gamma_init, beta_init: initializers. Defaults "ones", "zeros".
     """
