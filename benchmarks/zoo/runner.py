@@ -114,6 +114,24 @@ class _StubFinder:
         pass
 
 
+def pin_mode(jisu: Any, mode: int, result: dict) -> None:
+    """Make ``set_context(mode=...)`` keep ``mode`` (PYNATIVE, or GRAPH under ``--graph``):
+    most projects ask for GRAPH_MODE themselves, and the harness decides where it compiles.
+    The modes the project asked for are listed in the result."""
+    original = jisu.context.set_context
+    asked = result.setdefault("mode_asked", [])
+
+    def set_context(**kwargs: Any) -> None:
+        if "mode" in kwargs:
+            asked.append(kwargs["mode"])
+            kwargs["mode"] = mode
+        original(**kwargs)
+
+    jisu.context.set_context = set_context
+    jisu.set_context = set_context
+    original(mode=mode)
+
+
 def innermost(tb: Any, roots: dict[str, str]) -> str | None:
     """``file:line in function`` of the last traceback frame under one of ``roots`` (a
     directory -> the name it is shown under: ``jisu/...``, ``project:src/...``)."""
@@ -189,6 +207,7 @@ def run(args: argparse.Namespace) -> dict:
         sys.path.insert(0, str((project / extra).resolve()))
     sys.argv = [str(project / "train.py"), *getattr(driver, "ARGV", [])]
     jisu.set_context(device_target="CPU")
+    pin_mode(jisu, jisu.GRAPH_MODE if args.graph else jisu.PYNATIVE_MODE, result)
     stubs = list(getattr(driver, "STUBS", []))
     if stubs:
         sys.meta_path.insert(0, _StubFinder(stubs))
@@ -235,8 +254,6 @@ def run(args: argparse.Namespace) -> dict:
 
     def do_train() -> dict:
         torch.manual_seed(0)
-        if args.graph:
-            jisu.set_context(mode=jisu.GRAPH_MODE)
         losses = [float(x) for x in driver.train(p, args.steps)]
         record: dict[str, Any] = {"losses": [round(x, 5) for x in losses]}
         model = getattr(p, "model", None)

@@ -73,4 +73,5 @@ def train(p, steps):
     p.rc.Model, recorder = synth.recording_model(ms.Model)
     p.rc.do_train(data, net, pretrained, str(p.workdir / "finetune"), 1)
     p.trained = net.bert
+    p.model = getattr(recorder, "model", None)
     return recorder.losses

@@ -38,4 +38,5 @@ def train(p, steps):
     p.train.Model, recorder = synth.recording_model(ms.Model)
     p.train.train_lenet()
     p.trained = recorder.model.network
+    p.model = getattr(recorder, "model", None)
     return recorder.losses

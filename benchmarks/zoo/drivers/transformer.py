@@ -69,4 +69,5 @@ def train(p, steps):
     p.train.Model, recorder = synth.recording_model(ms.Model)
     p.train.run_transformer_train()
     p.trained = recorder.model.network.network.transformer  # netwithgrads -> netwithloss
+    p.model = getattr(recorder, "model", None)
     return recorder.losses
