@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from .. import compat
+from .cell_settings import CellSettings
 
 #: torch's local names -> MindSpore's, by layer type (the first matching type wins)
 MINDSPORE_NAMES: list[tuple[type, dict[str, str]]] = [
@@ -102,25 +103,30 @@ def mindspore_named_tensors(
             yield (f"{path}.{full}" if path else full), tensor
 
 
-class Cell(nn.Module):
+class Cell(CellSettings, nn.Module):
     """MindSpore's ``nn.Cell``: define ``construct`` (called by ``forward``).
 
     Args:
         auto_prefix: False: the sub-cells' parameter names do not carry this cell's
             attribute names (MindSpore's wrapper cells use it, so a wrapped network's
             parameters keep their names).
-        flags: accepted for MindSpore compatibility.
+        flags: attributes set with :meth:`add_flags` (MindSpore's argument).
     """
 
     def __init__(self, auto_prefix: bool = True, flags: dict | None = None) -> None:
         super().__init__()
         self._auto_prefix = auto_prefix
+        self.phase = "train"  # MindSpore's: "train", or "predict" after set_train(False)
         compat.add_asnumpy()  # MindSpore code calls .asnumpy() on what its cells return
+        if flags:
+            self.add_flags(**flags)
 
     def construct(self, *inputs: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__}: define construct(...)")
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        if self._jisu_recompute and self.training and torch.is_grad_enabled():
+            return self._run_recomputed(*inputs, **kwargs)
         return self.construct(*inputs, **kwargs)
 
     @property
@@ -191,6 +197,7 @@ class Cell(nn.Module):
     def set_train(self, mode: bool = True) -> Cell:
         """Training (True) or inference (False) behaviour: torch's ``train(mode)``."""
         self.train(mode)
+        self.phase = "train" if mode else "predict"
         return self
 
     def set_grad(self, requires_grad: bool = True) -> Cell:
