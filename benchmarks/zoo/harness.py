@@ -115,9 +115,10 @@ CELL_METHODS = set(
 )
 
 
-def drivers() -> list[str]:
-    """The names of every driver, sorted."""
-    return sorted(p.stem for p in (HERE / "drivers").glob("*.py") if not p.stem.startswith("_"))
+def drivers(folder: str | None = None) -> list[str]:
+    """The names of every driver in ``folder`` (default: drivers/ here), sorted."""
+    path = Path(folder) if folder else HERE / "drivers"
+    return sorted(p.stem for p in path.glob("*.py") if not p.stem.startswith("_"))
 
 
 def area(error: dict) -> str:
@@ -178,6 +179,7 @@ def run_one(name: str, args: argparse.Namespace) -> dict:
         "--levels",
         args.levels,
     ]
+    cmd += ["--drivers", args.drivers] if args.drivers else []
     cmd += ["--graph"] * args.graph + ["--verbose"] * args.verbose + ["--keep"] * args.keep
     start = time.perf_counter()
     try:
@@ -274,6 +276,7 @@ def main() -> None:
     parser.add_argument("projects", nargs="*", help="driver names (see drivers/)")
     parser.add_argument("--zoo", required=True, help="local snapshot of mindspore-ai/models")
     parser.add_argument("--all", action="store_true", help="every driver")
+    parser.add_argument("--drivers", help="a folder of your own drivers (default: drivers/ here)")
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--markdown", help="write the table as Markdown here")
     parser.add_argument(
@@ -289,10 +292,10 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary copies")
     parser.add_argument("--verbose", action="store_true", help="show the projects' output")
     args = parser.parse_args()
-    names = drivers() if args.all else args.projects
-    unknown = sorted(set(names) - set(drivers()))
+    names = drivers(args.drivers) if args.all else args.projects
+    unknown = sorted(set(names) - set(drivers(args.drivers)))
     if unknown or not (names or args.merge):
-        parser.error(f"unknown projects {unknown}; drivers: {', '.join(drivers())}")
+        parser.error(f"unknown projects {unknown}; drivers: {', '.join(drivers(args.drivers))}")
     results = []
     for name in names:
         results.append(run_one(name, args))

@@ -44,9 +44,9 @@ import synth  # noqa: E402
 LEVELS = ("imports", "forward", "train", "reload", "export")
 
 
-def load_driver(name: str) -> types.ModuleType:
-    """The driver module ``drivers/<name>.py``."""
-    path = HERE / "drivers" / f"{name}.py"
+def load_driver(name: str, folder: Path | None = None) -> types.ModuleType:
+    """The driver module ``<folder>/<name>.py`` (default folder: ``drivers/`` here)."""
+    path = (folder or HERE / "drivers") / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"zoo_driver_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -182,7 +182,7 @@ def run(args: argparse.Namespace) -> dict:
     torch.set_num_threads(args.threads)
     import jisu
 
-    driver = load_driver(args.project)
+    driver = load_driver(args.project, Path(args.drivers) if args.drivers else None)
     result: dict[str, Any] = {"project": args.project, "path": driver.PROJECT, "levels": {}}
     out = Path(args.json)
 
@@ -348,6 +348,7 @@ def main() -> None:
     parser.add_argument("--zoo", required=True)
     parser.add_argument("--project", required=True, help="driver name (drivers/<name>.py)")
     parser.add_argument("--json", required=True)
+    parser.add_argument("--drivers", help="folder of the drivers (default: drivers/ here)")
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--graph", action="store_true")
     parser.add_argument("--levels", default=",".join(LEVELS))
