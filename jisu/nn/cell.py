@@ -52,6 +52,25 @@ _STATISTICS = ("running_mean", "running_var")
 _NAMES: dict[int, tuple[weakref.ref, str]] = {}
 
 
+#: id(tensor) -> (a weak reference to it, the name ``update_parameters_name`` gave it): a
+#: renamed parameter keeps that name wherever it is named from (MindSpore renames the
+#: ``Parameter`` object itself), e.g. a GAN's ``optim_g.``-prefixed checkpoint names.
+_RENAMED: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def rename_parameter(param: torch.Tensor, name: str) -> None:
+    """Give ``param`` the MindSpore name ``name`` for good: later ``trainable_params()``,
+    ``parameters_dict()`` and checkpoints of any cell holding it use it (MindSpore's
+    ``update_parameters_name``, which renames the ``Parameter`` itself)."""
+    _remember(param, name, _RENAMED)
+    _remember(param, name)
+
+
+def _renamed(tensor: torch.Tensor, name: str) -> str:
+    entry = _RENAMED.get(id(tensor))
+    return entry[1] if entry is not None and entry[0]() is tensor else name
+
+
 def parameter_name(param: torch.Tensor) -> str | None:
     """The MindSpore name recorded for ``param`` by a Cell's ``trainable_params`` /
     ``parameters_and_names`` or by ``jisu.Parameter(..., name=...)`` (None if none was)."""
@@ -82,13 +101,19 @@ def _named_cells(
 
 
 def mindspore_named_tensors(
-    module: nn.Module, prefix: str = "", recurse: bool = True, paths: bool = False
+    module: nn.Module,
+    prefix: str = "",
+    recurse: bool = True,
+    paths: bool = False,
+    renamed: bool = True,
 ) -> Iterator[tuple[str, torch.Tensor]]:
     """``(MindSpore name, tensor)`` for every parameter of ``module`` (and, with ``recurse``,
     of the modules below it) and every moving statistic of its norm layers, each tensor once,
     in MindSpore's order (a norm layer's statistics before its scale and shift). The names
     are MindSpore's parameter names (checkpoints hold these), or with ``paths`` the attribute
-    paths ``parameters_and_names`` gives (they differ inside ``auto_prefix=False`` cells)."""
+    paths ``parameters_and_names`` gives (they differ inside ``auto_prefix=False`` cells).
+    ``renamed``: a parameter renamed by ``update_parameters_name`` keeps its new name (never
+    among the paths)."""
     seen: set[int] = set()
     cells = _named_cells(module, prefix, set(), paths) if recurse else iter([(prefix, module)])
     for path, sub in cells:
@@ -100,7 +125,8 @@ def mindspore_named_tensors(
                 continue
             seen.add(id(tensor))
             full = table.get(name, name)
-            yield (f"{path}.{full}" if path else full), tensor
+            full = f"{path}.{full}" if path else full
+            yield (full if paths or not renamed else _renamed(tensor, full)), tensor
 
 
 class Cell(CellSettings, nn.Module):
@@ -177,6 +203,18 @@ class Cell(CellSettings, nn.Module):
         self._record_names()
         return OrderedDict(mindspore_named_tensors(self, recurse=recurse))
 
+    def update_parameters_name(self, prefix: str = "", recurse: bool = True) -> None:
+        """Name each parameter ``prefix`` + its name within this cell, for good (MindSpore's:
+        ``net.fc.update_parameters_name("netG.")`` names ``fc.weight`` ``netG.weight`` in
+        every later ``trainable_params()``/``parameters_dict()`` and checkpoint; the
+        attribute paths of ``parameters_and_names`` do not change)."""
+        if not isinstance(prefix, str):
+            raise TypeError(
+                f"{self.cls_name}.update_parameters_name: prefix must be a str. Received {prefix!r}"
+            )
+        for name, tensor in list(mindspore_named_tensors(self, recurse=recurse, renamed=False)):
+            rename_parameter(tensor, prefix + name)
+
     # ------------------------------------------------------------------ cells
     def cells(self) -> Iterator[nn.Module]:
         """The direct sub-cells."""
@@ -225,18 +263,19 @@ class Cell(CellSettings, nn.Module):
         return self
 
 
-def _remember(tensor: torch.Tensor, name: str) -> None:
+def _remember(tensor: torch.Tensor, name: str, table: dict | None = None) -> None:
+    names = _NAMES if table is None else table
     key = id(tensor)
-    entry = _NAMES.get(key)
+    entry = names.get(key)
     if entry is not None and entry[0]() is tensor:
-        _NAMES[key] = (entry[0], name)
+        names[key] = (entry[0], name)
         return
 
     def forget(ref: weakref.ref, key: int = key) -> None:
-        if _NAMES.get(key, (None,))[0] is ref:
-            del _NAMES[key]
+        if names.get(key, (None,))[0] is ref:
+            del names[key]
 
-    _NAMES[key] = (weakref.ref(tensor, forget), name)
+    names[key] = (weakref.ref(tensor, forget), name)
 
 
 class SequentialCell(Cell):

@@ -206,3 +206,19 @@ def test_thor_is_refused_by_name_and_sgd_has_mindspores_path() -> None:
     assert SGD is nn.SGD and nn.thor is thor
     with pytest.raises(NotImplementedError, match="THOR"):
         thor(None, 0.1, 0.03, 0.9)
+
+
+@pytest.mark.parametrize("names", [MS["names"], MS200["names"]], ids=["2.10", "2.0.0"])
+def test_renamed_parameters_keep_their_names_in_the_network(names: dict) -> None:
+    net = nn.SequentialCell()
+    net.fc = nn.Dense(2, 3)
+    net.bn = nn.BatchNorm1d(3)
+    net.fc.update_parameters_name("netG.")
+    assert [p.name for p in net.trainable_params()] == names["cell"]
+    assert [n for n, _ in net.parameters_and_names()] == names["cell_all"]
+    net2 = nn.SequentialCell()
+    net2.fc = nn.Dense(2, 3)
+    net2.bn = nn.BatchNorm1d(3)
+    nn.Adam(net2.trainable_params(), 1e-3).update_parameters_name("optim_g.")
+    assert [p.name for p in net2.trainable_params()] == names["optimizer_net"]
+    assert list(net2.parameters_dict())[:2] == names["optimizer_net"][:2]

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..cell import _remember, parameter_name
+from ..cell import parameter_name, rename_parameter
 from ..learning_rate_schedule import LearningRateSchedule
 from ._mindspore_api import MindSporeOptimizerAPI, ParameterTuple
 
@@ -258,15 +258,15 @@ class Optimizer(MindSporeOptimizerAPI, torch.optim.Optimizer):
     def update_parameters_name(self, prefix: str = "", recurse: bool = True) -> None:
         """Prefix the MindSpore names of this optimizer's parameters with ``prefix`` (as
         MindSpore does, where it renames the network's parameters too: a GAN gives each
-        optimizer its own prefix). The names show in ``param.name``; a later
-        ``net.trainable_params()`` call records the network's own names again. jisu keeps an
-        optimizer's state in ``state_dict()`` (no parameters), so no names clash there."""
+        optimizer its own prefix): the new names stay, in ``param.name`` and in the network's
+        later ``trainable_params()`` and checkpoints. jisu keeps an optimizer's state in
+        ``state_dict()`` (no parameters), so no names clash there."""
         if not isinstance(prefix, str):
             raise TypeError(f"{self._owner}: prefix must be a str. Received {prefix!r}")
         for p in self.parameters:
             name = parameter_name(p)
             if name is not None:
-                _remember(p, prefix + name)
+                rename_parameter(p, prefix + name)
 
     @property
     def parameters(self) -> ParameterTuple:
