@@ -12,10 +12,11 @@ that. ``logging`` is Python's module, as in MindSpore (``log.logging.info`` is i
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sys
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "critical",
@@ -94,3 +95,31 @@ def get_log_config() -> dict[str, str]:
         "GLOG_v": get_level(),
         "GLOG_logtostderr": os.environ.get(_STDERR_VAR, "1").strip(),
     }
+
+
+class _LogActionOnce:
+    """MindSpore's decorator that lets ``func`` log its warnings through ``logger`` only the
+    first time any function decorated with ``key`` runs (or never, with ``no_warning``); later
+    calls run with ``logger.warning`` silenced."""
+
+    is_logged: ClassVar[dict[str, bool]] = {}
+
+    def __init__(self, logger: Any, key: str, no_warning: bool = False) -> None:
+        self.logger, self.key, self.no_warning = logger, key, no_warning
+
+    def __call__(self, func: Any) -> Any:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if not hasattr(self.logger, "warning"):
+                return func(*args, **kwargs)
+            old = self.logger.warning
+            if self.no_warning or self.key in _LogActionOnce.is_logged:
+                self.logger.warning = lambda *a, **k: None
+            else:
+                _LogActionOnce.is_logged[self.key] = True
+            try:
+                return func(*args, **kwargs)
+            finally:
+                self.logger.warning = old
+
+        return wrapper

@@ -233,6 +233,19 @@ _ALIASES: dict[str, type[Initializer]] = {
 }
 
 
+def _register(*aliases: str) -> Any:
+    """MindSpore's ``@_register("alias", ...)``: a class decorator that makes an
+    :class:`Initializer` subclass known to ``initializer(name, ...)`` by its lower-cased class
+    name and the aliases (names already known keep their class, as in MindSpore)."""
+
+    def alias_reg(cls: type[Initializer]) -> type[Initializer]:
+        for name in (cls.__name__.lower(), *aliases):
+            _ALIASES.setdefault(name, cls)
+        return cls
+
+    return alias_reg
+
+
 def _shape(shape: Any) -> tuple[int, ...] | None:
     if shape is None:
         return None

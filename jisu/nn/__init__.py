@@ -33,12 +33,14 @@ from .learning_rate_schedule import (
 from .loss import *  # noqa: F403
 from .optim import *  # noqa: F403
 from .wrap import *  # noqa: F403
+from .zoo_cells import *  # noqa: F403 (ForwardValueAndGrad, PipelineCell, ...; GraphCell refused)
 
 __all__ = [
     *layer.__all__,
     *loss.__all__,
     *optim.__all__,  # noqa: F405
     *wrap.__all__,
+    *zoo_cells.__all__,  # noqa: F405
     "Cell",
     "CellDict",
     "CellList",

@@ -16,6 +16,7 @@ from ..primitive import (  # noqa: F401 (P.Primitive, as MindSpore's)
     prim_attr_register,
     unprovided,
 )
+from . import _inner_ops  # noqa: F401 (MindSpore's internal primitives: refused by name)
 from ._gap_lstm import *  # noqa: F403
 from ._gap_ops import *  # noqa: F403
 from ._mindspore_names import MINDSPORE_PRIMITIVES
