@@ -298,3 +298,9 @@ def test_syncbn_syncs_cpu_processes(tmp_path) -> None:
     torch.testing.assert_close(torch.cat([p[1] for p in parts]), x.grad, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(parts[0][2], ref.running_mean)
     torch.testing.assert_close(parts[1][3], ref.running_var)
+
+
+def test_embedding_table_is_the_tables_mindspore_name():
+    emb = nn.Embedding(5, 3)
+    assert emb.embedding_table is emb.weight
+    assert [name for name, _ in emb.parameters_and_names()] == ["embedding_table"]
