@@ -85,18 +85,40 @@ def Parameter(
     default_input: Any, name: str | None = None, requires_grad: bool = True, **kwargs: Any
 ) -> torch.nn.Parameter:
     """A ``torch.nn.Parameter`` from a tensor, an array or a number, its MindSpore ``name``
-    recorded. Only ``name`` and ``requires_grad`` of MindSpore's options are used."""
-    from ..nn.cell import _remember
+    recorded. Only ``name`` and ``requires_grad`` of MindSpore's options are used. An integer
+    or bool parameter (a step counter, a mask) never requires gradients: torch has no
+    gradients of integers, and MindSpore computes none for it either."""
+    from .parameter_names import _remember
 
     unknown = set(kwargs) - {"layerwise_parallel", "parallel_optimizer", "storage_format"}
     if unknown:
         raise TypeError(f"Parameter: unknown argument(s) {sorted(unknown)}")
     data = default_input if isinstance(default_input, torch.Tensor) else Tensor(default_input)
-    param = torch.nn.Parameter(data.detach().clone(), requires_grad=requires_grad)
+    data = data.detach().clone()
+    differentiable = data.is_floating_point() or data.is_complex()
+    param = torch.nn.Parameter(data, requires_grad=requires_grad and differentiable)
     if name is not None:
         _remember(param, name)
     return param
 
 
 class ParameterTuple(tuple):
-    """MindSpore's ``ParameterTuple``: a tuple of parameters."""
+    """MindSpore's ``ParameterTuple``: a tuple of parameters; ``clone`` makes a new
+    (untrainable) parameter per parameter, as update rules do for their moments."""
+
+    def clone(self, prefix: str, init: Any = "same") -> ParameterTuple:
+        """New parameters of the same shapes, dtypes and devices, named ``prefix.<name>``,
+        filled by ``init`` (an initializer name or value; "same": a copy of each)."""
+        from .initializer import initializer
+        from .parameter_names import _remember, parameter_name
+
+        out = []
+        for p in self:
+            if isinstance(init, str) and init == "same":
+                data = p.detach().clone()
+            else:
+                data = initializer(init, tuple(p.shape), p.dtype).to(p.device)
+            new = torch.nn.Parameter(data, requires_grad=False)
+            _remember(new, f"{prefix}.{parameter_name(p) or 'param'}")
+            out.append(new)
+        return ParameterTuple(out)

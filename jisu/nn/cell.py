@@ -17,7 +17,6 @@ to ``net.trainable_params()``.
 
 from __future__ import annotations
 
-import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
@@ -26,6 +25,7 @@ import torch
 from torch import nn
 
 from .. import compat
+from ..common.parameter_names import _remember, _renamed, parameter_name, rename_parameter
 from .cell_settings import CellSettings
 
 #: torch's local names -> MindSpore's, by layer type (the first matching type wins)
@@ -46,36 +46,6 @@ MINDSPORE_NAMES: list[tuple[type, dict[str, str]]] = [
 
 #: the buffers MindSpore holds as (untrainable) parameters
 _STATISTICS = ("running_mean", "running_var")
-
-#: id(tensor) -> (a weak reference to it, its MindSpore name). Keyed by identity: a
-#: WeakKeyDictionary would compare tensors with ``==`` (elementwise) on a hash collision.
-_NAMES: dict[int, tuple[weakref.ref, str]] = {}
-
-
-#: id(tensor) -> (a weak reference to it, the name ``update_parameters_name`` gave it): a
-#: renamed parameter keeps that name wherever it is named from (MindSpore renames the
-#: ``Parameter`` object itself), e.g. a GAN's ``optim_g.``-prefixed checkpoint names.
-_RENAMED: dict[int, tuple[weakref.ref, str]] = {}
-
-
-def rename_parameter(param: torch.Tensor, name: str) -> None:
-    """Give ``param`` the MindSpore name ``name`` for good: later ``trainable_params()``,
-    ``parameters_dict()`` and checkpoints of any cell holding it use it (MindSpore's
-    ``update_parameters_name``, which renames the ``Parameter`` itself)."""
-    _remember(param, name, _RENAMED)
-    _remember(param, name)
-
-
-def _renamed(tensor: torch.Tensor, name: str) -> str:
-    entry = _RENAMED.get(id(tensor))
-    return entry[1] if entry is not None and entry[0]() is tensor else name
-
-
-def parameter_name(param: torch.Tensor) -> str | None:
-    """The MindSpore name recorded for ``param`` by a Cell's ``trainable_params`` /
-    ``parameters_and_names`` or by ``jisu.Parameter(..., name=...)`` (None if none was)."""
-    entry = _NAMES.get(id(param))
-    return entry[1] if entry is not None and entry[0]() is param else None
 
 
 def _local_names(module: nn.Module) -> dict[str, str]:
@@ -261,21 +231,6 @@ class Cell(CellSettings, nn.Module):
 
         self._jisu_cast_hook = self.register_forward_pre_hook(cast)
         return self
-
-
-def _remember(tensor: torch.Tensor, name: str, table: dict | None = None) -> None:
-    names = _NAMES if table is None else table
-    key = id(tensor)
-    entry = names.get(key)
-    if entry is not None and entry[0]() is tensor:
-        names[key] = (entry[0], name)
-        return
-
-    def forget(ref: weakref.ref, key: int = key) -> None:
-        if names.get(key, (None,))[0] is ref:
-            del names[key]
-
-    names[key] = (weakref.ref(tensor, forget), name)
 
 
 class SequentialCell(Cell):

@@ -2,25 +2,41 @@
 below the training package, which builds on them)."""
 
 from ..nn.metrics import (
+    F1,
     MAE,
     MSE,
+    ROC,
     Accuracy,
+    ConfusionMatrixMetric,
+    Fbeta,
     Loss,
     Metric,
+    Precision,
+    Recall,
     Top1CategoricalAccuracy,
     Top5CategoricalAccuracy,
     TopKCategoricalAccuracy,
+    auc,
     get_metrics,
+    rearrange_inputs,
 )
 
 __all__ = [
+    "F1",
     "MAE",
     "MSE",
+    "ROC",
     "Accuracy",
+    "ConfusionMatrixMetric",
+    "Fbeta",
     "Loss",
     "Metric",
+    "Precision",
+    "Recall",
     "Top1CategoricalAccuracy",
     "Top5CategoricalAccuracy",
     "TopKCategoricalAccuracy",
+    "auc",
     "get_metrics",
+    "rearrange_inputs",
 ]

@@ -182,3 +182,28 @@ def test_state_dict_carries_the_cloned_moments_and_tensors() -> None:
     for a, b in zip(fresh.moments2, opt.moments2):
         assert torch.equal(a, b)
     assert torch.equal(fresh.beta1_power, opt.beta1_power) and int(fresh.global_step) == 4
+
+
+def test_parameter_tuple_clone_names_and_fills_new_untrainable_parameters():
+    import jisu
+
+    weights = jisu.ParameterTuple(
+        [jisu.Parameter(np.ones((2, 3), np.float32), name="fc.weight")]
+    )
+    same, zeros = weights.clone("moment1"), weights.clone("moment2", init="zeros")
+    assert [p.name for p in same] == ["moment1.fc.weight"]
+    assert [p.name for p in zeros] == ["moment2.fc.weight"]
+    assert not same[0].requires_grad and same[0] is not weights[0]
+    assert torch.equal(same[0], weights[0]) and not zeros[0].any()
+
+
+def test_integer_parameters_need_no_gradient_and_fp32_gradients_update_fp16_parameters():
+    import jisu
+
+    step = jisu.Parameter(np.array(0, np.int32), name="global_step")
+    assert step.dtype == torch.int32 and not step.requires_grad
+    w = torch.nn.Parameter(torch.ones(3, dtype=torch.float16))
+    opt = nn.SGD([w], learning_rate=0.5)
+    opt((torch.full((3,), 2.0, dtype=torch.float32),))
+    assert w.dtype == torch.float16
+    torch.testing.assert_close(w, torch.zeros(3, dtype=torch.float16))

@@ -26,27 +26,7 @@ from typing import Any
 
 import torch
 
-from ...common.initializer import initializer
-from ..cell import _remember, parameter_name
-
-
-class ParameterTuple(tuple):
-    """The optimizer's parameters, as MindSpore's ``ParameterTuple``: ``clone`` makes a new
-    (untrainable) parameter per parameter, for the moments of an update rule."""
-
-    def clone(self, prefix: str, init: Any = "same") -> ParameterTuple:
-        """New parameters of the same shapes and dtypes, named ``prefix.<name>``, filled by
-        ``init`` (an initializer name or value; "same": a copy)."""
-        out = []
-        for p in self:
-            if isinstance(init, str) and init == "same":
-                data = p.detach().clone()
-            else:
-                data = initializer(init, tuple(p.shape), p.dtype).to(p.device)
-            new = torch.nn.Parameter(data, requires_grad=False)
-            _remember(new, f"{prefix}.{parameter_name(p) or 'param'}")
-            out.append(new)
-        return ParameterTuple(out)
+from ...common.tensor import ParameterTuple
 
 
 class MindSporeOptimizerAPI:

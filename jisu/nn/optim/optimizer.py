@@ -291,7 +291,9 @@ class Optimizer(MindSporeOptimizerAPI, torch.optim.Optimizer):
                 f"{self._owner}: {len(gradients)} gradients for {len(params)} parameters"
             )
         for p, g in zip(params, gradients):
-            p.grad = None if g is None else g.detach()
+            # a gradient in another dtype (a clipped fp16 gradient comes back float32, as in
+            # MindSpore) updates the parameter in the parameter's dtype
+            p.grad = None if g is None else g.detach().to(p.dtype)
         if self._steps_by_construct and args:
             self._check_table()
             out = self._step_by_construct(None, *args)
