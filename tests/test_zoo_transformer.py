@@ -145,7 +145,8 @@ def test_cost_model_context_is_recorded():
 
     cmc._set_multi_subgraphs()
     cmc.set_cost_model_context(device_memory_capacity=32.0)
-    assert cmc._get_multi_subgraphs() and cmc.get_cost_model_context("device_memory_capacity") == 32.0
+    assert cmc._get_multi_subgraphs()
+    assert cmc.get_cost_model_context("device_memory_capacity") == 32.0
     cmc.reset_cost_model_context()
     with pytest.raises(ValueError, match="was not set"):
         cmc.get_cost_model_context("device_memory_capacity")
