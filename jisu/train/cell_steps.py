@@ -3,7 +3,8 @@
 - ``Model(train_cell)`` with no ``loss_fn`` and no ``optimizer``: the network is the whole train
   step (a ``TrainOneStepCell``, a project's own ``TrainingWrapper``, ...), called with every
   column of the batch; it updates the parameters itself and returns the loss.
-  :class:`CellStep` is that step.
+  :class:`CellStep` is that step. A train cell is told by the optimizer it holds
+  (:func:`is_train_cell`); a plain network without one still gets "no optimizer".
 - ``Model(net, ..., eval_network=cell, eval_indexes=[loss, prediction, label])``: the eval
   network is called with every column of the batch and the metrics are updated from its
   outputs: ``metric.update(*outputs)`` without ``eval_indexes``; with them, the ``Loss`` metric
@@ -34,6 +35,16 @@ def check_eval_indexes(eval_indexes: Any) -> list[int] | None:
             f"label). Received eval_indexes={eval_indexes!r}"
         )
     return eval_indexes
+
+
+def is_train_cell(network: torch.nn.Module) -> bool:
+    """Whether ``network`` holds an optimizer (an attribute of its own, or of one of its
+    submodules: a loss-scale wrapper around a ``TrainOneStepCell``)."""
+    return any(
+        isinstance(value, torch.optim.Optimizer)
+        for module in network.modules()
+        for value in vars(module).values()
+    )
 
 
 class CellStep:

@@ -26,7 +26,7 @@ from ..context import context_device
 from .callbacks.base import CallbackList, RunContext
 from .callbacks.progress_bar import ProgressBar
 from .capture import acts_per_step, changes_rates_per_step, sink_step
-from .cell_steps import CellStep, CustomEvalStep, check_eval_indexes
+from .cell_steps import CellStep, CustomEvalStep, check_eval_indexes, is_train_cell
 from .checkpoint import capture_rng_state, restore_rng_state
 from .feeder import BatchSource, as_tensors, to_device
 from .first_step import FirstStep, FirstStepCheck
@@ -108,8 +108,9 @@ class Model:
         boost_level, boost_config_dict: MindSpore's training accelerations; accepted, and
             ``boost_level`` must be "O0" (none is provided).
 
-    With neither ``loss_fn`` nor ``optimizer``, ``network`` is a train cell that updates the
-    parameters itself (``Model(TrainOneStepCell(...))``): a step is ``network(*batch)``.
+    With neither ``loss_fn`` nor ``optimizer``, a ``network`` holding its optimizer is a train
+    cell that updates the parameters itself (``Model(TrainOneStepCell(...))``): a step is
+    ``network(*batch)``.
     Batches are tuples whose last element is the label: ``network(*batch[:-1])``.
     """
 
@@ -161,8 +162,8 @@ class Model:
             self.loss_scale_manager = step.loss_scale_manager
         elif amp_level != "O0":
             self._predict_network = amp.auto_mixed_precision(network, amp_level)
-        if optimizer is None and loss_fn is None:  # a train cell: Model(TrainOneStepCell(...))
-            self._train_step = CellStep(self._predict_network)
+        if optimizer is None and loss_fn is None and is_train_cell(network):
+            self._train_step = CellStep(self._predict_network)  # Model(TrainOneStepCell(...))
         self._lr_schedule = (
             LRSchedulerRunner(lr_scheduler, optimizer) if lr_scheduler is not None else None
         )
@@ -230,7 +231,7 @@ class Model:
 
     def _check_train(self, epoch: int, sink_mode: bool, sink_size: int, initial_epoch: int) -> None:
         if self._train_step is None:
-            raise ValueError("Model.train: the Model has no optimizer; pass optimizer=...")
+            raise ValueError("Model.train: the Model has no optimizer (nor a train cell)")
         _check_count("train", "epoch", epoch, 1)
         _check_count("train", "initial_epoch", initial_epoch, 0)
         if initial_epoch >= epoch:

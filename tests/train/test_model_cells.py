@@ -83,3 +83,17 @@ def test_boost_levels_are_refused_by_name():
     with pytest.raises(ValueError, match="boost_level"):
         jisu.Model(nn.Dense(4, 3), boost_level="O1")
     jisu.Model(nn.Dense(4, 3), boost_level="O0", boost_config_dict={})
+
+
+def test_a_plain_network_without_optimizer_is_not_a_train_cell():
+    data, _, _ = _data()
+    with pytest.raises(ValueError, match="no optimizer"):
+        jisu.Model(nn.Dense(4, 3)).train(1, data)
+    net = nn.Dense(4, 3)
+    opt = nn.Momentum(net.trainable_params(), 0.1, 0.9)
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    # a loss-scale wrapper around a train cell holds the optimizer one level down
+    wrapped = nn.SequentialCell([nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)])
+    from jisu.train.cell_steps import is_train_cell
+
+    assert is_train_cell(wrapped) and not is_train_cell(net)
