@@ -16,6 +16,7 @@ from . import (  # noqa: F401 (MindSpore's paths)
     compat,
     context,
     dataset,
+    device_context,
     log,
     mindrecord,
     mint,
@@ -72,6 +73,19 @@ from .dtypes import (
 from .ops import grad, value_and_grad
 from .profiler import Profiler
 from .train import Model, latest_checkpoint, load_checkpoint, save_checkpoint
+from .train.callbacks import (  # MindSpore 2.x's top-level names (from mindspore.train import *)
+    Callback,
+    CheckpointConfig,
+    EarlyStopping,
+    History,
+    LambdaCallback,
+    LearningRateScheduler,
+    LossMonitor,
+    ModelCheckpoint,
+    ReduceLROnPlateau,
+    RunContext,
+    TimeMonitor,
+)
 from .train.dataset_helper import DatasetHelper
 from .train.serialization import load_param_into_net
 from .train.summary import SummaryRecord
@@ -81,19 +95,30 @@ compat.install_tensor_methods()  # MindSpore's Tensor methods on torch.Tensor (j
 __all__ = [
     "GRAPH_MODE",
     "PYNATIVE_MODE",
+    "Callback",
+    "CheckpointConfig",
     "DatasetHelper",
     "DynamicLossScaleManager",
+    "EarlyStopping",
     "FixedLossScaleManager",
+    "History",
     "JitConfig",
+    "LambdaCallback",
+    "LearningRateScheduler",
+    "LossMonitor",
     "LossScaleManager",
     "Model",
+    "ModelCheckpoint",
     "ParallelMode",
     "Parameter",
     "ParameterTuple",
     "Profiler",
+    "ReduceLROnPlateau",
     "RowTensor",
+    "RunContext",
     "SummaryRecord",
     "Tensor",
+    "TimeMonitor",
     "__version__",
     "amp",
     "bfloat16",
@@ -105,6 +130,7 @@ __all__ = [
     "connect_network_with_dataset",
     "context",
     "dataset",
+    "device_context",
     "dtype",
     "float16",
     "float32",

@@ -417,3 +417,58 @@ def test_log_action_once():
     build()
     build()
     assert logger.said == ["once"]
+
+
+# --- attention function, device context, top-level names ---------------------------------------
+def test_multi_head_attention_forward_as_mindspore():
+    from jisu.ops.function.nn_func import multi_head_attention_forward
+
+    w = {k: t(f"mha_{k}") for k in ("q", "k", "v", "in_b", "out_w", "out_b", "packed")}
+    q, kv = t("mha_query"), t("mha_keyval")
+    out, weights = multi_head_attention_forward(
+        query=q, key=kv, value=kv, embed_dim_to_check=8, num_heads=2, q_proj_weight=w["q"],
+        k_proj_weight=w["k"], v_proj_weight=w["v"], in_proj_weight=None,
+        in_proj_bias=w["in_b"], bias_k=None, bias_v=None, add_zero_attn=False, dropout_p=0.0,
+        out_proj_weight=w["out_w"], out_proj_bias=w["out_b"], use_separate_proj_weight=True,
+        training=False,
+    )  # fmt: skip
+    close(out, "mha_sep_out")
+    close(weights, "mha_sep_weights")
+    out, weights = multi_head_attention_forward(
+        kv, kv, kv, 8, 2, w["packed"], w["in_b"], None, None, False, 0.0, w["out_w"],
+        w["out_b"], training=False, key_padding_mask=t("mha_key_pad"),
+        average_attn_weights=False,
+    )  # fmt: skip
+    close(out, "mha_packed_out")
+    close(weights, "mha_packed_weights")
+    x = torch.randn(3)
+    torch.testing.assert_close(ops.function.silu(x), x * torch.sigmoid(x))
+
+
+def test_device_context_and_c_expression():
+    from jisu._c_expression import MSContext, init_exec_dataset
+
+    jisu.device_context.ascend.op_precision.precision_mode("must_keep_origin_dtype")
+    assert jisu.device_context.ascend.op_precision.settings["precision_mode"] == (
+        "must_keep_origin_dtype"
+    )
+    with pytest.raises(ValueError, match="precision_mode: mode must be one of"):
+        jisu.device_context.ascend.op_precision.precision_mode("fp8")
+    before = torch.backends.cuda.matmul.allow_tf32
+    jisu.device_context.gpu.op_precision.matmul_allow_tf32(not before)
+    assert torch.backends.cuda.matmul.allow_tf32 is (not before)
+    jisu.device_context.gpu.op_precision.matmul_allow_tf32(before)
+    assert jisu.device_context.gpu.is_available() == torch.cuda.is_available()
+    assert MSContext.get_instance() is MSContext.get_instance()
+    assert MSContext.get_instance().get_ascend_soc_version() == ""
+    with pytest.raises(NotImplementedError, match="init_exec_dataset is not provided"):
+        init_exec_dataset("queue", 1, 1, [], [], [])
+
+
+def test_top_level_and_ops_aliases():
+    from jisu.train import callbacks
+
+    for name in ("LossMonitor", "TimeMonitor", "ModelCheckpoint", "CheckpointConfig"):
+        assert getattr(jisu, name) is getattr(callbacks, name)
+    assert ops.P is P and ops.P.Shape is P.Shape
+    assert ops.Tensor([1, 2]).dtype == torch.int64

@@ -10,6 +10,7 @@ graph helpers, :mod:`.composite` (``C``) ``GradOperation``, ``HyperMap`` and the
 runs under autograd, AMP and ``torch.compile`` like torch code.
 """
 
+from ..common.tensor import Tensor  # noqa: F401 (MindSpore's ops.Tensor)
 from . import (  # noqa: F401 (MindSpore's paths)
     composite,
     functional,
@@ -17,6 +18,7 @@ from . import (  # noqa: F401 (MindSpore's paths)
     operations,
     primitive,
 )
+from . import operations as P  # noqa: F401 (MindSpore's ops.P)
 from ._functions import *  # noqa: F403
 from ._gap_functions import *  # noqa: F403
 from ._grad import grad, value_and_grad  # noqa: F401
