@@ -472,3 +472,17 @@ def test_top_level_and_ops_aliases():
         assert getattr(jisu, name) is getattr(callbacks, name)
     assert ops.P is P and ops.P.Shape is P.Shape
     assert ops.Tensor([1, 2]).dtype == torch.int64
+
+
+def test_callback_module_paths_and_handle_loss():
+    from jisu.train.callback._callback import _handle_loss
+    from jisu.train.callback._loss_monitor import LossMonitor
+    from jisu.train.callback._time_monitor import TimeMonitor
+    from jisu.train.callbacks import LossMonitor as Loss
+    from jisu.train.callbacks import TimeMonitor as Time
+
+    assert (TimeMonitor, LossMonitor) == (Time, Loss)
+    assert _handle_loss(torch.tensor([1.0, 2.0])) == 1.5  # MindSpore: the mean, a float
+    first = torch.tensor(3.0)
+    assert _handle_loss((first, torch.tensor(1.0))) is first
+    assert _handle_loss(2.5) == 2.5

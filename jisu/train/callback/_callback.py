@@ -32,3 +32,16 @@ class _CallbackManager(CallbackList):
 def _set_cur_net(net: Any) -> None:
     """MindSpore names the network its GE backend checkpoints; jisu's checkpoints read the
     network they are given, so there is nothing to set."""
+
+
+def _handle_loss(loss: Any) -> Any:
+    """MindSpore's helper for a step's output: a tuple or list gives its first element (a
+    tensor, unconverted), a tensor its mean as a Python float; anything else comes back as
+    it is."""
+    import torch
+
+    if isinstance(loss, (tuple, list)):
+        return loss[0] if loss and isinstance(loss[0], torch.Tensor) else loss
+    if isinstance(loss, torch.Tensor):
+        return float(loss.detach().float().mean())  # host sync: MindSpore reads the value
+    return loss
