@@ -486,3 +486,17 @@ def test_callback_module_paths_and_handle_loss():
     first = torch.tensor(3.0)
     assert _handle_loss((first, torch.tensor(1.0))) is first
     assert _handle_loss(2.5) == 2.5
+
+
+@pytest.mark.parametrize("tag", ["fp16", "fp32"])
+def test_fused_cast_adam_weight_decay(tag):
+    dtype = torch.float16 if tag == "fp16" else torch.float32
+    var = torch.nn.Parameter(torch.tensor([1.0, -2.0, 0.5], dtype=dtype))
+    m = torch.nn.Parameter(torch.tensor([0.1, 0.2, 0.3]))
+    v = torch.nn.Parameter(torch.tensor([0.01, 0.02, 0.03]))
+    grad = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float16)
+    out = P.FusedCastAdamWeightDecay()(var, m, v, 0.1, 0.9, 0.999, 1e-8, 0.01, grad, 2.0)
+    assert out[0] is var and var.dtype == dtype
+    close(var, f"fcadam_{tag}_var", atol=1e-3 if tag == "fp16" else 1e-6)
+    close(m, f"fcadam_{tag}_m")
+    close(v, f"fcadam_{tag}_v")

@@ -21,6 +21,7 @@ __all__ = [
     "LRN",
     "Custom",
     "Dropout3D",
+    "FusedCastAdamWeightDecay",
     "Gelu",
     "LayerNorm",
     "Mish",
@@ -227,6 +228,34 @@ class Randperm(Primitive):
         out = torch.full((self.max_length,), self.pad, dtype=self.dtype, device=device)
         out[:count] = torch.randperm(count, device=device).to(self.dtype)
         return out
+
+
+class FusedCastAdamWeightDecay(Primitive):
+    """AdamWeightDecay in float32 for float16 or float32 weights, in place:
+    ``(var, m, v, lr, beta1, beta2, epsilon, decay, gradient, global_norm)``; the gradient is
+    divided by ``global_norm`` first, ``decay * var`` is added to the update when ``decay >
+    0``, and ``(var, m, v)`` are returned (the same tensors, updated)."""
+
+    def __init__(self, use_locking: bool = False) -> None:
+        if not isinstance(use_locking, bool):
+            raise TypeError(
+                f"FusedCastAdamWeightDecay: use_locking must be a bool. Received: {use_locking!r}"
+            )
+        self.use_locking = use_locking
+
+    def __call__(self, var: torch.Tensor, m: torch.Tensor, v: torch.Tensor, lr: Any,
+                 beta1: Any, beta2: Any, epsilon: Any, decay: Any, gradient: torch.Tensor,
+                 global_norm: Any = 1.0) -> tuple:  # fmt: skip
+        with torch.no_grad():
+            g = gradient.float() / global_norm
+            m.mul_(beta1).add_(g * (1 - beta1))
+            v.mul_(beta2).add_(g * g * (1 - beta2))
+            w = var.float()
+            update = m / (v.sqrt() + epsilon)
+            if decay > 0:  # host sync if decay is a tensor: MindSpore's branch on its value
+                update = update + decay * w
+            var.copy_(w - lr * update)
+        return var, m, v
 
 
 Custom = refused_class(
