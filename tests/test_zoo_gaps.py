@@ -83,6 +83,10 @@ REFUSED = {
     "train.serialization.build_searched_strategy": lambda f: f("strategy.ckpt"),
     "train.serialization.load_distributed_checkpoint": lambda f: f(None, []),
     "train.serialization.Checkpoint": lambda c: c(),
+    "nn.layer.flash_attention.FlashAttention": lambda c: c(128, 8),
+    "nn.GraphCell": lambda c: c(None),
+    "ops.operations._inner_ops.DecoderKVCache": lambda c: c(),
+    "parallel._transformer.moe.MoE": lambda c: c(hidden_size=8, ffn_hidden_size=16),
 }
 
 
