@@ -40,6 +40,16 @@ _WITHOUT_EFFECT = {
     "enable_compile_cache": False,
     "compile_cache_path": None,
 }
+#: the rest of MindSpore 2.0's set_context keywords (and 2.x's jit ones), likewise accepted,
+#: stored and without effect; unset they read None
+_WITHOUT_EFFECT.update(dict.fromkeys("""
+    ascend_config auto_tune_mode check_bprop debug_level deterministic disable_format_transform
+    enable_auto_mixed_precision enable_dump enable_profiling enable_reduce_precision
+    enable_sparse env_config_path grad_for_scalar inter_op_parallel_num jit_compile jit_level
+    jit_syntax_level memory_offload memory_optimize_level mempool_block_size op_timeout
+    precision_mode print_file_path profiling_options runtime_num_threads save_dump_path
+    variable_memory_max_size
+""".split()))  # noqa: SIM905  # fmt: skip
 _context.update(_WITHOUT_EFFECT)
 
 

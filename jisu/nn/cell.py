@@ -48,8 +48,29 @@ MINDSPORE_NAMES: list[tuple[type, dict[str, str]]] = [
 _STATISTICS = ("running_mean", "running_var")
 
 
-def _local_names(module: nn.Module) -> dict[str, str]:
-    return next((table for kind, table in MINDSPORE_NAMES if isinstance(module, kind)), {})
+def _local_names(module: nn.Module | type) -> dict[str, str]:
+    """torch's local tensor names -> MindSpore's, for a layer or a layer class."""
+    cls = module if isinstance(module, type) else type(module)
+    return next((table for kind, table in MINDSPORE_NAMES if issubclass(cls, kind)), {})
+
+
+def _alias_mindspore_names(cls: type) -> None:
+    """Give a torch layer's tensors their MindSpore names as attributes of the class
+    (``bn.gamma``, ``bn.moving_mean``, ``embedding.embedding_table``: MindSpore code reads them
+    to initialise or tie weights, and sets them). Properties on the class, made when it is
+    defined, so that ordinary attribute reads cost what they cost in torch."""
+    table = _local_names(cls)
+    aliases = {name: torch_name for torch_name, name in table.items() if not hasattr(cls, name)}
+    if not aliases:
+        return
+    for name, torch_name in aliases.items():
+        setattr(cls, name, property(lambda self, t=torch_name: getattr(self, t)))
+    base_setattr = cls.__setattr__
+
+    def __setattr__(self: nn.Module, name: str, value: Any) -> None:
+        base_setattr(self, aliases.get(name, name), value)
+
+    cls.__setattr__ = __setattr__
 
 
 def _named_cells(
@@ -116,6 +137,10 @@ class Cell(CellSettings, nn.Module):
         compat.add_asnumpy()  # MindSpore code calls .asnumpy() on what its cells return
         if flags:
             self.add_flags(**flags)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _alias_mindspore_names(cls)
 
     def construct(self, *inputs: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__}: define construct(...)")

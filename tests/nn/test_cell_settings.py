@@ -96,3 +96,38 @@ def test_recorded_settings_read_back_and_unknown_arguments_fail():
 def test_parameter_server_training_is_refused_with_the_reason():
     with pytest.raises(RuntimeError, match="parameter-server training is not provided"):
         Net().set_param_ps()
+
+
+def test_a_torch_layers_tensors_answer_to_their_mindspore_names():
+    bn, norm = nn.BatchNorm2d(3), nn.LayerNorm((4,))
+    assert bn.gamma is bn.weight and bn.beta is bn.bias
+    assert bn.moving_mean is bn.running_mean and bn.moving_variance is bn.running_var
+    assert norm.gamma is norm.weight
+    with pytest.raises(AttributeError):
+        bn.not_a_name  # noqa: B018
+
+
+def test_setting_a_mindspore_name_sets_the_torch_tensor():
+    bn = nn.BatchNorm2d(3)
+    new = torch.nn.Parameter(torch.full((3,), 2.0))
+    bn.gamma = new
+    assert bn.weight is new
+
+
+def test_get_activation_of_none_is_none_and_set_context_takes_mindspores_keywords():
+    import jisu
+
+    assert nn.get_activation(None) is None
+    jisu.set_context(mempool_block_size="1GB", deterministic="ON", runtime_num_threads=2)
+    assert jisu.get_context("mempool_block_size") == "1GB"
+    with pytest.raises(ValueError, match="unknown argument"):
+        jisu.set_context(mempol_block_size="1GB")
+    jisu.set_context(mempool_block_size=None, deterministic=None, runtime_num_threads=None)
+
+
+def test_a_generator_of_per_step_rates_is_a_learning_rate():
+    w = torch.nn.Parameter(torch.zeros(1))
+    opt = nn.SGD([w], learning_rate=(0.1 * i for i in (1, 2)))
+    for _ in range(2):
+        opt((torch.ones(1),))
+    torch.testing.assert_close(w, torch.tensor([-0.3]))

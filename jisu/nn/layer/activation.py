@@ -300,8 +300,11 @@ _ACTIVATIONS: dict[str, type[nn.Module]] = {
 }
 
 
-def get_activation(name: str, prim_name: str | None = None) -> nn.Module:
-    """A new activation cell by MindSpore's name ("relu", "gelu", "softmax", ...)."""
+def get_activation(name: str | None, prim_name: str | None = None) -> nn.Module | None:
+    """A new activation cell by MindSpore's name ("relu", "gelu", "softmax", ...); None for
+    None, as MindSpore's (a layer built with ``activation=None`` has none)."""
+    if name is None:
+        return None
     owner = prim_name or "get_activation"
     kind = _ACTIVATIONS.get(name) if isinstance(name, str) else None
     if kind is None:

@@ -61,12 +61,6 @@ class Embedding(Cell, nn.Embedding):
             vocab_size, embedding_size, use_one_hot,
         )  # fmt: skip
 
-    @property
-    def embedding_table(self) -> torch.nn.Parameter:
-        """The table under MindSpore's name (torch's ``weight``): MindSpore code reads it to
-        tie an output layer to it or to load pretrained vectors (``.set_data``)."""
-        return self.weight
-
     def construct(self, ids: torch.Tensor) -> torch.Tensor:
         if self.use_one_hot:
             hot = F.one_hot(ids.long(), self.vocab_size).to(self.weight.dtype)

@@ -106,6 +106,8 @@ def _learning_rate(owner: str, rate: Any) -> float | _DynamicLR:
         return value
     if isinstance(rate, (LearningRateSchedule, torch.Tensor, np.ndarray, list, tuple)):
         return _DynamicLR(owner, rate)
+    if isinstance(rate, Iterable) and not isinstance(rate, (str, bytes, dict)):
+        return _DynamicLR(owner, list(rate))  # a generator of per-step rates, as MindSpore
     raise TypeError(
         f"{owner}: learning_rate must be a number, a per-step list, array or tensor, or a "
         f"LearningRateSchedule. Received {type(rate).__name__}"
