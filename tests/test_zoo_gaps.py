@@ -85,6 +85,7 @@ REFUSED = {
     "train.serialization.Checkpoint": lambda c: c(),
     "nn.layer.flash_attention.FlashAttention": lambda c: c(128, 8),
     "nn.GraphCell": lambda c: c(None),
+    "nn.thor": lambda f: f(None, 0.1, 0.1, 0.9),
     "ops.operations._inner_ops.DecoderKVCache": lambda c: c(),
     "parallel._transformer.moe.MoE": lambda c: c(hidden_size=8, ffn_hidden_size=16),
 }
