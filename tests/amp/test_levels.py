@@ -189,3 +189,14 @@ def test_describe_names_each_layer_and_its_dtype():
     assert lines["bn"].split()[2] == "fp32"
     assert "network output: fp32" in text
     assert "not converted" in amp.describe(Probe())
+
+
+def test_an_o3_network_takes_fp32_inputs_when_called_itself():
+    # MindSpore's O3 network casts its inputs (to_float): evaluating it after training with
+    # the data set's fp32 batches runs, in low precision
+    net = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3))
+    converted = amp.auto_mixed_precision(net, "O3", dtype=torch.bfloat16)
+    x = torch.randn(2, 4)
+    out = net(x)
+    assert out.dtype == torch.bfloat16
+    torch.testing.assert_close(out, converted(x).to(out.dtype))
