@@ -73,6 +73,12 @@ from .dtypes import (
 from .ops import grad, value_and_grad
 from .profiler import Profiler
 from .train import Model, latest_checkpoint, load_checkpoint, save_checkpoint
+from .train._data_sink import data_sink
+from .train._serialization_gaps import (
+    build_searched_strategy,
+    load_distributed_checkpoint,
+    merge_sliced_parameter,
+)
 from .train.callbacks import (  # MindSpore 2.x's top-level names (from mindspore.train import *)
     Callback,
     CheckpointConfig,
@@ -123,12 +129,14 @@ __all__ = [
     "amp",
     "bfloat16",
     "bool_",
+    "build_searched_strategy",
     "build_train_network",
     "common",
     "communication",
     "compat",
     "connect_network_with_dataset",
     "context",
+    "data_sink",
     "dataset",
     "device_context",
     "dtype",
@@ -149,8 +157,10 @@ __all__ = [
     "latest_checkpoint",
     "load",
     "load_checkpoint",
+    "load_distributed_checkpoint",
     "load_param_into_net",
     "log",
+    "merge_sliced_parameter",
     "mindrecord",
     "mint",
     "ms_function",
