@@ -77,7 +77,10 @@ def load_checkpoint(
 
     Returns:
         ``OrderedDict`` name -> torch tensor (or str for ``append_dict`` strings), in file
-        order. (MindSpore returns ``Parameter`` objects.)
+        order. (MindSpore returns ``Parameter`` objects.) A jisu checkpoint (a zip archive
+        written by ``jisu.save_checkpoint`` or ``ModelCheckpoint``) is read by
+        :func:`jisu.train.checkpoint.load_checkpoint` and its dict returned as that gives it
+        (``load_param_into_net`` takes it); the filters do not apply to it.
 
     Raises:
         FileNotFoundError: no such file.
@@ -107,6 +110,13 @@ def load_checkpoint(
     if specify or filters:
         keep = functools.partial(_by_prefix, specify=specify, filters=filters)
     path = os.fspath(ckpt_file_name)
+    if _is_zip(path):  # jisu's own checkpoint (jisu.save_checkpoint, ModelCheckpoint)
+        from .checkpoint import load_checkpoint as load_jisu_checkpoint
+
+        state = load_jisu_checkpoint(path, crc_check=False)  # a CRC present is verified
+        if net is not None:
+            load_param_into_net(net, state, strict_load)
+        return state
     params = ms_checkpoint.read_ckpt(path, keep, crc_check=crc_check)
     if not params:
         raise ValueError(
@@ -116,6 +126,16 @@ def load_checkpoint(
     if net is not None:
         load_param_into_net(net, params, strict_load)
     return params
+
+
+def _is_zip(path: str) -> bool:
+    """Whether ``path`` is a zip archive (a jisu or torch checkpoint), not a MindSpore one
+    (a path that is not a readable file is left to the MindSpore reader's errors)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == b"PK"
+    except OSError:
+        return False
 
 
 def _refuse(where: str, **options: tuple[Any, Any]) -> None:
