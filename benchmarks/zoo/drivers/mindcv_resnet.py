@@ -49,7 +49,7 @@ def train(p, steps):
         opt,
         {"acc"},
         amp_level="O0",
-        amp_cast_list="",
+        amp_cast_list=None,
         loss_scale_type="fixed",
         loss_scale=1.0,
         drop_overflow_update=False,
