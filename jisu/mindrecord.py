@@ -1,6 +1,7 @@
 """MindSpore's ``mindspore.mindrecord`` path: ``FileWriter`` (jisu's record writer, which also
-reads MindSpore's own MindRecord files through ``MindDataset``) and ``FileReader``, which reads
-a record file (MindSpore's MindRecord or jisu's) row by row as MindSpore's does."""
+reads MindSpore's own MindRecord files through ``MindDataset``, with MindSpore's
+``FileWriter.open_for_append``) and ``FileReader``, which reads a record file (MindSpore's
+MindRecord or jisu's) row by row as MindSpore's does."""
 
 from __future__ import annotations
 
@@ -9,9 +10,61 @@ from typing import Any
 
 import numpy as np
 
-from .dataset import FileWriter
+from .dataset import FileWriter as _RecordWriter
 
 __all__ = ["FileReader", "FileWriter"]
+
+
+class FileWriter(_RecordWriter):
+    """jisu's record writer (:class:`jisu.dataset.FileWriter`) with MindSpore's
+    ``open_for_append``."""
+
+    @classmethod
+    def open_for_append(cls, file_name: str) -> FileWriter:
+        """A writer of the jisu data set ``file_name`` (its name or one of its shard files)
+        that already holds its rows, schema, description, index fields and class indexing:
+        ``write_raw_data`` adds rows after them, and ``commit()`` replaces the data set
+        atomically (readers see the old rows until then), as MindSpore's append does.
+
+        Raises:
+            NotImplementedError: ``file_name`` is a MindRecord file written by MindSpore (jisu
+                writes its own format; write a new data set instead).
+        """
+        from .dataset.record.format import MANIFEST_SUFFIX
+        from .dataset.record.mindrecord import is_mindrecord
+        from .dataset.sources.record import open_records
+
+        if is_mindrecord(str(file_name)):
+            raise NotImplementedError(
+                "mindspore.mindrecord.FileWriter.open_for_append is not provided by jisu for a "
+                "MindRecord file written by MindSpore: jisu writes its own record format; read "
+                "it with MindDataset and write a new data set with FileWriter"
+            )
+        reader = open_records(file_name, None, verify=True)
+        meta = reader.meta
+        name = meta.path[: -len(MANIFEST_SUFFIX)]
+        writer = cls(name, shard_num=len(reader.shard_paths), overwrite=True)
+        schema = {}
+        for field in reader.fields:
+            schema[field.name] = {"type": field.type}
+            if field.shape is not None:
+                schema[field.name]["shape"] = list(field.shape)
+        writer.add_schema(schema, meta.desc or None)
+        if meta.index_fields:
+            writer.add_index(list(meta.index_fields))
+        if meta.class_indexing:
+            writer.set_class_indexing(dict(meta.class_indexing))
+        names = [field.name for field in reader.fields]
+        rows = [dict(zip(names, reader[i], strict=True)) for i in range(len(reader))]
+        for row in rows:
+            for key in names:
+                if schema[key]["type"] == "bytes":
+                    row[key] = bytes(row[key])
+                elif "shape" not in schema[key]:
+                    row[key] = row[key].item() if hasattr(row[key], "item") else row[key]
+        if rows:
+            writer.write_raw_data(rows)
+        return writer
 
 
 class FileReader:

@@ -505,3 +505,25 @@ def test_fused_cast_adam_weight_decay(tag):
     close(var, f"fcadam_{tag}_var", atol=1e-3 if tag == "fp16" else 1e-6)
     close(m, f"fcadam_{tag}_m")
     close(v, f"fcadam_{tag}_v")
+
+
+def test_file_writer_open_for_append(tmp_path):
+    from jisu.mindrecord import FileReader, FileWriter
+
+    path = str(tmp_path / "faces.rec")
+    writer = FileWriter(path, 2)
+    schema = {"label": {"type": "int32"}, "image": {"type": "bytes"},
+              "box": {"type": "float32", "shape": [2]}}  # fmt: skip
+    writer.add_schema(schema, "faces")
+    writer.write_raw_data([{"label": i, "image": b"ab", "box": np.full(2, i, np.float32)}
+                           for i in range(3)])  # fmt: skip
+    writer.commit()
+    appender = FileWriter.open_for_append(path + "0")  # MindSpore passes a shard file
+    appender.write_raw_data([{"label": 7, "image": b"c", "box": np.zeros(2, np.float32)}])
+    appender.commit()
+    rows = list(FileReader(path).get_next())
+    assert [r["label"] for r in rows] == [0, 1, 2, 7]
+    assert rows[-1]["image"] == b"c" and rows[1]["box"].tolist() == [1.0, 1.0]
+    mindrecord = Path(__file__).parent / "fixtures/mindrecord/all_types.mindrecord"
+    with pytest.raises(NotImplementedError, match="open_for_append is not provided"):
+        FileWriter.open_for_append(str(mindrecord))
