@@ -20,6 +20,7 @@ network runs again under ``torch.enable_grad()``.
 
 from __future__ import annotations
 
+import sys
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -163,13 +164,45 @@ def _pair_sens(owner: str, outputs: list, sens: list | None) -> tuple[list, list
     return outs, grads
 
 
-def _differentiate(output: Any, sens: list | None, targets: list) -> Any:
-    """The gradients of ``output`` (sens as its output gradients) for ``targets``."""
+def _differentiate(
+    output: Any, sens: list | None, targets: list, create_graph: bool = False
+) -> Any:
+    """The gradients of ``output`` (sens as its output gradients) for ``targets``; with
+    ``create_graph``, gradients that can be differentiated again."""
     _, outputs = _flatten(output)
     outs, out_grads = _pair_sens("GradOperation", outputs, sens)
     if not (outs and targets):
         return [None] * len(targets)
-    return torch.autograd.grad(outs, targets, out_grads, allow_unused=True)
+    return torch.autograd.grad(
+        outs, targets, out_grads, allow_unused=True, create_graph=create_graph
+    )
+
+
+def _inside_cell() -> bool:
+    """Whether the caller runs inside a Cell's forward (a ``construct``), not at top level."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_name == "forward" and frame.f_globals.get("__name__") == "jisu.nn.cell":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _higher_order(fn: Callable, params: list, args: list, positions: range) -> bool:
+    """Whether input gradients may be differentiated again: asked in grad mode inside a
+    cell's construct, with trainable parameters of ``fn`` not among ``params`` or inputs
+    that carry autograd history (a gradient penalty: ``GradOperation()(critic)(x)`` inside a
+    loss that a train cell differentiates for the critic's weights, as MindSpore's
+    higher-order grads do)."""
+    if not torch.is_grad_enabled():
+        return False
+    if any(isinstance(args[i], torch.Tensor) and args[i].requires_grad for i in positions):
+        return _inside_cell()
+    if not isinstance(fn, torch.nn.Module):
+        return False
+    asked = {id(p) for p in params}
+    others = any(p.requires_grad and id(p) not in asked for p in fn.parameters())
+    return others and _inside_cell()
 
 
 def forget_forward(module: Any) -> None:
@@ -189,7 +222,10 @@ class GradOperation:
             ones.
 
     Integer inputs get zero gradients of their dtype. The gradients are new tensors with no
-    autograd history; ``.grad`` of the parameters is left untouched.
+    autograd history, except input gradients asked in grad mode inside a cell's construct, of
+    a network with other trainable parameters (or of inputs with history): those can be
+    differentiated again, as a gradient penalty needs. ``.grad`` of the parameters is left
+    untouched.
 
     Raises:
         TypeError: a flag that is not a bool; ``get_by_list`` without weights.
@@ -237,11 +273,14 @@ class GradOperation:
             raise TypeError("GradOperation: the network has no input to differentiate")
         args = list(args)
         leaves: dict[int, torch.Tensor] = {}
+        create_graph = want_inputs and _higher_order(fn, params, args, positions)
         if want_inputs:
             for i in positions:
                 a = args[i]
                 if isinstance(a, torch.Tensor) and (a.is_floating_point() or a.is_complex()):
-                    args[i] = leaves[i] = a.detach().requires_grad_(True)
+                    # a view keeps an input's history for a higher-order gradient
+                    kept = create_graph and a.requires_grad
+                    args[i] = leaves[i] = a.view_as(a) if kept else a.detach().requires_grad_()
         sens_leaves = None
         if sens is not None:
             sens_leaves = _flatten(sens)[1] if isinstance(sens, (tuple, list)) else [sens]
@@ -259,7 +298,7 @@ class GradOperation:
             with torch.enable_grad():
                 output = fn(*args, **kwargs)
             _LAST_FORWARD.pop(fn, None)  # this pass is consumed below, never reused
-            found = _differentiate(output, sens_leaves, targets)
+            found = _differentiate(output, sens_leaves, targets, create_graph)
         by_id = {id(t): g for t, g in zip(targets, found)}
         input_grads = []
         for i in positions:
