@@ -17,6 +17,7 @@ to ``net.trainable_params()``.
 
 from __future__ import annotations
 
+import sys
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
@@ -120,6 +121,29 @@ def mindspore_named_tensors(
             yield (full if paths or not renamed else _renamed(tensor, full)), tensor
 
 
+def _keep_own_forward(cls: type) -> None:
+    """Let a cell keep a method of its own named ``forward``: in MindSpore it is an ordinary
+    helper that ``construct`` calls (the zoo's ArcFace ``PartialFC.forward(features,
+    weight)``), in torch the name is the module's entry point. A call from torch's module
+    machinery runs ``construct``; any other call (``self.forward(...)``) runs the cell's
+    method. A cell with no ``construct`` (torch style) keeps its ``forward`` for both."""
+    own = cls.__dict__.get("forward")
+    if own is None or cls.__module__.startswith("jisu.") or hasattr(own, "_jisu_own_forward"):
+        return
+
+    def forward(self: nn.Module, *args: Any, **kwargs: Any) -> Any:
+        from_torch = sys._getframe(1).f_code.co_filename == _TORCH_MODULE_FILE
+        if from_torch and type(self).construct is not Cell.construct:
+            return Cell.forward(self, *args, **kwargs)
+        return own(self, *args, **kwargs)
+
+    forward._jisu_own_forward = own
+    cls.forward = forward
+
+
+_TORCH_MODULE_FILE = nn.modules.module.__file__
+
+
 class Cell(CellSettings, nn.Module):
     """MindSpore's ``nn.Cell``: define ``construct`` (called by ``forward``).
 
@@ -141,6 +165,7 @@ class Cell(CellSettings, nn.Module):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _alias_mindspore_names(cls)
+        _keep_own_forward(cls)
 
     def construct(self, *inputs: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__}: define construct(...)")
@@ -215,6 +240,13 @@ class Cell(CellSettings, nn.Module):
         """The direct sub-cells."""
         return self.children()
 
+    @property
+    def _cells(self) -> dict[str, nn.Module]:
+        """MindSpore's private map of the direct sub-cells, by name: torch's ``_modules``
+        itself, so that assigning ``net._cells[name] = cell`` replaces the sub-cell (mindcv's
+        amp and mindocr's ``set_amp_attr`` read and assign it)."""
+        return self._modules
+
     def name_cells(self) -> OrderedDict[str, nn.Module]:
         """``OrderedDict`` of the direct sub-cells by name."""
         return OrderedDict(self.named_children())
@@ -239,23 +271,59 @@ class Cell(CellSettings, nn.Module):
         return self
 
     def to_float(self, dst_type: torch.dtype) -> Cell:
-        """Run this cell in ``dst_type``: its parameters are cast, and its floating-point
-        inputs are cast on the way in (MindSpore's ``to_float``)."""
+        """Run this cell and the cells below it in ``dst_type`` (MindSpore's ``to_float``): its
+        floating-point inputs are cast on the way in, and during its forward each float
+        parameter below it reads as a ``dst_type`` copy; the parameters themselves keep their
+        dtype (MindSpore's stay float32, so the optimizer updates float32 master weights)."""
         if not (isinstance(dst_type, torch.dtype) and dst_type.is_floating_point):
             raise TypeError(f"{self.cls_name}.to_float: dst_type must be a float dtype")
-        self.to(dst_type)
-        old = getattr(self, "_jisu_cast_hook", None)
-        if old is not None:
-            old.remove()
-
-        def cast(module: nn.Module, args: tuple) -> tuple:
-            return tuple(
-                a.to(dst_type) if isinstance(a, torch.Tensor) and a.is_floating_point() else a
-                for a in args
-            )
-
-        self._jisu_cast_hook = self.register_forward_pre_hook(cast)
+        for hook in getattr(self, "_jisu_cast_hook", ()):
+            hook.remove()
+        self._jisu_cast_hook = (
+            self.register_forward_pre_hook(_CastParameters(dst_type).enter),
+            self.register_forward_hook(_CastParameters.leave, always_call=True),
+        )
         return self
+
+
+#: the dtypes of the ``to_float`` cells running now, innermost last, with what each shadowed
+_CAST_STACK: list[tuple[torch.dtype | None, list[tuple[nn.Module, str, Any]]]] = []
+
+
+class _CastParameters:
+    """``to_float``'s hooks: shadow each float parameter below the cell by a cast copy (an
+    instance attribute, found before ``nn.Module.__getattr__`` looks in ``_parameters``) for
+    the forward, and restore what was there after it. Batch norms keep their float32
+    parameters, as their moving statistics (torch's kernel takes them with a float16 input)."""
+
+    def __init__(self, dtype: torch.dtype) -> None:
+        self.dtype = dtype
+
+    def enter(self, module: nn.Module, args: tuple) -> tuple:
+        dtype, shadowed = self.dtype, []
+        if not (_CAST_STACK and _CAST_STACK[-1][0] == dtype):  # an outer cell cast them already
+            for sub in module.modules():
+                if isinstance(sub, nn.modules.batchnorm._BatchNorm):
+                    continue  # torch's batch norm takes low-precision x with float32 statistics
+                for name, param in sub._parameters.items():
+                    if param is not None and param.is_floating_point() and param.dtype != dtype:
+                        shadowed.append((sub, name, sub.__dict__.get(name, _CAST_STACK)))
+                        sub.__dict__[name] = param.to(dtype)
+        _CAST_STACK.append((dtype, shadowed))
+        return tuple(
+            a.to(dtype) if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+            for a in args
+        )
+
+    @staticmethod
+    def leave(module: nn.Module, args: tuple, output: Any) -> None:
+        if not _CAST_STACK:
+            return
+        for sub, name, before in reversed(_CAST_STACK.pop()[1]):
+            if before is _CAST_STACK:
+                sub.__dict__.pop(name, None)
+            else:
+                sub.__dict__[name] = before
 
 
 class SequentialCell(Cell):
