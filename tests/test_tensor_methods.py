@@ -120,6 +120,9 @@ TORCH_FORMS = [
     ("transpose", (0, 1), {}),
     ("transpose", (), {"dim0": 2, "dim1": 0}),
     ("transpose", (-1, -2), {}),
+    ("view", (4, 6), {}),
+    ("view", (-1,), {}),
+    ("view", (torch.int32,), {}),
     ("sum", (), {}),
     ("sum", (1,), {}),
     ("sum", (), {"dim": (0, 2), "keepdim": True}),
@@ -261,3 +264,20 @@ def test_patched_methods_compile():
     x = torch.randn(2, 3, 4)
     compiled = torch.compile(f, backend="eager", fullgraph=True)
     torch.testing.assert_close(compiled(x), f(x))
+
+
+def test_view_of_a_permuted_tensor_reshapes_as_mindspore():
+    # MindSpore 2.10 and 2.0.0 both printed True and [0.0, 4.0, 8.0, 1.0, 5.0, 9.0] for
+    # Tensor(x).transpose(0, 2, 1).view(2, 12) against NumPy's reshape (mindyolo's heads).
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    t = torch.from_numpy(x).permute(0, 2, 1)
+    got = t.view(2, 12)
+    np.testing.assert_array_equal(got.numpy(), x.transpose(0, 2, 1).reshape(2, 12))
+    assert got[0, :6].tolist() == [0.0, 4.0, 8.0, 1.0, 5.0, 9.0]
+    assert torch.sigmoid(t).view((8, 3)).shape == (8, 3)
+    # where torch's view works it is that same view, sharing memory
+    base = torch.zeros(2, 3, 4)
+    alias = base.permute(1, 0, 2).view(3, 2, 2, 2)
+    alias.fill_(1.0)
+    assert base.sum() == 24
+    assert torch.zeros(4, 6).t().view(torch.int32).shape == (6, 4)

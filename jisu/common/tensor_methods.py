@@ -24,6 +24,10 @@ Two kinds of additions, and nothing else:
   - ``repeat(n, axis=k)`` is MindSpore's (NumPy's) element repeat; ``repeat(2, 3)`` stays
     torch's tiling.
   - ``norm(ord=...)`` is MindSpore's ``ops.norm`` (``torch.linalg.norm``).
+  - ``view(*shape)`` of a tensor whose strides torch's ``view`` rejects (a transposed or
+    permuted one) reshapes into a copy, as MindSpore's ``view`` (a reshape) does; wherever
+    torch's ``view`` works, the result is that same view (``reshape`` returns a view exactly
+    when one exists). ``view(dtype)`` stays torch's.
 
   The ``axis=`` keyword is an undocumented NumPy alias in torch; for ``max``/``min``/``var``/
   ``std`` it now takes MindSpore's (and NumPy's) meaning. No documented torch form changes.
@@ -68,6 +72,7 @@ _torch_var = _torch_method("var")
 _torch_std = _torch_method("std")
 _torch_repeat = _torch_method("repeat")
 _torch_norm = _torch_method("norm")
+_torch_view = _torch_method("view")
 
 
 # ---------------------------------------------------------------- dtype names
@@ -132,7 +137,7 @@ def itemset(self: torch.Tensor, *args: Any) -> torch.Tensor:
         )
     with torch.no_grad():
         if isinstance(index, int):
-            self.view(-1)[index] = value
+            _torch_view(self, -1)[index] = value
         else:
             self[tuple(index)] = value
     return self
@@ -230,6 +235,15 @@ def ms_transpose(self: torch.Tensor, *axes: Any, **kwargs: Any) -> torch.Tensor:
     if not axes or axes == (None,):
         return self.permute(tuple(range(self.dim() - 1, -1, -1)))
     return self.permute(axes)
+
+
+def ms_view(self: torch.Tensor, *shape: Any, **kwargs: Any) -> torch.Tensor:
+    """Torch's ``view``; a shape torch cannot view a non-contiguous tensor as gives
+    ``reshape``'s copy (MindSpore's ``view`` reshapes any tensor). ``reshape`` returns the
+    view torch's ``view`` would (same memory, same autograd view) wherever one exists."""
+    if kwargs or (len(shape) == 1 and isinstance(shape[0], torch.dtype)):
+        return _torch_view(self, *shape, **kwargs)
+    return self.reshape(*shape)  # torch's view itself wherever one exists; traceable
 
 
 def _keep_dims(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -399,6 +413,7 @@ _EXTENDED = {
     "std": ms_std,
     "repeat": ms_repeat,
     "norm": ms_norm,
+    "view": ms_view,
 }
 
 

@@ -8,9 +8,11 @@ import json
 import os
 from collections import OrderedDict
 
+import numpy as np
 import pytest
 import torch
 
+import jisu
 from jisu import nn
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "ms_surface", "mindspore.json")
@@ -78,6 +80,53 @@ def test_forward_calls_construct_and_the_modes_and_containers_work():
 def test_to_float_runs_the_cell_in_the_dtype():
     dense = nn.Dense(3, 2).to_float(torch.bfloat16)
     out = dense(torch.randn(4, 3))  # a float32 input is cast on the way in
-    assert out.dtype == torch.bfloat16 and dense.weight.dtype == torch.bfloat16
+    assert out.dtype == torch.bfloat16 and dense.weight.dtype == torch.float32
+    bn = nn.BatchNorm2d(3).to_float(torch.float16)
+    assert bn(torch.randn(2, 3, 4, 4)).dtype == torch.float16 and bn.gamma.dtype == torch.float32
     with pytest.raises(TypeError, match="to_float: dst_type must be a float dtype"):
         nn.Dense(3, 2).to_float(torch.int32)
+
+
+def test_to_float_keeps_float32_master_weights():
+    """MindSpore 2.0.0 printed these: a Dense to_float(float16) gives float16 outputs from
+    float32 weights; two Adam steps on a zero input leave the weight (zero gradient) as it was
+    and move the bias (fastText's fp16 Dense went NaN when its weights were float16)."""
+    w = (np.arange(12).reshape(3, 4) / 10 - 0.5).astype(np.float32)
+    dense = nn.Dense(4, 3, weight_init=jisu.Tensor(w), bias_init="zeros").to_float(jisu.float16)
+    x = torch.tensor([[0.5, -1.0, 2.0, 0.25], [0, 0, 0, 0]])
+    y = dense(x)
+    assert y.dtype == torch.float16 and dense.weight.dtype == torch.float32
+    torch.testing.assert_close(
+        y.float(), torch.tensor([[-0.5, 0.199951171875, 0.900390625], [0.0, 0.0, 0.0]])
+    )
+    opt = nn.Adam(dense.trainable_params(), 0.1)
+    net = nn.TrainOneStepCell(nn.WithLossCell(dense, nn.MSELoss()), opt)
+    losses = [float(net(torch.zeros(2, 4), torch.ones(2, 3))) for _ in range(2)]
+    assert losses[0] == pytest.approx(1.0) and losses[1] == pytest.approx(0.810044, abs=1e-3)
+    assert dense.weight.dtype == torch.float32 and torch.equal(
+        dense.weight.detach(), torch.tensor(w)
+    )
+    torch.testing.assert_close(
+        dense.bias.detach(), torch.full((3,), 0.19958947598934174), atol=1e-4, rtol=0
+    )
+    assert "weight" not in dense.__dict__  # the float16 copy lives only during the forward
+
+
+def test_cells_map_reads_and_replaces_the_sub_cells():
+    # MindSpore 2.10 printed: OrderedDict ['fc', 'act'] ['fc', 'act'], then after
+    # net._cells["act"] = nn.Sigmoid(): Sigmoid ['Dense', 'Sigmoid']
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Dense(2, 2)
+            self.act = nn.ReLU()
+
+        def construct(self, x):
+            return self.act(self.fc(x))
+
+    net = Net()
+    assert list(net._cells.keys()) == ["fc", "act"] == list(net.name_cells().keys())
+    net._cells["act"] = nn.Sigmoid()
+    assert type(net.act).__name__ == "Sigmoid"
+    assert [type(c).__name__ for c in net.cells()] == ["Dense", "Sigmoid"]
+    assert torch.all(net(torch.zeros(1, 2)) > 0)  # the sigmoid now runs
