@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from .. import compat
+from ..common import parameter_inplace
 from ..common.parameter_names import _remember, _renamed, parameter_name, rename_parameter
 from .cell_settings import CellSettings
 
@@ -407,3 +408,4 @@ def _install_parameter_name() -> None:
 
 
 _install_parameter_name()
+parameter_inplace.install()  # self.updates += 1 in construct: MindSpore's assignment
