@@ -150,3 +150,15 @@ def test_cost_model_context_is_recorded():
     cmc.reset_cost_model_context()
     with pytest.raises(ValueError, match="was not set"):
         cmc.get_cost_model_context("device_memory_capacity")
+
+
+def test_mindspore_1x_nn_transformer_path():
+    from jisu.nn.transformer.layers import _LayerNorm as OldLayerNorm
+    from jisu.nn.transformer.loss import CrossEntropyLoss as OldLoss
+    from jisu.nn.transformer.transformer import TransformerOpParallelConfig as OldConfig
+
+    assert (OldLayerNorm, OldLoss, OldConfig) == (
+        _LayerNorm,
+        CrossEntropyLoss,
+        TransformerOpParallelConfig,
+    )
