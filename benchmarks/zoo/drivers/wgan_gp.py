@@ -1,8 +1,8 @@
-"""research/cv/WGAN_GP: DcganG / DcgannobnD (DIM 16) at 32x32, batch 64 (the generator hard-codes it), the project's GenWithLossCell and
-DisWithLossCell, whose gradient penalty takes GradOperation of the critic inside the loss (a
-gradient of a gradient when nn.TrainOneStepCell differentiates it), Adams, in train.py's loop
-(critic steps with requires_grad toggled, then a generator step) on a fixed real batch and
-fixed noise; the critic's losses are reported."""
+"""research/cv/WGAN_GP: DcganG / DcgannobnD (DIM 16) at 32x32, batch 64 (the generator
+hard-codes it), the project's GenWithLossCell and DisWithLossCell, whose gradient penalty takes
+GradOperation of the critic inside the loss (a gradient of a gradient when nn.TrainOneStepCell
+differentiates it), Adams, in train.py's loop (critic steps with requires_grad toggled, then a
+generator step) on a fixed real batch and fixed noise; the critic's losses are reported."""
 
 import synth
 
