@@ -18,32 +18,21 @@ def _message(path: str, reason: str) -> str:
 
 
 def refused_class(path: str, reason: str, base: type = object) -> type:
-    """A class named as MindSpore's ``path`` (``"nn.GraphCell"``) whose construction raises
-    ``NotImplementedError("mindspore.<path> is not provided by jisu: <reason>")``; its class
-    attributes (``DataType.F32_None`` ...) resolve to refusals too, so tables built at import
-    time from them still import."""
+    """A class named as MindSpore's ``path`` (``"nn.GraphCell"``), a subclass of ``base``,
+    whose construction (and call) raises ``NotImplementedError("mindspore.<path> is not
+    provided by jisu: <reason>")``."""
     message = _message(path, reason)
 
     def refuse(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
         raise NotImplementedError(message)
 
-    class _Meta(type):
-        def __getattr__(cls, name: str) -> Any:
-            if name.startswith("__"):
-                raise AttributeError(name)
-            return refused_function(f"{path}.{name}", reason)
-
-    name = path.rsplit(".", 1)[-1]
     namespace = {
         "__init__": refuse,
         "__call__": refuse,
         "_jisu_unprovided": True,
         "__doc__": f"MindSpore's ``{path}``: not provided by jisu ({reason}).",
     }
-    meta = type(base) if type(base) is not type else _Meta
-    if meta is not _Meta:  # a torch.nn.Module base keeps its own metaclass
-        return meta(name, (base,), namespace)
-    return _Meta(name, (base,), namespace)
+    return type(base)(path.rsplit(".", 1)[-1], (base,), namespace)
 
 
 def refused_function(path: str, reason: str) -> Callable[..., NoReturn]:
