@@ -402,19 +402,20 @@ class MixedPrecisionNetwork(nn.Module):
         # norms take a low-precision input with fp32 weights and statistics).
         norms = _modules_of(network, _BLACK_LIST)
         self._kept = {id(p) for m in [*self.fp32_modules, *norms] for p in m.parameters()}
-        if precision.fp32_masters:
+        if precision.fp32_masters or precision.casts_network:
+            # layers fed fp32 (a buffer, a cast in construct) recast, as to_float; O3's for good
             fp32_ids = {id(p) for m in self.fp32_modules for p in m.parameters()}
-            for module in network.modules():  # layers fed fp32 (e.g. by a buffer) recast
+            for module in network.modules():
                 own = list(module.parameters(recurse=False))
                 if own and not any(id(p) in fp32_ids for p in own):
-                    self._hook(module, self.dtype, None)
+                    self._hook(module, self.dtype, None, always=not precision.fp32_masters)
         network._jisu_amp = precision.level
 
-    def _hook(self, module: nn.Module, compute: torch.dtype, out: torch.dtype | None) -> None:
+    def _hook(self, module: nn.Module, compute: torch.dtype, out: Any, always=False) -> None:
         switch = self._switch
 
         def before(_module, args, kwargs):
-            if switch.depth:
+            if switch.depth or always:
                 return _cast(args, compute), _cast(kwargs, compute)
             return None
 

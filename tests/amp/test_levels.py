@@ -200,3 +200,29 @@ def test_an_o3_network_takes_fp32_inputs_when_called_itself():
     out = net(x)
     assert out.dtype == torch.bfloat16
     torch.testing.assert_close(out, converted(x).to(out.dtype))
+
+
+class _CastInside(torch.nn.Module):
+    """Dense -> cast to float32 -> Dense, as the zoo's ViT FeedForward casts in construct."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.d1, self.d2 = torch.nn.Linear(4, 3, bias=False), torch.nn.Linear(3, 2, bias=False)
+        with torch.no_grad():
+            self.d1.weight.copy_(torch.arange(12.0).reshape(3, 4) / 10 - 0.5)
+            self.d2.weight.copy_(torch.arange(6.0).reshape(2, 3) / 7 - 0.3)
+
+    def forward(self, x):
+        return self.d2(self.d1(x).float())
+
+
+def test_o3_layers_recast_a_float32_input_made_inside_the_network():
+    """MindSpore 2.0.0 printed these (amp.auto_mixed_precision(net, "O3"), PYNATIVE): its
+    to_float casts every cell's inputs, so the second Dense runs in float16 on the float32
+    tensor the construct made (float32 math would give 0.10571429, 0.36285713, ...)."""
+    x = torch.tensor([[0.5, -1.0, 2.0, 0.25], [1.0, 0.0, -0.5, 3.0]])
+    expected = torch.tensor([[0.10577392578125, 0.363037109375], [0.1878662109375, 0.7666015625]])
+    converted = amp.auto_mixed_precision(_CastInside(), "O3", dtype=torch.float16)
+    torch.testing.assert_close(converted(x).float(), expected, rtol=0, atol=0)
+    net = converted.network  # called by itself (an eval after training) it recasts too
+    torch.testing.assert_close(net(x).float(), expected, rtol=0, atol=0)
