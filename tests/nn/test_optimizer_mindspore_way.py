@@ -6,6 +6,7 @@ and of a NumPy reference."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 import jisu
@@ -187,9 +188,7 @@ def test_state_dict_carries_the_cloned_moments_and_tensors() -> None:
 def test_parameter_tuple_clone_names_and_fills_new_untrainable_parameters():
     import jisu
 
-    weights = jisu.ParameterTuple(
-        [jisu.Parameter(np.ones((2, 3), np.float32), name="fc.weight")]
-    )
+    weights = jisu.ParameterTuple([jisu.Parameter(np.ones((2, 3), np.float32), name="fc.weight")])
     same, zeros = weights.clone("moment1"), weights.clone("moment2", init="zeros")
     assert [p.name for p in same] == ["moment1.fc.weight"]
     assert [p.name for p in zeros] == ["moment2.fc.weight"]
@@ -207,3 +206,25 @@ def test_integer_parameters_need_no_gradient_and_fp32_gradients_update_fp16_para
     opt((torch.full((3,), 2.0, dtype=torch.float32),))
     assert w.dtype == torch.float16
     torch.testing.assert_close(w, torch.zeros(3, dtype=torch.float16))
+
+
+def test_groups_without_their_own_rate_share_one_rate() -> None:
+    """MindSpore 2.0.0 printed `StubTensor () 0.1 True False` for get_lr() of Momentum over
+    weight-decay groups with order_params and a per-step rate list (the zoo's ViT AdamW
+    multiplies by it); with a group rate it gave the per-parameter tuple (0.5, 0.1)."""
+    net = nn.Dense(3, 2)
+    groups = [
+        {"params": [net.weight], "weight_decay": 0.05},
+        {"params": [net.bias]},
+        {"order_params": net.trainable_params()},
+    ]
+    opt = nn.Momentum(groups, jisu.Tensor(np.array([0.1, 0.2, 0.3], np.float32)), 0.9)
+    lr = opt.get_lr()
+    assert opt.is_group and not opt.is_group_lr
+    assert isinstance(lr, torch.Tensor) and lr.shape == () and float(lr) == pytest.approx(0.1)
+    opt = MSMomentum(groups, 0.1, 0.9)
+    lr = opt.get_lr()
+    assert isinstance(lr, torch.Tensor) and lr.shape == ()
+    rated = [{"params": [net.weight], "lr": 0.5}, {"params": [net.bias]}]
+    rates = MSMomentum(rated, 0.1, 0.9).get_lr()
+    assert [float(r) for r in rates] == pytest.approx([0.5, 0.1])

@@ -229,15 +229,18 @@ class Optimizer(MindSporeOptimizerAPI, torch.optim.Optimizer):
         return group["lr"] if dynamic is None else dynamic.at(self._step_tensor())
 
     def get_lr(self) -> Any:
-        """The rate of the next step: a 0-d tensor (one per group, as a tuple, when groups have
-        their own rates; one per parameter for a ``construct``-based subclass, as MindSpore's).
-        Reading its value is a host synchronisation."""
+        """The rate of the next step: a 0-d tensor, also for groups that set only their weight
+        decay (one per group, as a tuple, when groups have their own rates; one per parameter
+        for a ``construct``-based subclass, as MindSpore's). Reading its value is a host
+        synchronisation."""
         rates = tuple(
             torch.as_tensor(self._rate(i, g), dtype=torch.float32)
             for i, g in enumerate(self.param_groups)
         )
         if self._steps_by_construct and getattr(self, "is_group_lr", False):
             return tuple(r for r, g in zip(rates, self.param_groups) for _ in g["params"])
+        if not getattr(self, "is_group_lr", True):  # groups (weight decay only) share one rate
+            return rates[0]
         return rates[0] if len(rates) == 1 else rates
 
     # ------------------------------------------------------------------ MindSpore's calls
