@@ -49,11 +49,17 @@ def train(p, steps):
     g_loss_net = lo.G_WithLossCell(backbone=model, loss_fn=lo.G_Loss())
     lr = p.tools.get_lr()
     d_opt = nn.Adam(
-        model.netD.trainable_params(), learning_rate=lr, beta1=cfg.beta1, beta2=cfg.beta2,
+        model.netD.trainable_params(),
+        learning_rate=lr,
+        beta1=cfg.beta1,
+        beta2=cfg.beta2,
         loss_scale=1,
     )
     g_opt = nn.Adam(
-        model.netG.trainable_params(), learning_rate=lr, beta1=cfg.beta1, beta2=cfg.beta2,
+        model.netG.trainable_params(),
+        learning_rate=lr,
+        beta1=cfg.beta1,
+        beta2=cfg.beta2,
         loss_scale=1,
     )
     train_net = lo.TrainOneStepCell(
