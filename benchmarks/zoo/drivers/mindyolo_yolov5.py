@@ -3,7 +3,13 @@ train.py's own steps: parse_args(get_parser_train()), create_model, create_loss 
 create_lr_scheduler / create_group_param / create_optimizer, get_loss_scaler and
 create_train_step_fn (ops.value_and_grad, all_finite, the optimizer called with the gradients),
 called in a loop as mindyolo's trainer does; targets [N, 160, 6] (image, class, x, y, w, h),
-padding rows with class -1, as its COCODataset."""
+padding rows with class -1, as its COCODataset.
+
+One porting edit (what a user porting the project does): parse_model counts parameters with
+``sum([x.size for x in m_.get_parameters()])``, MindSpore's ``Tensor.size`` being the element
+count as a property while torch's ``size`` is a method; get_parameters() also yields the norm
+layers' moving statistics (torch buffers, plain tensors), so no Parameter-only change in jisu
+covers it: ``x.size`` -> ``x.numel()`` in the copy."""
 
 import numpy as np
 import synth
@@ -24,7 +30,14 @@ STUBS = ["pkg_resources"]  # a version check in its albumentations wrapper (data
 SIZE, BOXES, CLASSES = 64, 160, 80
 
 
+def port_size(path):
+    """MindSpore's ``param.size`` (element count) -> ``param.numel()`` in the copied file."""
+    text = path.read_text()
+    path.write_text(text.replace("x.size for x in", "x.numel() for x in"))
+
+
 def imports(p):
+    port_size(p.dir / "models" / "model_factory.py")
     import train
     from mindyolo.models import create_loss, create_model
     from mindyolo.optim import create_group_param, create_lr_scheduler, create_optimizer
@@ -32,8 +45,13 @@ def imports(p):
     from mindyolo.utils.train_step_factory import create_train_step_fn, get_loss_scaler
 
     p.args = parse_args(train.get_parser_train())
-    p.args.optimizer.warmup_epochs = 0
-    p.args.optimizer.min_warmup_step = 0
+    a = p.args  # what mindyolo.utils.utils.set_default derives, for one device, batch 2
+    a.per_batch_size, a.rank, a.rank_size = 2, 0, 1
+    a.total_batch_size = a.per_batch_size * a.rank_size
+    a.optimizer.warmup_epochs = 0
+    a.optimizer.min_warmup_step = 0
+    a.optimizer.epochs, a.optimizer.nbs = a.epochs, a.nbs
+    a.optimizer.accumulate, a.optimizer.total_batch_size = a.accumulate, a.total_batch_size
     p.fns = (
         create_model,
         create_loss,
