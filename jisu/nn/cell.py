@@ -28,6 +28,7 @@ from torch import nn
 from .. import compat
 from ..common import parameter_inplace
 from ..common.parameter_names import _remember, _renamed, parameter_name, rename_parameter
+from ..common.tensor_methods import set_data
 from .cell_settings import CellSettings
 
 #: torch's local names -> MindSpore's, by layer type (the first matching type wins)
@@ -167,6 +168,16 @@ class Cell(CellSettings, nn.Module):
         super().__init_subclass__(**kwargs)
         _alias_mindspore_names(cls)
         _keep_own_forward(cls)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # MindSpore: a tensor assigned to a parameter's attribute sets its data (no gradient
+        # through it), as EcapaTDNN's ``self.output = logits`` in construct does.
+        if isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter):
+            params = self.__dict__.get("_parameters")
+            if params is not None and params.get(name) is not None:
+                set_data(params[name], value)
+                return
+        super().__setattr__(name, value)
 
     def construct(self, *inputs: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__}: define construct(...)")
