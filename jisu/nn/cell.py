@@ -283,45 +283,56 @@ class Cell(CellSettings, nn.Module):
         return self
 
     def to_float(self, dst_type: torch.dtype) -> Cell:
-        """Run this cell and the cells below it in ``dst_type`` (MindSpore's ``to_float``): its
-        floating-point inputs are cast on the way in, and during its forward each float
-        parameter below it reads as a ``dst_type`` copy; the parameters themselves keep their
-        dtype (MindSpore's stay float32, so the optimizer updates float32 master weights)."""
+        """Run this cell and the cells below it in ``dst_type`` (MindSpore's ``to_float``): each
+        of them casts its floating-point inputs on the way in, and during this cell's forward
+        each float parameter below it reads as a copy in its own cell's dtype; the parameters
+        themselves keep their dtype (MindSpore's stay float32, so the optimizer updates float32
+        master weights). As in MindSpore, a later call overwrites: ``net.to_float(float16)``
+        then ``net.norm.to_float(float32)`` runs the norm, and only it, in float32."""
         if not (isinstance(dst_type, torch.dtype) and dst_type.is_floating_point):
             raise TypeError(f"{self.cls_name}.to_float: dst_type must be a float dtype")
-        for hook in getattr(self, "_jisu_cast_hook", ()):
-            hook.remove()
-        self._jisu_cast_hook = (
-            self.register_forward_pre_hook(_CastParameters(dst_type).enter),
-            self.register_forward_hook(_CastParameters.leave, always_call=True),
-        )
+        for sub in self.modules():
+            sub.__dict__["_jisu_float"] = dst_type
+            if "_jisu_cast_hook" not in sub.__dict__:
+                sub.__dict__["_jisu_cast_hook"] = (
+                    sub.register_forward_pre_hook(_CastParameters.enter),
+                    sub.register_forward_hook(_CastParameters.leave, always_call=True),
+                )
+        self.__dict__["_jisu_float_root"] = True
         return self
 
 
-#: the dtypes of the ``to_float`` cells running now, innermost last, with what each shadowed
-_CAST_STACK: list[tuple[torch.dtype | None, list[tuple[nn.Module, str, Any]]]] = []
+#: what is shadowing a parameter's own value now (``_MISSING``: nothing)
+_MISSING = object()
 
 
 class _CastParameters:
-    """``to_float``'s hooks: shadow each float parameter below the cell by a cast copy (an
-    instance attribute, found before ``nn.Module.__getattr__`` looks in ``_parameters``) for
-    the forward, and restore what was there after it. Batch norms keep their float32
-    parameters, as their moving statistics (torch's kernel takes them with a float16 input)."""
+    """``to_float``'s hooks on each cell below it: cast the float inputs to the cell's dtype and
+    shadow float parameters by cast copies (instance attributes, found before
+    ``nn.Module.__getattr__`` looks in ``_parameters``) for the forward, restoring what was
+    there after it; the cell ``to_float`` was called on shadows every parameter below it (each
+    in its own cell's dtype), the others their own. Batch norms keep their float32 parameters,
+    as their moving statistics (torch's kernel takes them with a float16 input)."""
 
-    def __init__(self, dtype: torch.dtype) -> None:
-        self.dtype = dtype
-
-    def enter(self, module: nn.Module, args: tuple) -> tuple:
-        dtype, shadowed = self.dtype, []
-        if not (_CAST_STACK and _CAST_STACK[-1][0] == dtype):  # an outer cell cast them already
-            for sub in module.modules():
-                if isinstance(sub, nn.modules.batchnorm._BatchNorm):
-                    continue  # torch's batch norm takes low-precision x with float32 statistics
-                for name, param in sub._parameters.items():
-                    if param is not None and param.is_floating_point() and param.dtype != dtype:
-                        shadowed.append((sub, name, sub.__dict__.get(name, _CAST_STACK)))
-                        sub.__dict__[name] = param.to(dtype)
-        _CAST_STACK.append((dtype, shadowed))
+    @staticmethod
+    def enter(module: nn.Module, args: tuple) -> tuple | None:
+        dtype = module.__dict__.get("_jisu_float")
+        if dtype is None:
+            return None
+        shadowed = []
+        subs = module.modules() if module.__dict__.get("_jisu_float_root") else (module,)
+        for sub in subs:
+            want = sub.__dict__.get("_jisu_float")
+            if want is None or isinstance(sub, nn.modules.batchnorm._BatchNorm):
+                continue  # torch's batch norm takes low-precision x with float32 statistics
+            for name, param in sub._parameters.items():
+                if param is None or not param.is_floating_point():
+                    continue
+                before = sub.__dict__.get(name, _MISSING)
+                if (param if before is _MISSING else before).dtype != want:
+                    shadowed.append((sub, name, before))
+                    sub.__dict__[name] = param.to(want)
+        module.__dict__.setdefault("_jisu_cast_shadowed", []).append(shadowed)
         return tuple(
             a.to(dtype) if isinstance(a, torch.Tensor) and a.is_floating_point() else a
             for a in args
@@ -329,10 +340,11 @@ class _CastParameters:
 
     @staticmethod
     def leave(module: nn.Module, args: tuple, output: Any) -> None:
-        if not _CAST_STACK:
+        stack = module.__dict__.get("_jisu_cast_shadowed")
+        if not stack:
             return
-        for sub, name, before in reversed(_CAST_STACK.pop()[1]):
-            if before is _CAST_STACK:
+        for sub, name, before in reversed(stack.pop()):
+            if before is _MISSING:
                 sub.__dict__.pop(name, None)
             else:
                 sub.__dict__[name] = before

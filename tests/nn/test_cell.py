@@ -130,3 +130,52 @@ def test_cells_map_reads_and_replaces_the_sub_cells():
     assert type(net.act).__name__ == "Sigmoid"
     assert [type(c).__name__ for c in net.cells()] == ["Dense", "Sigmoid"]
     assert torch.all(net(torch.zeros(1, 2)) > 0)  # the sigmoid now runs
+
+
+class _Nested(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        w1 = (np.arange(12).reshape(3, 4) / 10 - 0.5).astype(np.float32)
+        w2 = (np.arange(6).reshape(2, 3) / 7 - 0.3).astype(np.float32)
+        self.d1 = nn.Dense(4, 3, weight_init=jisu.Tensor(w1), bias_init="zeros")
+        self.ln = nn.LayerNorm((3,))
+        self.d2 = nn.Dense(3, 2, weight_init=jisu.Tensor(w2), bias_init="zeros")
+
+    def construct(self, x):
+        a = self.d1(x)
+        b = self.ln(a)
+        return a, b, self.d2(b)
+
+
+def test_nested_to_float_runs_each_cell_in_its_own_dtype():
+    """MindSpore 2.0.0 printed these (PYNATIVE) for net.to_float(float16) then
+    net.ln.to_float(float32), as the zoo's Swin cast_amp does: the LayerNorm runs in float32
+    on the float16 Dense output, and the next Dense casts that float32 output back to float16
+    (every cell below a to_float casts its inputs)."""
+    net = _Nested()
+    net.to_float(jisu.float16)
+    net.ln.to_float(jisu.float32)
+    x = torch.tensor([[0.5, -1.0, 2.0, 0.25], [1.0, 0.0, -0.5, 3.0]])
+    a, b, c = net(x)
+    assert (a.dtype, b.dtype, c.dtype) == (torch.float16, torch.float32, torch.float16)
+    torch.testing.assert_close(
+        a.float(),
+        torch.tensor(
+            [[-0.5, 0.199951171875, 0.900390625], [-0.94970703125, 0.449951171875, 1.8505859375]]
+        ),
+    )
+    torch.testing.assert_close(
+        b,
+        torch.tensor(
+            [
+                [-1.2246024609, -0.0002847006, 1.2248871326],
+                [-1.2246024609, -0.0002847503, 1.2248871326],
+            ]
+        ),
+        atol=2e-3,
+        rtol=0,
+    )
+    torch.testing.assert_close(
+        c.float(), torch.tensor([[0.35009765625, 0.349853515625], [0.35009765625, 0.349853515625]])
+    )
+    assert net.d1.weight.dtype == torch.float32 and "weight" not in net.d2.__dict__
