@@ -18,7 +18,8 @@ def tensor(input_data: Any = None, dtype: torch.dtype | None = None, shape: Any 
            init: Any = None, const_arg: bool = False,
            device: Any = None) -> torch.Tensor:  # fmt: skip
     """``Tensor(input_data, dtype)`` as a function (MindSpore 2.3+'s ``mindspore.tensor``):
-    a Python float becomes float32, an int int64, unless ``dtype`` says otherwise.
+    a Python float becomes float32, an int int64, unless ``dtype`` says otherwise; ``device``
+    is MindSpore's name ("CPU", "GPU", "Ascend") or torch's.
 
     Raises:
         NotImplementedError: ``init``/``shape`` (MindSpore's lazily initialised tensors) are
@@ -32,7 +33,9 @@ def tensor(input_data: Any = None, dtype: torch.dtype | None = None, shape: Any 
             "jisu.common.initializer.initializer(init, shape, dtype)"
         )
     out = Tensor(input_data, dtype)
-    return out.to(device) if isinstance(device, (str, torch.device)) and device else out
+    if isinstance(device, str) and device:  # MindSpore's names: "CPU", "GPU", "Ascend"
+        device = {"cpu": "cpu", "gpu": "cuda", "ascend": "npu"}.get(device.lower(), device)
+    return out.to(device) if device else out
 
 
 def from_numpy(array: np.ndarray) -> torch.Tensor:

@@ -266,6 +266,7 @@ def test_dtype_names_and_top_level_functions():
     assert not isinstance(torch.int32, Float)
     assert jisu.tensor(1.5).dtype == torch.float32 and jisu.tensor(2).dtype == torch.int64
     assert jisu.tensor(1.0, dtype=jisu.bfloat16).dtype == torch.bfloat16
+    assert jisu.tensor([1.0], device="CPU").device.type == "cpu"
     array = np.ones(3, np.float32)
     assert jisu.from_numpy(array).data_ptr() == array.ctypes.data
     assert jisu.JitConfig(jit_level="O2").jit_config_dict["jit_level"] == "O2"
