@@ -18,6 +18,8 @@ from typing import Any
 import torch
 
 #: the mixed-precision flags of ``add_flags`` and the dtype each one sets
+__all__ = ["CellSettings"]
+
 _PRECISION_FLAGS = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
 
 

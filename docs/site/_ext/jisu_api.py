@@ -60,6 +60,9 @@ MINDSPORE_PATHS = (
     "jisu.dataset.transforms.vision.c_transforms",
     "jisu.dataset.transforms.vision.py_transforms",
     "jisu.dataset.transforms.vision.utils",
+    "jisu.common.tensor",
+    "jisu.common.seed",
+    "jisu.common.parameter",
     "jisu.train.loss_scale_manager",
     "jisu.train.serialization",
     "jisu.nn.metrics",
@@ -225,7 +228,8 @@ def entry_lines(modname: str, name: str) -> list[str]:
             "",
         ]
     if (where, where_name) != (modname, name):
-        summary = _summary(value)
+        # a torch object's docstring is written for torch's site (its markup fails here)
+        summary = _summary(value) if getattr(value, "__module__", "").startswith(ROOT) else ""
         return [
             f".. py:{_role(value)}:: {name}",
             f"   :module: {modname}",

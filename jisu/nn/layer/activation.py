@@ -196,7 +196,7 @@ class SeLU(Cell, nn.SELU):
 
 
 class Softsign(Cell, nn.Softsign):
-    """x / (1 + |x|)."""
+    """``x / (1 + abs(x))``."""
 
     def __init__(self) -> None:
         nn.Softsign.__init__(self)

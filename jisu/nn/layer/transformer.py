@@ -408,10 +408,12 @@ class Transformer(Cell):
     Args:
         d_model: features of ``src`` and ``tgt``. Default 512.
         nhead: attention heads. Default 8.
-        num_encoder_layers, num_decoder_layers: Default 6 each.
-        dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
-            dtype: as :class:`TransformerEncoderLayer`.
-        custom_encoder, custom_decoder: cells used instead of the built ones.
+        num_encoder_layers: encoder layers. Default 6.
+        num_decoder_layers: decoder layers. Default 6.
+        dim_feedforward: as :class:`TransformerEncoderLayer` (so are ``dropout``,
+            ``activation``, ``layer_norm_eps``, ``batch_first``, ``norm_first``, ``dtype``).
+        custom_encoder: a cell used instead of the built encoder.
+        custom_decoder: a cell used instead of the built decoder.
 
     Call ``transformer(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
     src_key_padding_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None)``
