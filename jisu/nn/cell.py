@@ -272,8 +272,15 @@ class Cell(CellSettings, nn.Module):
 
     # ------------------------------------------------------------------ modes
     def set_train(self, mode: bool = True) -> Cell:
-        """Training (True) or inference (False) behaviour: torch's ``train(mode)``."""
-        self.train(mode)
+        """Training (True) or inference (False) behaviour: torch's ``train(mode)``. A cell may
+        hide torch's method under an attribute of its own (PointNet's ``self.train = True``,
+        an ordinary attribute in MindSpore): then every cell's mode is set directly."""
+        modules = list(self.modules())
+        if any("train" in m.__dict__ for m in modules):
+            for m in modules:
+                m.training = mode
+        else:
+            self.train(mode)
         self.phase = "train" if mode else "predict"
         return self
 
