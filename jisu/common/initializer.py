@@ -77,7 +77,8 @@ def _gain(owner: str, nonlinearity: str, negative_slope: Any) -> float:
 
 class Initializer:
     """Base class: ``init(tensor)`` fills ``tensor`` in place (without recording gradients)
-    and returns it. Subclasses define :meth:`_initialize`."""
+    and returns it. Subclasses define :meth:`_initialize`: jisu's own on the tensor, a user's
+    (the zoo's KaimingUniform ...) on a NumPy array, filled in place as in MindSpore."""
 
     def __init__(self, **kwargs: Any) -> None:
         self._kwargs = kwargs
@@ -87,7 +88,13 @@ class Initializer:
 
     def __call__(self, tensor: torch.Tensor) -> torch.Tensor:
         with torch.no_grad():
-            self._initialize(tensor)
+            if type(self)._initialize.__module__.startswith("jisu."):
+                self._initialize(tensor)
+            else:  # a user's subclass fills a NumPy array in place, as MindSpore hands it one
+                low = torch.float32 if tensor.dtype == torch.bfloat16 else tensor.dtype
+                arr = tensor.detach().to("cpu", low).numpy().copy()
+                self._initialize(arr)
+                tensor.copy_(torch.from_numpy(arr))
         return tensor
 
     def __repr__(self) -> str:

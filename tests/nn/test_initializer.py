@@ -177,3 +177,26 @@ def test_layers_take_named_and_object_initializers() -> None:
     assert torch.equal(ln.bias, torch.ones(4))
     emb = nn.Embedding(5, 2, embedding_table="ones")
     assert torch.equal(emb.weight, torch.ones(5, 2))
+
+
+class _Ramp(Initializer):
+    """A model-zoo style subclass: MindSpore hands _initialize a NumPy array to fill."""
+
+    def _initialize(self, arr):
+        assert isinstance(arr, np.ndarray)
+        arr[:] = (np.arange(arr.size, dtype=np.float64).reshape(arr.shape) / 10)[:]
+
+
+def test_a_users_subclass_fills_a_numpy_array_in_place():
+    """MindSpore 2.0.0 printed these (initializer(Ramp(), shape, dtype) and Dense's
+    weight_init; its _initialize received an ndarray of the dtype)."""
+
+    ramp = [[0.0, 0.1, 0.2], [0.3, 0.4, 0.5]]
+    t = initializer(_Ramp(), [2, 3], torch.float32)
+    torch.testing.assert_close(t, torch.tensor(ramp), rtol=0, atol=0)
+    torch.testing.assert_close(
+        nn.Dense(3, 2, weight_init=_Ramp()).weight.detach(), torch.tensor(ramp)
+    )
+    half = initializer(_Ramp(), [2, 2], torch.float16)
+    expected = torch.tensor([[0.0, 0.0999755859375], [0.199951171875, 0.300048828125]])
+    torch.testing.assert_close(half.float(), expected, rtol=0, atol=0)
