@@ -528,3 +528,17 @@ def test_file_writer_open_for_append(tmp_path):
     mindrecord = Path(__file__).parent / "fixtures/mindrecord/all_types.mindrecord"
     with pytest.raises(NotImplementedError, match="open_for_append is not provided"):
         FileWriter.open_for_append(str(mindrecord))
+
+
+def test_forward_value_and_grad_runs_the_network_once():
+    calls = []
+
+    def net(x, label):
+        calls.append(1)
+        return (x * 2).sum() + label.sum() * 0
+
+    loss, grads = jisu.nn.ForwardValueAndGrad(net, get_all=True)(
+        torch.ones(2), torch.tensor([1, 2])
+    )
+    assert len(calls) == 1 and loss.item() == 4.0
+    assert grads[0].tolist() == [2.0, 2.0] and grads[1].tolist() == [0, 0]  # an int input: zeros

@@ -25,9 +25,11 @@ __all__ = [
 
 
 class ForwardValueAndGrad(Cell):
-    """``(network(*inputs), grads)``: the gradients ``GradOperation(get_all, get_by_list,
-    sens_param)`` gives (of the inputs, of ``weights``, or of the first input when neither
-    is asked); with ``sens_param`` the last input is the output's sensitivity.
+    """``(network(*inputs), grads)`` from one forward pass: the gradients ``GradOperation(
+    get_all, get_by_list, sens_param)`` gives (of every input, of ``weights``, both as
+    ``(inputs, weights)``, or of the first input when neither is asked; an input that is not
+    floating point gets zeros); with ``sens_param`` the last input is the output's
+    sensitivity, otherwise ones.
 
     Raises:
         TypeError: ``network`` is not callable, a flag is not a bool, or ``get_by_list``
@@ -51,20 +53,52 @@ class ForwardValueAndGrad(Cell):
                 "ForwardValueAndGrad: get_by_list=True needs weights, a tuple or list of "
                 f"parameters. Received: {type(weights).__name__}"
             )
-        from ..ops.composite import GradOperation
-
         self.network = network
         self.weights = weights
         self.get_all, self.get_by_list, self.sens_param = get_all, get_by_list, sens_param
-        self.grad = GradOperation(get_all=get_all, get_by_list=get_by_list, sens_param=sens_param)
 
     def construct(self, *inputs: Any) -> tuple[Any, Any]:
-        forward_inputs = inputs[:-1] if self.sens_param else inputs
-        loss = self.network(*forward_inputs)
-        if self.get_by_list:
-            grads = self.grad(self.network, self.weights)(*inputs)
+        sens = inputs[-1] if self.sens_param else None
+        inputs = inputs[:-1] if self.sens_param else inputs
+        want_inputs = self.get_all or not self.get_by_list
+        positions = range(len(inputs)) if self.get_all else range(min(1, len(inputs)))
+        args = list(inputs)
+        leaves = {}
+        for i in positions if want_inputs else ():
+            x = args[i]
+            if isinstance(x, torch.Tensor) and x.is_floating_point():
+                args[i] = leaves[i] = x.detach().requires_grad_()
+        weights = list(self.weights) if self.get_by_list else []
+        with torch.enable_grad():
+            loss = self.network(*args)
+        outputs = list(loss) if isinstance(loss, (tuple, list)) else [loss]
+        if sens is None:
+            grad_outputs = [torch.ones_like(o) for o in outputs]
         else:
-            grads = self.grad(self.network)(*inputs)
+            parts = list(sens) if isinstance(sens, (tuple, list)) else [sens]
+            grad_outputs = [torch.as_tensor(g, dtype=o.dtype).expand_as(o)
+                            for g, o in zip(parts, outputs, strict=True)]  # fmt: skip
+        targets = [*leaves.values(), *(w for w in weights if w.requires_grad)]
+        found = torch.autograd.grad(outputs, targets, grad_outputs, allow_unused=True)
+        by_id = {id(t): g for t, g in zip(targets, found, strict=True)}
+
+        def grad_of(t: Any) -> torch.Tensor:
+            g = by_id.get(id(t))
+            return torch.zeros_like(t) if g is None else g
+
+        input_grads = tuple(
+            grad_of(leaves[i]) if i in leaves else torch.zeros_like(torch.as_tensor(args[i]))
+            for i in positions
+        )
+        weight_grads = tuple(grad_of(w) for w in weights)
+        if self.get_all and self.get_by_list:
+            grads: Any = (input_grads, weight_grads)
+        elif self.get_by_list:
+            grads = weight_grads
+        elif self.get_all:
+            grads = input_grads
+        else:
+            grads = input_grads[0]
         return loss, grads
 
 
