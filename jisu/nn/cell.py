@@ -146,6 +146,18 @@ def _keep_own_forward(cls: type) -> None:
 _TORCH_MODULE_FILE = nn.modules.module.__file__
 
 
+def train_mode(module: nn.Module, mode: bool = True) -> None:
+    """torch's ``module.train(mode)``, also where a cell hides torch's method under an
+    attribute of its own (PointNet's ``self.train = True``, an ordinary attribute in
+    MindSpore): then every module's mode is set directly."""
+    modules = list(module.modules())
+    if any("train" in m.__dict__ for m in modules):
+        for m in modules:
+            m.training = mode
+    else:
+        module.train(mode)
+
+
 class Cell(CellSettings, nn.Module):
     """MindSpore's ``nn.Cell``: define ``construct`` (called by ``forward``).
 
@@ -153,7 +165,12 @@ class Cell(CellSettings, nn.Module):
         auto_prefix: False: the sub-cells' parameter names do not carry this cell's
             attribute names (MindSpore's wrapper cells use it, so a wrapped network's
             parameters keep their names).
-        flags: attributes set with :meth:`add_flags` (MindSpore's argument).
+        flags: attributes set with ``add_flags`` (MindSpore's argument).
+
+    MindSpore's settings of a cell (``add_flags``, ``add_flags_recursive``, ``get_flags``,
+    ``init_parameters_data``, ``recompute``, ``shard``, ``set_comm_fusion``, ``set_inputs``,
+    ``get_inputs``, ``set_jit_config``, ``set_broadcast_flag``, ``set_param_ps``) come from
+    ``jisu.nn.cell_settings.CellSettings``.
     """
 
     def __init__(self, auto_prefix: bool = True, flags: dict | None = None) -> None:
@@ -272,15 +289,9 @@ class Cell(CellSettings, nn.Module):
 
     # ------------------------------------------------------------------ modes
     def set_train(self, mode: bool = True) -> Cell:
-        """Training (True) or inference (False) behaviour: torch's ``train(mode)``. A cell may
-        hide torch's method under an attribute of its own (PointNet's ``self.train = True``,
-        an ordinary attribute in MindSpore): then every cell's mode is set directly."""
-        modules = list(self.modules())
-        if any("train" in m.__dict__ for m in modules):
-            for m in modules:
-                m.training = mode
-        else:
-            self.train(mode)
+        """Training (True) or inference (False) behaviour: torch's ``train(mode)``, also
+        through cells that hide it (see :func:`train_mode`)."""
+        train_mode(self, mode)
         self.phase = "train" if mode else "predict"
         return self
 
@@ -309,6 +320,10 @@ class Cell(CellSettings, nn.Module):
         return self
 
 
+#: low precisions: a weight in one of them is not recast to the other (a network that amp
+#: O2/O3 converted to bfloat16 on CPU keeps its weights' dtype; its own hooks cast the inputs)
+_LOW = (torch.float16, torch.bfloat16)
+
 #: what is shadowing a parameter's own value now (``_MISSING``: nothing)
 _MISSING = object()
 
@@ -336,7 +351,8 @@ class _CastParameters:
                 if param is None or not param.is_floating_point():
                     continue
                 before = sub.__dict__.get(name, _MISSING)
-                if (param if before is _MISSING else before).dtype != want:
+                have = (param if before is _MISSING else before).dtype
+                if have != want and not (have in _LOW and want in _LOW):
                     shadowed.append((sub, name, before))
                     sub.__dict__[name] = param.to(want)
         module.__dict__.setdefault("_jisu_cast_shadowed", []).append(shadowed)

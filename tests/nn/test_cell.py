@@ -179,3 +179,26 @@ def test_nested_to_float_runs_each_cell_in_its_own_dtype():
         c.float(), torch.tensor([[0.35009765625, 0.349853515625], [0.35009765625, 0.349853515625]])
     )
     assert net.d1.weight.dtype == torch.float32 and "weight" not in net.d2.__dict__
+
+
+def test_to_float_float16_cell_inside_an_o3_bfloat16_network():
+    """research/nlp/textrcnn: fp16 Dense layers (to_float) in Model(amp_level="O3"), which is
+    bfloat16 on CPU in jisu: the converted weights keep bfloat16 (not recast to float16) and
+    the step runs, close to the float32 answer."""
+    from jisu import amp
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.Dense(3, 2).to_float(jisu.float16)
+
+        def construct(self, x):
+            return self.dense(x)
+
+    net = Net()
+    x = torch.randn(4, 3)
+    want = torch.nn.functional.linear(x, net.dense.weight, net.dense.bias).detach()
+    low = amp.auto_mixed_precision(net, "O3", dtype=torch.bfloat16)
+    out = low(x)
+    assert net.dense.weight.dtype == torch.bfloat16
+    torch.testing.assert_close(out.float(), want, atol=0.05, rtol=0.05)
