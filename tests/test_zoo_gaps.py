@@ -397,8 +397,8 @@ def test_inner_ops_and_initializer_register():
 
     @_register("zoo_twos")
     class Twos(Initializer):
-        def _initialize(self, tensor):
-            tensor.fill_(2.0)
+        def _initialize(self, arr):  # a user's subclass fills a NumPy array, as in MindSpore
+            arr.fill(2.0)
 
     assert initializer("zoo_twos", (2,)).tolist() == [2.0, 2.0]
     assert isinstance(initializer("twos", (1,)), torch.Tensor)
