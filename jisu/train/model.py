@@ -23,6 +23,7 @@ from torch import nn
 from .. import amp, distributed
 from ..context import ParallelMode as ParallelMode  # mindspore.train.model.ParallelMode
 from ..context import context_device
+from ..nn.cell import train_mode
 from .callbacks.base import CallbackList, RunContext
 from .callbacks.progress_bar import ProgressBar
 from .capture import acts_per_step, changes_rates_per_step, sink_step
@@ -324,7 +325,7 @@ class Model:
                 "Model.train", source.column_names, network, self.loss_fn, self.loss_fn is None
             )
         )
-        self.network.train()
+        train_mode(self.network)
         try:
             cbs.on_train_begin(run)
             if resume is not None and resume["rng_state"] is not None:
@@ -349,7 +350,7 @@ class Model:
                 complete = loop.run(limit)
                 if valid is not None and (e + 1) % valid[1] == 0:
                     state.metrics = self.eval(valid[0])
-                    self.network.train()
+                    train_mode(self.network)
                 # a stopped epoch's schedule step is left to the run that completes it
                 if self._lr_schedule is not None and complete:
                     self._lr_schedule.after_epoch(state)
@@ -399,7 +400,7 @@ class Model:
             )
         )
         was_training = self.network.training
-        self.network.eval()
+        train_mode(self.network, False)
         try:
             cbs.on_eval_begin(run)
             cbs.on_eval_epoch_begin(run)
@@ -418,19 +419,19 @@ class Model:
             cbs.on_eval_end(run)
         finally:
             source.close()
-            self.network.train(was_training)
+            train_mode(self.network, was_training)
         return state.metrics
 
     def predict(self, *predict_data: Any) -> Any:
         """The network's output for ``predict_data`` (eval mode, no gradients)."""
         inputs = to_device(as_tensors(predict_data), self.device)
         was_training = self.network.training
-        self.network.eval()
+        train_mode(self.network, False)
         try:
             with torch.no_grad():
                 return self._predict_network(*inputs)
         finally:
-            self.network.train(was_training)
+            train_mode(self.network, was_training)
 
     # ------------------------------------------------------------------ checkpoints
     def state_dict(self) -> dict[str, Any]:

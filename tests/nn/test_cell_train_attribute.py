@@ -47,3 +47,14 @@ def test_set_train_through_a_train_attribute():
     assert net.head.train is True
     assert all(m.training for m in net.modules())
     assert net.phase == "train"
+
+
+def test_model_modes_through_a_train_attribute():
+    net = Net()
+    x = ms.Tensor(np.array([[1.0, 2.0], [3.0, 5.0]], np.float32))
+    opt = nn.Momentum(net.trainable_params(), 0.1, 0.9)
+    model = ms.Model(net, loss_fn=nn.MSELoss(), optimizer=opt)
+    net.set_train(True)
+    out = model.predict(x)  # eval mode, then the training mode back
+    np.testing.assert_allclose(out.numpy(), [[0.999995, 1.99999], [2.999985, 4.999975]], 1e-5)
+    assert all(m.training for m in net.modules())
