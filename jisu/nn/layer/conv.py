@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ...common.initializer import HeUniform, Uniform, _fan_in_and_fan_out
+from ...ops import _cpu_half
 from .. import _checks
 from ..cell import Cell
 from ._padding import check_nchw, check_pad_mode, explicit_pads, n_tuple, same_pad, torch_pad_arg
@@ -78,7 +79,9 @@ class _MindSporeConv(Cell):
         else:
             x = F.pad(x, torch_pad_arg(pads))
             padding = 0
-        return conv(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+        return _cpu_half.conv(
+            conv, x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups
+        )
 
     def extra_repr(self) -> str:
         return (
@@ -249,8 +252,8 @@ class Conv2dTranspose(_MindSporeConv, nn.ConvTranspose2d):
         self._setup(pad_mode, padding, weight_init, bias_init, has_bias)
 
     def construct(self, x: torch.Tensor) -> torch.Tensor:
-        full = F.conv_transpose2d(
-            x, self.weight, None, self.stride, 0, 0, self.groups, self.dilation
+        full = _cpu_half.conv(
+            F.conv_transpose2d, x, self.weight, None, self.stride, 0, 0, self.groups, self.dilation
         )
         # the forward conv's padding, cropped from the full result; a short result is
         # extended with zeros (outputs no window reaches), as MindSpore's does

@@ -9,6 +9,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from .. import _cpu_half
 from ..primitive import Primitive
 from . import _nn_padding as P
 
@@ -63,7 +64,7 @@ class Conv2D(_ConvBase):
         if any(p for pair in pads for p in pair):
             x = F.pad(x, P.torch_pad(pads))
         conv = F.conv2d if self._n == 2 else F.conv3d
-        return conv(x, weight, None, self.stride, 0, self.dilation, self.group)
+        return _cpu_half.conv(conv, x, weight, None, self.stride, 0, self.dilation, self.group)
 
 
 class Conv3D(Conv2D):
@@ -129,8 +130,8 @@ class Conv2DBackpropInput(_ConvBase):
             for i in range(2)
         ]
         extra = [padded[i] - natural[i] for i in range(2)]
-        out = F.conv_transpose2d(
-            dout, weight, None, self.stride, 0, extra, self.group, self.dilation
+        out = _cpu_half.conv(
+            F.conv_transpose2d, dout, weight, None, self.stride, 0, extra, self.group, self.dilation
         )
         (top, _), (left, _) = pads
         return out[:, :, top : top + size[2], left : left + size[3]]
