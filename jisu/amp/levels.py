@@ -397,15 +397,16 @@ class MixedPrecisionNetwork(nn.Module):
                 self._hook(module, torch.float32, self.dtype)
         for module in self.white_modules:
             self._hook(module, self.dtype, torch.float32)
-        # Weights never cast: those of fp32 layers, and those of normalization layers even
-        # when they run in low precision (their running statistics stay fp32 and PyTorch's
-        # norms take a low-precision input with fp32 weights and statistics).
+        # Weights never cast: those of fp32 layers, and the norms' even when they run low (their
+        # statistics stay fp32; PyTorch's norms take a low input with fp32 weights and stats).
         norms = _modules_of(network, _BLACK_LIST)
         self._kept = {id(p) for m in [*self.fp32_modules, *norms] for p in m.parameters()}
         if precision.fp32_masters or precision.casts_network:
             # layers fed fp32 (a buffer, a cast in construct) recast, as to_float; O3's for good
             fp32_ids = {id(p) for m in self.fp32_modules for p in m.parameters()}
             for module in network.modules():
+                if precision.casts_network and "_jisu_float" in module.__dict__:
+                    module.__dict__["_jisu_float"] = self.dtype  # overwrites to_float, as O2/O3's
                 own = list(module.parameters(recurse=False))
                 if own and not any(id(p) in fp32_ids for p in own):
                     self._hook(module, self.dtype, None, always=not precision.fp32_masters)

@@ -226,3 +226,25 @@ def test_o3_layers_recast_a_float32_input_made_inside_the_network():
     torch.testing.assert_close(converted(x).float(), expected, rtol=0, atol=0)
     net = converted.network  # called by itself (an eval after training) it recasts too
     torch.testing.assert_close(net(x).float(), expected, rtol=0, atol=0)
+
+
+def test_o3_overwrites_a_cells_own_to_float():
+    """MindSpore 2.0.0 printed the float16 answer below for net.to_float(float16),
+    net.d2.to_float(float32) then amp O3 (ghostnet's train.py): O3's to_float(float16)
+    overwrites every cell's, the Dense kept in float32 included (float32 math: 0.10571429)."""
+    import numpy as np
+
+    import jisu
+    from jisu import nn as jnn
+
+    w1 = (np.arange(12).reshape(3, 4) / 10 - 0.5).astype(np.float32)
+    w2 = (np.arange(6).reshape(2, 3) / 7 - 0.3).astype(np.float32)
+    d1 = jnn.Dense(4, 3, weight_init=jisu.Tensor(w1), bias_init="zeros")
+    d2 = jnn.Dense(3, 2, weight_init=jisu.Tensor(w2), bias_init="zeros")
+    net = jnn.SequentialCell([d1, d2])
+    net.to_float(jisu.float16)
+    d2.to_float(jisu.float32)
+    converted = amp.auto_mixed_precision(net, "O3", dtype=torch.float16)
+    x = torch.tensor([[0.5, -1.0, 2.0, 0.25], [1.0, 0.0, -0.5, 3.0]])
+    expected = torch.tensor([[0.10577392578125, 0.363037109375], [0.1878662109375, 0.7666015625]])
+    torch.testing.assert_close(converted(x).float(), expected, rtol=0, atol=0)
