@@ -26,7 +26,6 @@ it, so a resumed run continues the schedule.
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -426,9 +425,11 @@ def descend(
 def opt_init_args_register(fn: Callable) -> Callable:
     """MindSpore's decorator of an optimizer's ``__init__``: records its arguments on the
     instance (``init_params`` = {"params": ...}, ``init_learning_rate``, ``init_args``: the
-    rest, defaults applied) before calling it. Model-zoo optimizers decorate theirs with it."""
+    rest, defaults applied) before calling it. Model-zoo optimizers decorate theirs with it.
+    As MindSpore's, the wrapper does not carry ``fn``'s signature: ``inspect.signature`` of a
+    decorated ``__init__`` is ``(self, *args, **kwargs)`` (mindocr's create_optimizer relies on
+    it: it refuses an optimizer whose signature names ``clip``)."""
 
-    @functools.wraps(fn)
     def register(self: Any, *args: Any, **kwargs: Any) -> None:
         bound = inspect.signature(fn).bind(self, *args, **kwargs)
         bound.apply_defaults()
