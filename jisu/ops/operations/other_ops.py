@@ -149,6 +149,8 @@ class TupleToArray(Primitive):
     dtypes)."""
 
     def __call__(self, x: Any) -> torch.Tensor:
+        if isinstance(x, range):  # MindSpore takes a range too (official/cv/YOLOv3's grids)
+            x = tuple(x)
         if not isinstance(x, (tuple, list)) or not x:
             raise TypeError(f"TupleToArray: x must be a non-empty tuple of numbers. Received {x!r}")
         if any(isinstance(v, torch.Tensor) for v in x):
