@@ -38,6 +38,7 @@ from ..dataset.record.validate import MalformedFileError
 from ..files import atomic_write
 from ..nn.cell import mindspore_named_tensors, parameter_name
 from . import ms_checkpoint
+from .checkpoint_format import read_state
 
 __all__ = ["MalformedFileError", "load_checkpoint", "load_param_into_net", "save_checkpoint"]
 
@@ -111,9 +112,8 @@ def load_checkpoint(
         keep = functools.partial(_by_prefix, specify=specify, filters=filters)
     path = os.fspath(ckpt_file_name)
     if _is_zip(path):  # jisu's own checkpoint (jisu.save_checkpoint, ModelCheckpoint)
-        from .checkpoint import load_checkpoint as load_jisu_checkpoint
-
-        state = load_jisu_checkpoint(path, crc_check=False)  # a CRC present is verified
+        with open(path, "rb") as f:
+            state = read_state(f, path, crc_check=False)  # a CRC present is verified
         if net is not None:
             load_param_into_net(net, state, strict_load)
         return state
@@ -412,6 +412,12 @@ def _items(save_obj: Any, choice_func: Callable[[str], bool] | None) -> list[tup
     """``save_obj`` as ``(name, tensor or str)`` pairs, filtered by ``choice_func``."""
     if isinstance(save_obj, nn.Module):
         pairs = list(mindspore_named_tensors(save_obj))
+    elif isinstance(getattr(save_obj, "network", None), nn.Module):
+        # a Model's train step (cb_params.train_network): its network's tensors (MindSpore's
+        # TrainOneStepCell also holds the optimizer's moments, learning_rate, global_step)
+        net = save_obj.network
+        net = net.network if hasattr(net, "precision") and hasattr(net, "network") else net
+        pairs = list(mindspore_named_tensors(net))
     elif isinstance(save_obj, dict):
         pairs = [(k, _tensor_or_str(v, k, allow_str=True)) for k, v in save_obj.items()]
     elif isinstance(save_obj, list):
