@@ -257,3 +257,19 @@ def test_detection_ops_keep_float16_boxes_without_overflow() -> None:
     assert torch.equal(keep16, keep32)
     enc = P.BoundingBoxEncode()(anchors.half(), gts[:1].expand(len(anchors), 4).half())
     assert enc.dtype == torch.float16 and torch.isfinite(enc).all()
+
+
+def test_ctc_loss_drops_blank_padding_of_the_labels() -> None:
+    # mindocr pads every label to max_text_len with the blank (C - 1). MindSpore 2.10 and 2.0.0
+    # printed, for x = default_rng(0).standard_normal((8, 2, 5)), labels [[1, 2, 4, 4],
+    # [0, 0, 3, 4]] padded with the blank 4: [5.994931697845459, 8.265259742736816], the same
+    # as for the labels without the padding.
+    x = torch.from_numpy(np.random.default_rng(0).standard_normal((8, 2, 5)).astype(np.float32))
+    values = torch.tensor([1, 2, 4, 4, 0, 0, 3, 4], dtype=torch.int32)
+    indices = torch.tensor([[i, j] for i in range(2) for j in range(4)], dtype=torch.int64)
+    seq = torch.tensor([8, 8], dtype=torch.int32)
+    loss, _ = P.CTCLoss(ctc_merge_repeated=True)(x, indices, values, seq)
+    torch.testing.assert_close(loss, torch.tensor([5.994931697845459, 8.265259742736816]))
+    stripped = torch.tensor([[0, 0], [0, 1], [1, 0], [1, 1], [1, 2]])
+    loss2, _ = P.CTCLoss()(x, stripped, torch.tensor([1, 2, 0, 0, 3]), seq)
+    torch.testing.assert_close(loss2, loss)

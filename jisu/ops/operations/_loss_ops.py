@@ -189,9 +189,13 @@ class CTCLoss(Primitive):
         self.ignore_longer_outputs_than_inputs = ignore_longer_outputs_than_inputs
 
     def _targets(
-        self, indices: torch.Tensor, values: torch.Tensor, batch: int
+        self, indices: torch.Tensor, values: torch.Tensor, batch: int, blank: int
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Dense (batch, longest) targets and their lengths from the sparse labels."""
+        """Dense (batch, longest) targets and their lengths from the sparse labels. Values
+        equal to the blank are padding, not labels (MindSpore drops them: mindocr pads each
+        label to a fixed length with the blank)."""
+        keep = values != blank
+        indices, values = indices[keep], values[keep]
         if self.preprocess_collapse_repeated:
             return self._collapsed_targets(indices, values, batch)
         rows, cols = indices[:, 0].long(), indices[:, 1].long()
@@ -235,7 +239,7 @@ class CTCLoss(Primitive):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         if x.dim() != 3:
             raise ValueError(f"CTCLoss: x must be (T, N, C). Received shape {tuple(x.shape)}")
-        targets, lengths = self._targets(labels_indices, labels_values, x.shape[1])
+        targets, lengths = self._targets(labels_indices, labels_values, x.shape[1], x.shape[-1] - 1)
         seq = sequence_length.long()
         if torch.is_grad_enabled() and x.requires_grad:
             # one pass: the gradient output comes from the graph the loss keeps for backward
