@@ -375,3 +375,24 @@ def test_a_mindspore_conv1d_weight_loads_into_torchs_three_dimensional_one(tmp_p
     weight = torch.arange(30, dtype=torch.float32).reshape(3, 2, 1, 5)
     param_not_load, _ = load_param_into_net(conv, {"weight": weight, "bias": torch.ones(3)})
     assert param_not_load == [] and torch.equal(conv.weight.detach(), weight.squeeze(2))
+
+
+def test_save_checkpoint_of_a_models_train_step(tmp_path):
+    """save_checkpoint(cb_params.train_network, ...) (the zoo's tinynet EmaEvalCallBack):
+    MindSpore 2.0.0 wrote ['0.bias', '0.weight', '1.beta', '1.gamma', '1.moving_mean',
+    '1.moving_variance', 'global_step', 'learning_rate', 'moments.0.bias', ...,
+    'momentum'] for TrainOneStepCell(WithLossCell(Dense + BatchNorm1d)); jisu's train step
+    saves the network's tensors under the same names (not the optimizer's)."""
+    import jisu
+    from jisu import nn as jnn
+
+    net = jnn.SequentialCell([jnn.Dense(3, 2), jnn.BatchNorm1d(2)])
+    opt = jnn.Momentum(net.trainable_params(), 0.1, 0.9)
+    model = jisu.Model(net, loss_fn=jnn.MSELoss(), optimizer=opt)
+    model.train_network(torch.randn(4, 3), torch.randn(4, 2))
+    path = str(tmp_path / "train.ckpt")
+    save_checkpoint(model.train_network, path)
+    names = ["0.bias", "0.weight", "1.beta", "1.gamma", "1.moving_mean", "1.moving_variance"]
+    state = load_checkpoint(path)
+    assert sorted(state) == names
+    torch.testing.assert_close(state["0.weight"], net[0].weight.detach())
