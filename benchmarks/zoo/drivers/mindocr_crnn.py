@@ -2,7 +2,7 @@
 configs/rec/crnn/crnn_vgg7.yaml at 32x100 through tools/train.py's steps: build_model,
 build_loss (CTCLoss), NetWithLossWrapper with the config's column indices, get_loss_scales,
 create_scheduler, create_group_params + create_optimizer (adamw), mindocr's
-TrainOneStepWrapper in ms.Model(train_net); labels int32 [N, 23] padded with the blank (0)."""
+TrainOneStepWrapper in ms.Model(train_net); labels int32 [N, 23] padded with the blank (36, the last class)."""
 
 import numpy as np
 import synth
@@ -111,8 +111,8 @@ def train(p, steps):
         ema=None,
     )
     model = ms.Model(train_net)
-    label = np.zeros((2, 23), "int32")
-    label[:, :6] = synth.array((2, 6), "int32", high=36) + 1
+    label = np.full((2, 23), 36, "int32")  # RecCTCLabelEncode: blank_at_last, pads with it
+    label[:, :6] = synth.array((2, 6), "int32", high=36)
     data = synth.dataset({"image": synth.array((2, 3, 32, 100)), "text_seq": label}, steps)
     p.trained, p.model = net, model
     return synth.model_train(model, data)
