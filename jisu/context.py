@@ -8,6 +8,7 @@ error here, not at the first step.
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 from typing import Any, ClassVar
 
@@ -199,10 +200,38 @@ def set_auto_parallel_context(**kwargs: Any) -> None:
     _auto_parallel.update(kwargs)
 
 
+#: MindSpore 2.0.0's answers to get_auto_parallel_context for the settings of its other
+#: parallel modes, which a single process or data parallelism leaves as they are (read-only
+#: here: the zoo's models read them, e.g. Wide&Deep's full_batch)
+_AUTO_PARALLEL_DEFAULTS: dict[str, Any] = {
+    "gradient_fp32_sync": True,
+    "loss_repeated_mean": True,
+    "search_mode": "dynamic_programming",
+    "auto_parallel_search_mode": "dynamic_programming",
+    "strategy_ckpt_load_file": "",
+    "strategy_ckpt_save_file": "",
+    "full_batch": False,
+    "dataset_strategy": "data_parallel",
+    "enable_parallel_optimizer": False,
+    "enable_alltoall": False,
+    "all_reduce_fusion_config": [],
+    "pipeline_stages": 1,
+    "grad_accumulation_step": 1,
+    "communi_parallel_mode": "all_group_parallel",
+    "optimizer_weight_shard_size": -1,
+    "optimizer_weight_shard_aggregated_save": False,
+    "sharding_propagation": False,
+}
+
+
 def get_auto_parallel_context(key: str) -> Any:
-    if key not in _auto_parallel:
-        raise ValueError(f"get_auto_parallel_context: unknown key {key!r}")
-    return _auto_parallel[key]
+    """One auto-parallel setting: those ``set_auto_parallel_context`` takes, or MindSpore's
+    default of one of its other settings (``full_batch``, ``pipeline_stages`` ...)."""
+    if key in _auto_parallel:
+        return _auto_parallel[key]
+    if key in _AUTO_PARALLEL_DEFAULTS:
+        return copy.deepcopy(_AUTO_PARALLEL_DEFAULTS[key])
+    raise ValueError(f"get_auto_parallel_context: unknown key {key!r}")
 
 
 def reset_auto_parallel_context() -> None:

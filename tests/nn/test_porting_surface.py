@@ -193,6 +193,27 @@ def test_the_parallel_context_is_data_parallel_only():
     assert jisu.communication.get_rank() == 0 and jisu.communication.get_group_size() == 1
 
 
+def test_the_other_parallel_settings_read_mindspores_defaults():
+    """MindSpore 2.0.0's get_auto_parallel_context answers (official/recommend/Wide_and_Deep
+    reads full_batch); an unknown key still fails."""
+    recorded = {
+        "full_batch": False,
+        "pipeline_stages": 1,
+        "grad_accumulation_step": 1,
+        "enable_parallel_optimizer": False,
+        "search_mode": "dynamic_programming",
+        "dataset_strategy": "data_parallel",
+        "all_reduce_fusion_config": [],
+        "strategy_ckpt_load_file": "",
+        "optimizer_weight_shard_size": -1,
+        "loss_repeated_mean": True,
+    }
+    for key, value in recorded.items():
+        assert jisu.get_auto_parallel_context(key) == value, key
+    with pytest.raises(ValueError, match="unknown key 'no_such_key'"):
+        jisu.get_auto_parallel_context("no_such_key")
+
+
 def test_set_seed_seeds_every_generator():
     jisu.set_seed(3)
     first = (torch.rand(2), np.random.rand(2), jisu.dataset.config.get_seed())
