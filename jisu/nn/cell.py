@@ -328,6 +328,19 @@ _LOW = (torch.float16, torch.bfloat16)
 _MISSING = object()
 
 
+def _cast_inputs(args: tuple, dtype: torch.dtype) -> tuple:
+    """Floating tensors of ``args`` cast to ``dtype``, inside tuples too (MindSpore's
+    ``_cast_mixed_precision_inputs``: Tacotron2's LSTM cell takes its (h, c) state so)."""
+    return tuple(
+        _cast_inputs(a, dtype)
+        if isinstance(a, tuple)
+        else a.to(dtype)
+        if isinstance(a, torch.Tensor) and a.is_floating_point()
+        else a
+        for a in args
+    )
+
+
 class _CastParameters:
     """``to_float``'s hooks on each cell below it: cast the float inputs to the cell's dtype and
     shadow float parameters by cast copies (instance attributes, found before
@@ -356,10 +369,7 @@ class _CastParameters:
                     shadowed.append((sub, name, before))
                     sub.__dict__[name] = param.to(want)
         module.__dict__.setdefault("_jisu_cast_shadowed", []).append(shadowed)
-        return tuple(
-            a.to(dtype) if isinstance(a, torch.Tensor) and a.is_floating_point() else a
-            for a in args
-        )
+        return _cast_inputs(args, dtype)
 
     @staticmethod
     def leave(module: nn.Module, args: tuple, output: Any) -> None:
@@ -431,13 +441,14 @@ def _check_cell(owner: str, cell: Any) -> nn.Module:
 
 
 def _install_parameter_name() -> None:
-    """Give ``torch.nn.Parameter`` MindSpore's ``param.name``: the recorded MindSpore name
-    (see :func:`parameter_name`), else what torch's own read-only ``Tensor.name`` gives
-    (None for a parameter). Model-zoo scripts split their optimizer groups with
-    ``'beta' not in param.name`` over ``net.trainable_params()``; ``param.name = "x"``
-    records a name as ``jisu.Parameter(..., name="x")`` does. Installed once, when
-    ``jisu.nn`` is imported; nothing else about torch's parameters changes."""
-    if isinstance(nn.Parameter.__dict__.get("name"), property):
+    """Give torch's tensors MindSpore's ``param.name``: the recorded MindSpore name (see
+    :func:`parameter_name`), else what torch's own read-only ``Tensor.name`` gives (None).
+    Model-zoo scripts split their optimizer groups with ``'beta' not in param.name`` over
+    ``net.trainable_params()``, and key EMA copies by the names of ``parameters_and_names()``,
+    moving statistics (torch buffers) included; ``param.name = "x"`` records a name as
+    ``jisu.Parameter(..., name="x")`` does. Installed once, when ``jisu.nn`` is imported;
+    nothing else about torch's tensors changes."""
+    if isinstance(torch.Tensor.__dict__.get("name"), property):
         return
     torch_name = torch._C.TensorBase.name
 
@@ -450,7 +461,7 @@ def _install_parameter_name() -> None:
             raise TypeError(f"Parameter.name must be a str. Received {name!r}")
         _remember(param, name)
 
-    nn.Parameter.name = property(get, set_, doc="The parameter's MindSpore name (jisu.nn).")
+    torch.Tensor.name = property(get, set_, doc="The tensor's MindSpore name (jisu.nn).")
 
 
 _install_parameter_name()

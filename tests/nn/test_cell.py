@@ -202,3 +202,25 @@ def test_to_float_float16_cell_inside_an_o3_bfloat16_network():
     out = low(x)
     assert net.dense.weight.dtype == torch.bfloat16
     torch.testing.assert_close(out.float(), want, atol=0.05, rtol=0.05)
+
+
+def test_moving_statistics_carry_their_mindspore_names():
+    """MindSpore 2.0.0 printed [('conv.weight', 'conv.weight'), ('bn.moving_mean',
+    'bn.moving_mean'), ('bn.moving_variance', 'bn.moving_variance'), ('bn.gamma', 'bn.gamma'),
+    ('bn.beta', 'bn.beta')] for (key, p.name) of parameters_and_names(): the zoo's tinynet keys
+    its EMA copies by p.name, moving statistics included."""
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3)
+            self.bn = nn.BatchNorm2d(4)
+
+    pairs = [(k, p.name) for k, p in Net().parameters_and_names()]
+    assert sorted(pairs) == sorted(
+        [
+            (n, n)
+            for n in ("conv.weight", "bn.moving_mean", "bn.moving_variance", "bn.gamma", "bn.beta")
+        ]
+    )
+    assert torch.zeros(2).name is None  # a tensor no cell named keeps torch's answer
