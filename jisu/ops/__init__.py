@@ -28,3 +28,6 @@ from .composite import *  # noqa: F403
 from .operations import *  # noqa: F403
 from .operations import __getattr__  # noqa: F401 (MindSpore primitives jisu lacks: refused by name)
 from .primitive import Primitive  # noqa: F401
+
+#: MindSpore's ops.identity is the functional instance (ops.identity(x) is x), not P.identity
+identity = functional.identity

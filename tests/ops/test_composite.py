@@ -367,3 +367,11 @@ def test_functional_reaches_every_ops_function():
     assert C.matmul is ops.matmul
     with pytest.raises(AttributeError):
         F.no_such_function  # noqa: B018
+
+
+def test_ops_identity_is_the_functional_instance():
+    # MindSpore 2.0.0 printed: <class '...other_ops.identity'> Prim[identity], then
+    # Tensor True 3 for type(ops.identity(x)).__name__, ops.identity(x) is x, ops.identity(3)
+    x = torch.ones(2)
+    assert ops.identity(x) is x and ops.identity(3) == 3
+    assert P.identity()(x) is x  # the primitive class stays under operations
