@@ -139,13 +139,16 @@ class TrainStep:
         self.optimizer.zero_grad(set_to_none=True)
         outputs = self.forward_fn(*inputs)
         loss = outputs[0] if isinstance(outputs, (tuple, list)) else outputs
-        if not (torch.is_tensor(loss) and loss.numel() == 1):
+        if not (torch.is_tensor(loss) and loss.is_floating_point()):
             raise ValueError(
-                "TrainStep: forward_fn must return a scalar loss tensor (or (loss, ...)). "
+                "TrainStep: forward_fn must return a float loss tensor (or (loss, ...)). "
                 f"Received {type(loss).__name__} {getattr(loss, 'shape', '')}"
             )
         manager = self.loss_scale_manager
-        (manager.scale(loss) if manager is not None else loss).backward()
+        # a loss of several values (reduction="none") backpropagates from ones, as MindSpore's
+        # TrainOneStepCell fills its sens to the loss's shape: the gradient of their sum
+        total = loss if loss.numel() == 1 else loss.sum()
+        (manager.scale(total) if manager is not None else total).backward()
         params = _trainable(self.optimizer)
         found_inf = manager.unscale_([p.grad for p in params]) if manager is not None else None
         if self.max_grad_norm is not None:

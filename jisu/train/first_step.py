@@ -285,25 +285,18 @@ class FirstStep:
                     "columns with dataset.project([...]) if it is not last"
                 )
             )
-        else:  # "scalar": a loss that is not one number
+        else:  # "scalar": a loss that is not a float tensor
             who = (
                 f"{_loss_name(self.loss_fn)} returned"
                 if self.loss_fn is not None
                 else f"the network ({_callable_name(user)}, loss_fn=None) returned"
             )
-            what = f"the loss is not a scalar: {who} shape {shape_of(value)}"
-            reduction = getattr(self.loss_fn, "reduction", None)
-            if reduction is not None:
-                fix = (
-                    f'{_loss_name(self.loss_fn)} has reduction="{reduction}"; training '
-                    "backpropagates one number per step: use "
-                    f'{type(self.loss_fn).__name__}(reduction="mean")'
-                )
-            else:
-                fix = (
-                    "training backpropagates one number per step: reduce the loss to a "
-                    'scalar (loss.mean(), or a loss with reduction="mean")'
-                )
+            kind = dtype_of(value) if torch.is_tensor(value) else type(value).__name__
+            what = f"the loss is not a float tensor: {who} {kind} {shape_of(value)}"
+            fix = (
+                "training backpropagates from the loss: return a float loss tensor (one value, "
+                "or one per sample, whose sum is backpropagated as MindSpore does)"
+            )
         message = (
             f"{self.op}: the first step failed; {what}\n"
             f"  Columns: {describe_columns(tensors, names, self.label_to_network)}"
@@ -344,7 +337,7 @@ class FirstStep:
                     return "loss", output
             else:
                 loss = _loss_of(output)
-        if self.scalar_loss and not (torch.is_tensor(loss) and loss.numel() == 1):
+        if self.scalar_loss and not (torch.is_tensor(loss) and loss.is_floating_point()):
             return "scalar", loss
         return None
 

@@ -41,7 +41,6 @@ and feeds the same :class:`~jisu.train.state.TrainState` (``mode`` "eval") the s
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -258,8 +257,9 @@ class EpochLoop(BatchLoop):
         last = len(window) - 1
         for i, (outputs, data_state, samples, rate) in enumerate(window):
             if values is not None:
-                state.begin_step()
-                outputs = values[i]
+                state.begin_step()  # the loss read on the host; a tuple's other outputs stay
+                rest = outputs[1:] if isinstance(outputs, (tuple, list)) else None
+                outputs = values[i] if not rest else type(outputs)((values[i], *rest))
             state.net_outputs = outputs
             state.learning_rate = rate
             state.samples_seen += samples
@@ -278,7 +278,7 @@ class EpochLoop(BatchLoop):
             if i == bad:
                 raise ValueError(
                     f"In epoch: {state.cur_epoch_num} step: {state.step_in_epoch}, loss is "
-                    f"{outputs.item()}: training cannot continue (sink mode checks every loss "
+                    f"{outputs.tolist()}: training cannot continue (sink mode checks every loss "
                     "at the sink's end)"
                 )
         state.weights_current = True
@@ -287,7 +287,12 @@ class EpochLoop(BatchLoop):
         """The window's losses on the host: one transfer, counted as step time."""
         begin = time.perf_counter()
         losses = [o[0] if isinstance(o, (tuple, list)) else o for o, *_ in window]
-        values = torch.stack([loss.detach().float().reshape(()) for loss in losses]).cpu()
+        values = torch.stack(  # a per-sample loss (reduction "none") stays whole
+            [
+                loss.detach().float().reshape(() if loss.numel() == 1 else loss.shape)
+                for loss in losses
+            ]
+        ).cpu()
         self.state.step_seconds += time.perf_counter() - begin
         if self._events is not None and self._events[1] is not None:
             start, end = self._events  # the read synchronised: both events are done
@@ -300,4 +305,5 @@ class EpochLoop(BatchLoop):
 
 def _first_non_finite(values: torch.Tensor) -> int | None:
     """The index of the first NaN or inf in ``values`` (on the host); None if all are finite."""
-    return next((i for i, v in enumerate(values.tolist()) if not math.isfinite(v)), None)
+    finite = values.reshape(len(values), -1).isfinite().all(1).tolist()
+    return next((i for i, ok in enumerate(finite) if not ok), None)

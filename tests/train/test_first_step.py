@@ -214,36 +214,88 @@ def test_a_batch_of_grayscale_images_without_a_channel_axis_says_add_one():
     )
 
 
+#: MindSpore 2.0.0 printed these: Model(Dense(4, 2), SoftmaxCrossEntropyWithLogits(sparse=True)
+#: (reduction "none"), SGD(0.1)), two epochs of one batch of 3: the step outputs are the
+#: per-sample losses, and the update is that of their sum (reduction="sum" gives the same weights)
+_MS_PER_SAMPLE = {
+    "outputs": [
+        [1.103186011314392, 0.5981388688087463, 0.5130152702331543],
+        [0.667026162147522, 0.4294038414955139, 0.5181571245193481],
+    ],
+    "weight": [
+        [-0.3302361071109772, -0.33160942792892456, 0.18674705922603607, -0.04331737756729126],
+        [0.13023608922958374, 0.33160942792892456, 0.01325293630361557, 0.44331738352775574],
+    ],
+    "bias": [-0.04500089958310127, 0.04500088840723038],
+}
+
+
 @pytest.mark.parametrize("sink", [False, True])
-def test_a_non_scalar_loss_says_reduction_mean(sink):
-    chw, label = arrays()
-    data = dataset({"image": chw, "label": label})
-    run = lambda: make_model(loss_fn=nn.CrossEntropyLoss(reduction="none")).train(  # noqa: E731
-        1, data, dataset_sink_mode=sink
+def test_a_per_sample_loss_trains_on_its_sum_as_mindspore(sink):
+    w = (np.arange(8).reshape(2, 4) / 10 - 0.3).astype(np.float32)
+    x = np.array([[0.5, -1.0, 2.0, 0.25], [1, 0, -1, 0.5], [0.1, 0.2, 0.3, 0.4]], np.float32)
+    y = np.array([0, 1, 1], np.int32)
+    dense = jisu.nn.Dense(4, 2, weight_init=jisu.Tensor(w), bias_init="zeros")
+    loss = jisu.nn.SoftmaxCrossEntropyWithLogits(sparse=True)
+    model = jisu.Model(dense, loss, jisu.nn.SGD(dense.trainable_params(), 0.1))
+    outputs = []
+    record = LambdaCallback(
+        on_train_step_end=lambda rc: outputs.append(rc.original_args().net_outputs.tolist())
     )
-    err = fails(
-        run,
-        ValueError,
-        "the loss is not a scalar: loss_fn CrossEntropyLoss returned shape (8,)",
-        'CrossEntropyLoss has reduction="none"',
-        'CrossEntropyLoss(reduction="mean")',
-    )
-    assert "TrainStep" not in str(err)  # the internal class stays in the chained error only
-    assert "TrainStep: forward_fn must return a scalar loss" in str(err.__cause__)
+    data = ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=False).batch(3)
+    model.train(2, data, callbacks=[record], dataset_sink_mode=sink)
+    np.testing.assert_allclose(outputs, _MS_PER_SAMPLE["outputs"], rtol=1e-5)
+    np.testing.assert_allclose(dense.weight.detach(), _MS_PER_SAMPLE["weight"], rtol=1e-5)
+    np.testing.assert_allclose(dense.bias.detach(), _MS_PER_SAMPLE["bias"], rtol=1e-5)
 
 
-def test_a_network_returning_per_sample_losses_says_reduce():
+def test_a_train_cells_tuple_reaches_the_callbacks_whole_in_sink_mode():
+    """MindSpore hands callbacks the train cell's whole output (Wide&Deep's TrainStepWrap
+    returns (wide loss, deep loss) and its LossCallBack reads net_outputs[1]); sink mode reads
+    the loss on the host for its check and keeps the other outputs."""
+
+    class TwoLosses(jisu.nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.dense = jisu.nn.Dense(4, 1)
+            self.optimizer = jisu.nn.SGD(self.dense.trainable_params(), 0.1)
+
+        def construct(self, x, y):
+            self.optimizer.zero_grad()
+            loss = ((self.dense(x) - y) ** 2).mean()
+            loss.backward()
+            self.optimizer.step()
+            return loss.detach(), 2 * loss.detach()
+
+    x = np.arange(8, dtype=np.float32).reshape(2, 4) / 8
+    y = np.ones((2, 1), np.float32)
+    seen = {}
+    for sink in (False, True):
+        torch.manual_seed(0)
+        outputs = seen.setdefault(sink, [])
+        record = LambdaCallback(
+            on_train_step_end=lambda rc, out=outputs: out.append(rc.original_args().net_outputs)
+        )
+        data = ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=False).batch(2)
+        jisu.Model(TwoLosses()).train(2, data, callbacks=[record], dataset_sink_mode=sink)
+    for eager, sunk in zip(seen[False], seen[True]):
+        assert isinstance(sunk, tuple) and len(sunk) == 2
+        torch.testing.assert_close(sunk[1], 2 * sunk[0])
+        torch.testing.assert_close(sunk[0], eager[0].float())
+
+
+def test_a_network_returning_integer_losses_says_return_a_float():
     class WithLoss(ConvNet):
         def forward(self, x, y):
-            return nn.functional.cross_entropy(super().forward(x), y, reduction="none")
+            return super().forward(x).argmax(1)
 
     chw, label = arrays()
     fails(
         lambda: make_model(WithLoss(), loss_fn=None).train(1, dataset({"x": chw, "y": label})),
         ValueError,
         "network inputs = every column (loss_fn is None): 'x' (8, 3, 8, 8) float32, 'y' (8,)",
-        "the network (WithLoss.forward, loss_fn=None) returned shape (8,)",
-        "loss.mean()",
+        "the network (WithLoss.forward, loss_fn=None) returned int64 (8,)",
+        "a float loss",
     )
 
 
