@@ -186,6 +186,11 @@ class Model:
         """The train step (a callable: ``train_network(*batch)`` -> loss)."""
         return self._train_step
 
+    @property
+    def predict_network(self) -> Any:
+        """The network ``predict`` runs (MindSpore's; lstm_crf's eval callback calls it)."""
+        return self._predict_network
+
     # ------------------------------------------------------------------ training
     def train(
         self,

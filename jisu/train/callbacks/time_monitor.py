@@ -21,16 +21,20 @@ class TimeMonitor(Callback):
         self._start = 0.0
         self._wait = 0.0
 
-    def on_train_epoch_begin(self, run_context: RunContext) -> None:
+    # MindSpore's hook names (epoch_begin/epoch_end), so that a subclass overriding them
+    # replaces them, as the zoo's do (lstm_crf's EvalCabllBack(TimeMonitor) evaluates in
+    # epoch_end and never calls TimeMonitor.__init__: the attributes are read with defaults)
+    def epoch_begin(self, run_context: RunContext) -> None:
         self._start = time.perf_counter()
         self._wait = run_context.original_args().get("data_wait_seconds", 0.0)
 
-    def on_train_epoch_end(self, run_context: RunContext) -> None:
+    def epoch_end(self, run_context: RunContext) -> None:
         params = run_context.original_args()
-        ms = (time.perf_counter() - self._start) * 1000
-        steps = params.get("steps_in_epoch") or params.batch_num or self.data_size or 1
+        ms = (time.perf_counter() - getattr(self, "_start", time.perf_counter())) * 1000
+        size = getattr(self, "data_size", None)
+        steps = params.get("steps_in_epoch") or params.batch_num or size or 1
         line = f"Train epoch time: {ms:5.3f} ms, per step time: {ms / steps:5.3f} ms"
-        if self.data_time:
-            wait = (params.get("data_wait_seconds", 0.0) - self._wait) * 1000
+        if getattr(self, "data_time", False):
+            wait = (params.get("data_wait_seconds", 0.0) - getattr(self, "_wait", 0.0)) * 1000
             line += f" (data time: {wait / steps:5.3f} ms)"
         report(line, flush=True)
