@@ -250,11 +250,6 @@ class Model:
             or not (sink_size == -1 or sink_size > 0)
         ):
             raise ValueError(f"Model.train: sink_size must be -1 or > 0. Received {sink_size!r}")
-        if sink_size != -1 and not sink_mode:
-            raise ValueError(
-                "Model.train: sink_size applies to sink mode only; pass dataset_sink_mode=True "
-                "or leave sink_size at -1"
-            )
 
     def _fit(
         self,
