@@ -328,19 +328,6 @@ _LOW = (torch.float16, torch.bfloat16)
 _MISSING = object()
 
 
-def _cast_inputs(args: tuple, dtype: torch.dtype) -> tuple:
-    """Floating tensors of ``args`` cast to ``dtype``, inside tuples too (MindSpore's
-    ``_cast_mixed_precision_inputs``: Tacotron2's LSTM cell takes its (h, c) state so)."""
-    return tuple(
-        _cast_inputs(a, dtype)
-        if isinstance(a, tuple)
-        else a.to(dtype)
-        if isinstance(a, torch.Tensor) and a.is_floating_point()
-        else a
-        for a in args
-    )
-
-
 class _CastParameters:
     """``to_float``'s hooks on each cell below it: cast the float inputs to the cell's dtype and
     shadow float parameters by cast copies (instance attributes, found before
@@ -369,7 +356,10 @@ class _CastParameters:
                     shadowed.append((sub, name, before))
                     sub.__dict__[name] = param.to(want)
         module.__dict__.setdefault("_jisu_cast_shadowed", []).append(shadowed)
-        return _cast_inputs(args, dtype)
+        return tuple(
+            a.to(dtype) if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+            for a in args
+        )
 
     @staticmethod
     def leave(module: nn.Module, args: tuple, output: Any) -> None:
