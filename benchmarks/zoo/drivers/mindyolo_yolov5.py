@@ -9,7 +9,11 @@ One porting edit (what a user porting the project does): parse_model counts para
 ``sum([x.size for x in m_.get_parameters()])``, MindSpore's ``Tensor.size`` being the element
 count as a property while torch's ``size`` is a method; get_parameters() also yields the norm
 layers' moving statistics (torch buffers, plain tensors), so no Parameter-only change in jisu
-covers it: ``x.size`` -> ``x.numel()`` in the copy."""
+covers it: ``x.size`` -> ``x.numel()`` in the copy. And YOLOv5Loss.build_targets compares
+``x.max(2) < t``: MindSpore's positional ``max(axis)`` gives the values, torch's (kept by jisu)
+``(values, indices)``: ``x.max(axis=2)`` in the copy."""
+
+import re
 
 import numpy as np
 import synth
@@ -36,8 +40,16 @@ def port_size(path):
     path.write_text(text.replace("x.size for x in", "x.numel() for x in"))
 
 
+def port_max(path):
+    """MindSpore's ``x.max(2)`` (the values) -> ``x.max(axis=2)`` in the copied file: jisu
+    keeps torch's meaning of a positional ``max(dim)``, ``(values, indices)``."""
+    text = path.read_text()
+    path.write_text(re.sub(r"\.max\((-?\d)\)", r".max(axis=\1)", text))
+
+
 def imports(p):
     port_size(p.dir / "models" / "model_factory.py")
+    port_max(p.dir / "models" / "losses" / "yolov5_loss.py")
     import train
     from mindyolo.models import create_loss, create_model
     from mindyolo.optim import create_group_param, create_lr_scheduler, create_optimizer
@@ -50,6 +62,7 @@ def imports(p):
     a.total_batch_size = a.per_batch_size * a.rank_size
     a.optimizer.warmup_epochs = 0
     a.optimizer.min_warmup_step = 0
+    a.optimizer.lr_init = 0.03  # 0.01 in hyp.scratch-low: too slow to show in 6 steps
     a.optimizer.epochs, a.optimizer.nbs = a.epochs, a.nbs
     a.optimizer.accumulate, a.optimizer.total_batch_size = a.accumulate, a.total_batch_size
     p.fns = (
@@ -110,6 +123,9 @@ def train(p, steps):
         labels[img, :3, 1] = synth.array((3,), "float32", high=CLASSES, seed=img)
         labels[img, :3, 2:4] = 0.25 + 0.5 * np.abs(np.tanh(synth.array((3, 2), seed=10 + img)))
         labels[img, :3, 4:6] = 0.2 + 0.1 * np.abs(np.tanh(synth.array((3, 2), seed=20 + img)))
+        # one large box per image: every output layer (strides 8, 16, 32) gets a target, else
+        # that layer's box loss is 0 / 0 (the project divides by its target count)
+        labels[img, 2, 2:6] = (0.5, 0.5, 0.8, 0.7)
     x, y = ms.Tensor(synth.array((2, 3, SIZE, SIZE))), ms.Tensor(labels)
     net.set_train(True)
     losses = []
