@@ -26,8 +26,9 @@ import torch
 from torch import nn
 
 from .. import compat
-from ..common import parameter_inplace
+from ..common import parameter_inplace, tensor_inplace
 from ..common.parameter_names import _remember, _renamed, parameter_name, rename_parameter
+from ..common.tensor import ParameterTuple
 from ..common.tensor_methods import set_data
 from .cell_settings import CellSettings
 
@@ -146,6 +147,25 @@ def _keep_own_forward(cls: type) -> None:
 _TORCH_MODULE_FILE = nn.modules.module.__file__
 
 
+def _register_tuple(cell: nn.Module, value: ParameterTuple) -> None:
+    """MindSpore's cell holds the parameters of a ``ParameterTuple`` attribute as its own,
+    by their names (a hand-written LSTM's ``self.w_list = ParameterTuple([w_ih, w_hh])``:
+    Tacotron2, LPCNet, atae_lstm...): they are trained and saved. The new ones are
+    registered here; parameters the cell already holds, or that carry a network's dotted
+    name (a train cell's ``ParameterTuple(network.trainable_params())``), are left alone."""
+    if type(cell).__module__.startswith("jisu."):
+        return
+    held = {id(p) for p in cell.parameters()}
+    for i, param in enumerate(value):
+        key = parameter_name(param) or f"Parameter${i}"
+        if id(param) in held or "." in key or not isinstance(param, nn.Parameter):
+            continue
+        if key in cell._parameters or hasattr(cell, key):
+            continue
+        cell.register_parameter(key, param)
+        held.add(id(param))
+
+
 def train_mode(module: nn.Module, mode: bool = True) -> None:
     """torch's ``module.train(mode)``, also where a cell hides torch's method under an
     attribute of its own (PointNet's ``self.train = True``, an ordinary attribute in
@@ -194,6 +214,8 @@ class Cell(CellSettings, nn.Module):
             if params is not None and params.get(name) is not None:
                 set_data(params[name], value)
                 return
+        elif isinstance(value, ParameterTuple) and "_parameters" in self.__dict__:
+            _register_tuple(self, value)
         super().__setattr__(name, value)
 
     def construct(self, *inputs: Any, **kwargs: Any) -> Any:
@@ -202,7 +224,11 @@ class Cell(CellSettings, nn.Module):
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         if self._jisu_recompute and self.training and torch.is_grad_enabled():
             return self._run_recomputed(*inputs, **kwargs)
-        return self.construct(*inputs, **kwargs)
+        tensor_inplace.DEPTH[0] += 1  # x += y in construct: MindSpore's x = x + y
+        try:
+            return self.construct(*inputs, **kwargs)
+        finally:
+            tensor_inplace.DEPTH[0] -= 1
 
     @property
     def cls_name(self) -> str:
@@ -456,3 +482,4 @@ def _install_parameter_name() -> None:
 
 _install_parameter_name()
 parameter_inplace.install()  # self.updates += 1 in construct: MindSpore's assignment
+tensor_inplace.install()  # x += y in construct: a new tensor, as MindSpore's
