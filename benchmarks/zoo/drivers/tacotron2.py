@@ -1,10 +1,10 @@
 """official/audio/Tacotron2: Tacotron2 (3-conv + bi-LSTM encoder at the hard-coded 512
 features, location-sensitive attention, LSTMCell decoder unrolled over 4 steps of 3 frames,
 postnet) with a shrunk decoder (hparams set before the network is built), Tacotron2Loss in
-NetWithLossClass, the project's float16 flag (loss_net.to_float(float16)), train.py's warm-up
-get_lr, Adam and TrainStepWrap (NPU float-status overflow check, DynamicLossScaleUpdateCell)
-in Model(train_net) with LossCallBack, on a fixed batch of 2 texts x 10 symbols and 12 mel
-frames."""
+NetWithLossClass (hparams.fp16_flag off: float32 on CPU, so train.py's to_float(float16) is
+skipped), train.py's warm-up get_lr, Adam and TrainStepWrap (NPU float-status overflow check,
+DynamicLossScaleUpdateCell) in Model(train_net) with LossCallBack, on a fixed batch of 2
+texts x 10 symbols and 12 mel frames; the LSTM weights live in ParameterTuples."""
 
 import synth
 
