@@ -357,9 +357,13 @@ def ms_std(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
 
 def ms_repeat(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     """Torch's ``repeat`` (tiling); with ``axis=`` MindSpore's ``repeat(repeats, axis)``, each
-    element repeated (NumPy's ``repeat``; ``axis=None`` flattens first)."""
+    element repeated (NumPy's ``repeat``; ``axis=None`` flattens first). Positional
+    ``repeat(repeats[, axis])`` with fewer numbers than dimensions, which torch refuses, is
+    MindSpore's form too (LPCNet's ``cfeat.repeat(160, 1)``)."""
     if "axis" not in kwargs:
-        return _torch_repeat(self, *args, **kwargs)
+        if kwargs or not 0 < len(args) < min(self.dim(), 3) or not isinstance(args[0], int):
+            return _torch_repeat(self, *args, **kwargs)
+        args, kwargs = args[:1], {"axis": args[1] if len(args) > 1 else None}
     axis = kwargs.pop("axis")
     repeats = kwargs.pop("repeats", args[0] if args else None)
     if kwargs or repeats is None or len(args) > 1:
