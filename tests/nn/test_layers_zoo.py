@@ -304,3 +304,20 @@ def test_embedding_table_is_the_tables_mindspore_name():
     emb = nn.Embedding(5, 3)
     assert emb.embedding_table is emb.weight
     assert [name for name, _ in emb.parameters_and_names()] == ["embedding_table"]
+
+
+def test_layer_norm_holds_mindspores_primitive_attribute():
+    # MindSpore 2.10, nn.LayerNorm((4,), epsilon=1e-6) on x = arange(24).reshape(2, 3, 4) ** 1.5
+    # / 10: ln.layer_norm(x, ln.gamma, ln.beta) printed LayerNorm (2, 3, 1) (2, 3, 1)
+    # [-1.14099, -0.63527, 0.28942, 1.48684] True 9.979251861572266 (y[0, 0], y == ln(x),
+    # mean[1, 2, 0]); mindcv's ConvNextLayerNorm calls it.
+    ln = nn.LayerNorm((4,), epsilon=1e-6)
+    x = torch.arange(24, dtype=torch.float32).reshape(2, 3, 4) ** 1.5 / 10
+    y, mean, var = ln.layer_norm(x, ln.gamma, ln.beta)
+    assert type(ln.layer_norm).__name__ == "LayerNorm"
+    assert mean.shape == var.shape == (2, 3, 1)
+    np.testing.assert_allclose(
+        y[0, 0].detach().numpy(), [-1.14099, -0.63527, 0.28942, 1.48684], atol=1e-5
+    )
+    torch.testing.assert_close(y, ln(x))
+    assert float(mean[1, 2, 0]) == pytest.approx(9.979251861572266, rel=1e-6)

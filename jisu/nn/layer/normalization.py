@@ -208,6 +208,11 @@ class LayerNorm(Cell, nn.LayerNorm):
         )  # fmt: skip
         init_parameter(self.weight, gamma_init, "LayerNorm", "gamma_init", None)
         init_parameter(self.bias, beta_init, "LayerNorm", "beta_init", None)
+        from ...ops.operations import LayerNorm as LayerNormOp  # (jisu.ops imports jisu.nn)
+
+        # MindSpore's primitive attribute: subclasses call self.layer_norm(x, gamma, beta)
+        # (mindcv's ConvNextLayerNorm)
+        self.layer_norm = LayerNormOp(begin_norm_axis, begin_params_axis, epsilon)
 
     def construct(self, x: torch.Tensor) -> torch.Tensor:
         ndim = x.dim()
