@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from .._unprovided import refused_class, refused_function
+from .._unprovided import refused_class
 from .cell import Cell
 
 __all__ = [
@@ -20,7 +20,6 @@ __all__ = [
     "MicroBatchInterleaved",
     "ParameterUpdate",
     "PipelineCell",
-    "thor",
 ]
 
 
@@ -181,9 +180,3 @@ _ADASUM = (
 )
 AdaSumByGradWrapCell = refused_class("nn.AdaSumByGradWrapCell", _ADASUM, base=Cell)
 AdaSumByDeltaWeightWrapCell = refused_class("nn.AdaSumByDeltaWeightWrapCell", _ADASUM, base=Cell)
-
-thor = refused_function(
-    "nn.thor",
-    "THOR, MindSpore's second-order optimizer, is built on its own graph-mode matrix ops and "
-    "sink-mode model; train with a first-order optimizer (jisu.nn.Momentum, jisu.nn.Adam ...)",
-)

@@ -165,17 +165,14 @@ def _primexpr(fn: Callable | None = None, get_instance: bool = True, name: str |
 
 def unprovided(name: str, reason: str = "") -> type:
     """A primitive class that refuses to be built: MindSpore's ``name`` with "not provided by
-    jisu" (and ``reason``), at construction, never a torch traceback later."""
+    jisu" and the reason, at construction, never a torch traceback later."""
+    from .._unprovided import refused_class
 
-    def refuse(self: Any, *args: Any, **kwargs: Any) -> None:
-        why = f": {reason}" if reason else ""
-        raise NotImplementedError(
-            f"mindspore.ops.operations.{name} is not provided by jisu{why} "
-            "(docs/porting.md lists what is)"
-        )
-
-    doc = f"MindSpore's ``{name}``: not provided by jisu."
-    return type(name, (Primitive,), {"__init__": refuse, "_jisu_unprovided": True, "__doc__": doc})
+    why = (
+        reason
+        or "a MindSpore primitive jisu does not provide (docs/porting.md lists those it does)"
+    )
+    return refused_class(f"ops.operations.{name}", why, base=Primitive)
 
 
 __all__ = [
