@@ -15,7 +15,8 @@ Two kinds of additions, and nothing else:
   - ``transpose()`` reverses the axes, ``transpose(2, 0, 1)`` / ``transpose((2, 0, 1))`` permute
     (forms torch rejects); ``transpose(0, 1)`` with two ints keeps torch's swap (MindSpore 2.10
     swaps too; 2.0 read two ints as a permutation).
-  - ``sum`` / ``mean`` / ``all`` / ``any`` take ``keep_dims=``; ``sum`` takes ``initial=``.
+  - ``sum`` / ``mean`` / ``all`` / ``any`` take ``keep_dims=``; ``sum`` takes ``initial=``;
+    ``keepdims=True`` without an axis keeps every axis (as 1s).
   - ``max`` / ``min`` with ``axis=`` (or ``initial=``, ``where=``, ``return_indices=``,
     ``keep_dims=``) reduce like MindSpore and NumPy: a tensor, or ``(values, indices)`` with
     ``return_indices=True``. ``max(1)`` / ``max(dim=1)`` keep torch's ``(values, indices)``.
@@ -246,9 +247,17 @@ def ms_view(self: torch.Tensor, *shape: Any, **kwargs: Any) -> torch.Tensor:
     return self.reshape(*shape)  # torch's view itself wherever one exists; traceable
 
 
-def _keep_dims(kwargs: dict[str, Any]) -> dict[str, Any]:
-    if "keep_dims" in kwargs:
-        kwargs["keepdim"] = kwargs.pop("keep_dims")
+def _keep_dims(
+    kwargs: dict[str, Any], x: torch.Tensor | None = None, args: tuple = ()
+) -> dict[str, Any]:
+    for alias in ("keep_dims", "keepdims"):
+        if alias in kwargs:
+            kwargs["keepdim"] = kwargs.pop(alias)
+    no_axis = not args and kwargs.get("dim") is None and kwargs.get("axis") is None
+    if x is not None and no_axis and kwargs.get("keepdim") and x.dim():
+        # MindSpore: keep_dims without an axis reduces every axis to 1 (torch refuses it)
+        kwargs.pop("axis", None)
+        kwargs["dim"] = tuple(range(x.dim()))
     return kwargs
 
 
@@ -257,7 +266,7 @@ def ms_sum(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     if not kwargs:
         return _torch_sum(self, *args)
     initial = kwargs.pop("initial", None)
-    out = _torch_sum(self, *args, **_keep_dims(kwargs))
+    out = _torch_sum(self, *args, **_keep_dims(kwargs, self, args))
     return out if initial is None else out + initial
 
 
@@ -265,21 +274,21 @@ def ms_mean(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     """Torch's ``mean``; also ``keep_dims=`` (MindSpore)."""
     if not kwargs:
         return _torch_mean(self, *args)
-    return _torch_mean(self, *args, **_keep_dims(kwargs))
+    return _torch_mean(self, *args, **_keep_dims(kwargs, self, args))
 
 
 def ms_all(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     """Torch's ``all``; also ``keep_dims=`` (MindSpore)."""
     if not kwargs:
         return _torch_all(self, *args)
-    return _torch_all(self, *args, **_keep_dims(kwargs))
+    return _torch_all(self, *args, **_keep_dims(kwargs, self, args))
 
 
 def ms_any(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     """Torch's ``any``; also ``keep_dims=`` (MindSpore)."""
     if not kwargs:
         return _torch_any(self, *args)
-    return _torch_any(self, *args, **_keep_dims(kwargs))
+    return _torch_any(self, *args, **_keep_dims(kwargs, self, args))
 
 
 _MS_REDUCE_KEYS = frozenset({"axis", "keep_dims", "initial", "where", "return_indices"})
