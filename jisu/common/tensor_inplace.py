@@ -7,7 +7,8 @@ sigmoid's output (research/nlp/gnmt_v2's ``decoder_outputs += residual``) fails 
 pass ("modified by an inplace operation"), and one that keeps another name for the tensor reads
 the sum there. :func:`install` gives ``torch.Tensor``'s ``+=``, ``-=``, ``*=``, ``/=``
 MindSpore's meaning while a :class:`jisu.nn.Cell` runs ``construct`` (:data:`DEPTH`), for a
-tensor in the autograd graph (not a leaf, gradients recorded): there the in-place form is what
+tensor in the autograd graph (not a leaf, gradients recorded) or a constant that a tensor in the
+graph is added into (a cell's zeros used as an accumulator): there the in-place form is what
 breaks; everywhere else, torch's meaning stays.
 """
 
@@ -32,14 +33,13 @@ def _rebinding(name: str, out_of_place: Any) -> Any:
     torch_op = getattr(torch.Tensor, name)
 
     def op(self: torch.Tensor, other: Any) -> torch.Tensor:
-        if (
-            DEPTH[0]
-            and type(self) is torch.Tensor
-            and self.requires_grad
-            and self.grad_fn is not None
-            and torch.is_grad_enabled()
-        ):
-            return out_of_place(self, other)  # MindSpore's x = x + y
+        if DEPTH[0] and type(self) is torch.Tensor and torch.is_grad_enabled():
+            if self.requires_grad and self.grad_fn is not None:
+                return out_of_place(self, other)  # MindSpore's x = x + y
+            if not self.requires_grad and isinstance(other, torch.Tensor) and other.requires_grad:
+                # a constant taking on history (official/cv/FasterRCNN's rpn: loss = self.loss;
+                # loss += item): in place, the cell's constant would keep this step's graph
+                return out_of_place(self, other)
         return torch_op(self, other)
 
     op.__name__ = name

@@ -42,3 +42,29 @@ def test_outside_construct_plus_equals_stays_torchs():
     y = torch.zeros(2)
     y += 1  # no graph: in place, inside construct too
     assert torch.equal(y, torch.ones(2))
+
+
+class _Accumulator(nn.Cell):
+    """official/cv/FasterRCNN's rpn: ``loss = self.loss`` (zeros), then ``loss += item``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.acc = jisu.numpy.zeros((1,), jisu.float32)
+        self.w = jisu.Parameter(jisu.Tensor(np.array([2.0], np.float32)), name="w")
+
+    def construct(self, x):
+        loss = self.acc
+        for _ in range(2):
+            loss += x * self.w
+        return loss
+
+
+def test_constant_accumulator_in_construct_stays_constant():
+    """MindSpore 2.0.0 (PyNative and GRAPH_MODE) printed [12.] twice, the weight's gradient
+    [6.] twice, and the cell's zeros still [0.] after them."""
+    net = _Accumulator()
+    x = torch.tensor([3.0])
+    grad = ops.GradOperation(get_by_list=True)(net, net.trainable_params())
+    assert net(x).tolist() == [12.0] and net(x).tolist() == [12.0]
+    assert grad(x)[0].tolist() == [6.0] and grad(x)[0].tolist() == [6.0]
+    assert net.acc.tolist() == [0.0] and net.acc.grad_fn is None
