@@ -17,7 +17,6 @@ to ``net.trainable_params()``.
 
 from __future__ import annotations
 
-import sys
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
@@ -30,6 +29,7 @@ from ..common import parameter_inplace, tensor_inplace
 from ..common.parameter_names import _remember, _renamed, parameter_name, rename_parameter
 from ..common.tensor import ParameterTuple
 from ..common.tensor_methods import set_data
+from .cell_overrides import keep_own_forward, keep_own_reset, register_tuple, train_mode
 from .cell_settings import CellSettings
 
 #: torch's local names -> MindSpore's, by layer type (the first matching type wins)
@@ -124,60 +124,6 @@ def mindspore_named_tensors(
             yield (full if paths or not renamed else _renamed(tensor, full)), tensor
 
 
-def _keep_own_forward(cls: type) -> None:
-    """Let a cell keep a method of its own named ``forward``: in MindSpore it is an ordinary
-    helper that ``construct`` calls (the zoo's ArcFace ``PartialFC.forward(features,
-    weight)``), in torch the name is the module's entry point. A call from torch's module
-    machinery runs ``construct``; any other call (``self.forward(...)``) runs the cell's
-    method. A cell with no ``construct`` (torch style) keeps its ``forward`` for both."""
-    own = cls.__dict__.get("forward")
-    if own is None or cls.__module__.startswith("jisu.") or hasattr(own, "_jisu_own_forward"):
-        return
-
-    def forward(self: nn.Module, *args: Any, **kwargs: Any) -> Any:
-        from_torch = sys._getframe(1).f_code.co_filename == _TORCH_MODULE_FILE
-        if from_torch and type(self).construct is not Cell.construct:
-            return Cell.forward(self, *args, **kwargs)
-        return own(self, *args, **kwargs)
-
-    forward._jisu_own_forward = own
-    cls.forward = forward
-
-
-_TORCH_MODULE_FILE = nn.modules.module.__file__
-
-
-def _register_tuple(cell: nn.Module, value: ParameterTuple) -> None:
-    """MindSpore's cell holds the parameters of a ``ParameterTuple`` attribute as its own,
-    by their names (a hand-written LSTM's ``self.w_list = ParameterTuple([w_ih, w_hh])``:
-    Tacotron2, LPCNet, atae_lstm...): they are trained and saved. The new ones are
-    registered here; parameters the cell already holds, or that carry a network's dotted
-    name (a train cell's ``ParameterTuple(network.trainable_params())``), are left alone."""
-    if type(cell).__module__.startswith("jisu."):
-        return
-    held = {id(p) for p in cell.parameters()}
-    for i, param in enumerate(value):
-        key = parameter_name(param) or f"Parameter${i}"
-        if id(param) in held or "." in key or not isinstance(param, nn.Parameter):
-            continue
-        if key in cell._parameters or hasattr(cell, key):
-            continue
-        cell.register_parameter(key, param)
-        held.add(id(param))
-
-
-def train_mode(module: nn.Module, mode: bool = True) -> None:
-    """torch's ``module.train(mode)``, also where a cell hides torch's method under an
-    attribute of its own (PointNet's ``self.train = True``, an ordinary attribute in
-    MindSpore): then every module's mode is set directly."""
-    modules = list(module.modules())
-    if any("train" in m.__dict__ for m in modules):
-        for m in modules:
-            m.training = mode
-    else:
-        module.train(mode)
-
-
 class Cell(CellSettings, nn.Module):
     """MindSpore's ``nn.Cell``: define ``construct`` (called by ``forward``).
 
@@ -204,7 +150,8 @@ class Cell(CellSettings, nn.Module):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _alias_mindspore_names(cls)
-        _keep_own_forward(cls)
+        keep_own_forward(cls, Cell)
+        keep_own_reset(cls)
 
     def __setattr__(self, name: str, value: Any) -> None:
         # MindSpore: a tensor assigned to a parameter's attribute sets its data (no gradient
@@ -215,7 +162,7 @@ class Cell(CellSettings, nn.Module):
                 set_data(params[name], value)
                 return
         elif isinstance(value, ParameterTuple) and "_parameters" in self.__dict__:
-            _register_tuple(self, value)
+            register_tuple(self, value)
         super().__setattr__(name, value)
 
     def construct(self, *inputs: Any, **kwargs: Any) -> Any:

@@ -42,10 +42,14 @@ def pad_mode_arg(owner: str, pad_mode: Any) -> str:
 
 
 def explicit(owner: str, name: str, pad: Any, n: int) -> tuple[tuple[int, int], ...]:
-    """An int or a 2n-tuple (before, after per dim) of pads >= 0 as per-dim pairs."""
+    """An int or a 2n-tuple (before, after per dim) of pads >= 0 as per-dim pairs. An n-tuple
+    (one symmetric pad per dim) is torch's form, which a zoo layer subclass hands on from a
+    torch layer's ``padding`` (PointNet2's ``P.Conv2D(pad=self.padding)``)."""
     if isinstance(pad, int) and not isinstance(pad, bool):
         pad = (pad,) * (2 * n)
     pad = tuple(pad) if isinstance(pad, (tuple, list)) else pad
+    if isinstance(pad, tuple) and len(pad) == n:
+        pad = tuple(p for p in pad for _ in range(2))
     if (
         not isinstance(pad, tuple)
         or len(pad) != 2 * n
