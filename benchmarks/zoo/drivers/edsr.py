@@ -28,7 +28,10 @@ def imports(p):
 
 
 def network(p):
-    return p.utils.init_net(p.config)
+    import jisu as ms
+
+    # as Model(amp_level="O3") leaves the trained network (its eval runs in low precision)
+    return ms.amp.auto_mixed_precision(p.utils.init_net(p.config), p.config.amp_level)
 
 
 def inputs(p):
@@ -42,7 +45,7 @@ def train(p, steps):
     from jisu import nn
 
     cfg = p.config
-    net = network(p)
+    net = p.utils.init_net(cfg)
     cfg.steps_per_epoch = steps
     opt = p.train.init_opt(cfg, net)
     loss = nn.L1Loss(reduction="mean")
