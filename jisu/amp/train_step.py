@@ -54,7 +54,7 @@ def _step_unless(optimizer: torch.optim.Optimizer, found_inf: torch.Tensor) -> N
     if getattr(optimizer, "_step_supports_amp_scaling", False) and takes_flag:
         optimizer.grad_scale, optimizer.found_inf = None, found_inf  # gradients are unscaled
         try:
-            optimizer.step()
+            type(optimizer).step(optimizer)  # a MindSpore subclass's self.step may be data
         finally:
             del optimizer.grad_scale, optimizer.found_inf
         return
@@ -64,7 +64,7 @@ def _step_unless(optimizer: torch.optim.Optimizer, found_inf: torch.Tensor) -> N
         {k: v.clone() for k, v in optimizer.state.get(p, {}).items() if torch.is_tensor(v)}
         for p in params
     ]
-    optimizer.step()
+    type(optimizer).step(optimizer)
     skip = found_inf.reshape(()) > 0
     for p, old in zip(params, saved):
         p.copy_(torch.where(skip, old, p))
@@ -157,7 +157,7 @@ class TrainStep:
             grads = [p.grad for p in params if p.grad is not None]
             torch._foreach_mul_(grads, manager.scale_tensor(grads[0].device))
         if found_inf is None or not manager.drop_overflow_update:
-            self.optimizer.step()
+            type(self.optimizer).step(self.optimizer)
         else:
             _step_unless(self.optimizer, found_inf)
         if manager is not None:

@@ -228,3 +228,36 @@ def test_groups_without_their_own_rate_share_one_rate() -> None:
     rated = [{"params": [net.weight], "lr": 0.5}, {"params": [net.bias]}]
     rates = MSMomentum(rated, 0.1, 0.9).get_lr()
     assert [float(r) for r in rates] == pytest.approx([0.5, 0.1])
+
+
+def test_a_subclass_may_name_its_step_counter_step():
+    """research/nlp/hypertext's RiemannianAdam keeps a Parameter named ``step`` (MindSpore's
+    Optimizer has no step method); MindSpore 2.0.0 printed losses [1.0, 0.04, 0.0784],
+    weight [[0.788, 0.326]], bias [0.288] and step 3 for this optimizer."""
+    from jisu.nn.optim.optimizer import opt_init_args_register
+
+    class Counting(jisu.nn.Optimizer):
+        @opt_init_args_register
+        def __init__(self, params, learning_rate=0.1):
+            super().__init__(learning_rate=learning_rate, parameters=params)
+            self.step = jisu.Parameter(jisu.Tensor(0, jisu.int32), name="step")
+            self.assign = jisu.ops.Assign()
+
+        def construct(self, gradients):
+            lr = self.get_lr()
+            step = self.step
+            for param, grad in zip(self.parameters, gradients):
+                self.assign(param, param - lr * (step + 1) * grad)
+            self.assign(self.step, step + 1)
+            return True
+
+    w = jisu.Tensor(np.array([[0.5, -0.25]], np.float32))
+    dense = jisu.nn.Dense(2, 1, weight_init=w, bias_init="zeros")
+    opt = Counting(dense.trainable_params(), 0.1)
+    net = jisu.nn.TrainOneStepCell(jisu.nn.WithLossCell(dense, jisu.nn.MSELoss()), opt)
+    x, y = torch.tensor([[1.0, 2.0]]), torch.tensor([[1.0]])
+    losses = [float(net(x, y)) for _ in range(3)]
+    np.testing.assert_allclose(losses, [1.0, 0.04000001773238182, 0.07840005308389664], rtol=1e-5)
+    np.testing.assert_allclose(dense.weight.detach(), [[0.788, 0.3260000944137573]], rtol=1e-5)
+    np.testing.assert_allclose(dense.bias.detach(), [0.28800004720687866], rtol=1e-5)
+    assert int(opt.step) == 3

@@ -303,7 +303,9 @@ class Optimizer(MindSporeOptimizerAPI, torch.optim.Optimizer):
             out = self._step_by_construct(None, *args)
             self._calls += 1
             return out
-        self.step()
+        # the class's step: a MindSpore subclass may name a Parameter of its own ``step``
+        # (research/nlp/hypertext's RiemannianAdam counts its steps in self.step)
+        type(self).step(self)
         return True
 
     # ------------------------------------------------------------------ the step

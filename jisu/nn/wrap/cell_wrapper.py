@@ -196,7 +196,7 @@ class TrainOneStepCell(Cell):
         loss = self.network(*inputs)
         self._backward(loss, self.sens)
         self._reduce_grads()
-        self.optimizer.step()
+        type(self.optimizer).step(self.optimizer)  # a subclass's own self.step: a Parameter
         return self._result(loss.detach())
 
 

@@ -234,10 +234,10 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
         if getattr(self.optimizer, "handles_found_inf", False):
             self.optimizer.found_inf = overflow.to(torch.float32)  # skipped on the device
             try:
-                self.optimizer.step()
+                type(self.optimizer).step(self.optimizer)  # its self.step may be a Parameter
             finally:
                 self.optimizer.found_inf = None
         elif not bool(overflow):  # host synchronisation: a plain torch optimizer cannot skip
-            self.optimizer.step()
+            type(self.optimizer).step(self.optimizer)
         result = self._result(loss.detach())
         return result, overflow, scale
