@@ -20,7 +20,14 @@ def imports(p):
 
 
 def network(p):
-    return p.pointnet2.PointNet2(p.args.num_category, p.args.use_normals)
+    import numpy as np
+
+    net = p.pointnet2.PointNet2(p.args.num_category, p.args.use_normals)
+    # farthest point sampling starts at np.random.randint inside a @constexpr: MindSpore's
+    # GRAPH mode (the project's) draws it once, at compile time; PyNative (and jisu) at every
+    # call. The same start at every call keeps train and eval deterministic, as compiled.
+    net.register_forward_pre_hook(lambda *_: np.random.seed(0))
+    return net
 
 
 def inputs(p):
