@@ -29,3 +29,17 @@ def test_roi_align_gradient_matches_finite_differences():
     out = op(feats, rois)
     (g,) = torch.autograd.grad(out[0].sum(), feats)
     assert g[1].abs().sum() == 0 and g[0].abs().sum() > 0
+
+
+def test_one_hot_of_an_out_of_range_index_is_all_off():
+    # MindSpore 2.0.0 and 2.10 printed these (official/cv/DeepLabV3P's loss one-hots labels
+    # holding the ignore label 255 before weighting them out)
+    idx = torch.tensor([0, 2, 255, -1, 3], dtype=torch.int32)
+    out = P.OneHot(axis=-1)(idx, 3, torch.tensor(1.0), torch.tensor(0.0))
+    assert out.tolist() == [[1, 0, 0], [0, 0, 1], [0, 0, 0], [0, 0, 0], [0, 0, 0]]
+    out = ops.one_hot(idx, 3, torch.tensor(5.0), torch.tensor(-1.0), axis=0)
+    assert out.tolist() == [
+        [5, -1, -1, -1, -1],
+        [-1, -1, -1, -1, -1],
+        [-1, 5, -1, -1, -1],
+    ]

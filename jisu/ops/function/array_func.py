@@ -356,8 +356,10 @@ def tensor_scatter_elements(
 
 def one_hot(indices: torch.Tensor, depth: int, on_value: Any = 1, off_value: Any = 0, axis=-1):
     """``on_value`` at each index along a new axis of size ``depth``, ``off_value`` elsewhere
-    (the dtype of ``on_value``)."""
-    hot = torch.nn.functional.one_hot(indices.long(), int(depth)).bool()
+    (the dtype of ``on_value``); an index outside [0, depth) (an ignore label such as 255, or
+    -1) gives a row of ``off_value``, as MindSpore's OneHot does."""
+    classes = torch.arange(int(depth), device=indices.device)
+    hot = indices.long()[..., None] == classes
     on = torch.as_tensor(on_value, device=hot.device)
     off = torch.as_tensor(off_value, dtype=on.dtype, device=hot.device)
     out = torch.where(hot, on, off)
