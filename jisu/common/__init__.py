@@ -25,6 +25,9 @@ from .dtype import (
     uint8,
 )
 from .row_tensor import RowTensor
+from .tensor_slicing import install as _install_negative_steps
+
+_install_negative_steps()  # x[:, ::-1] as MindSpore's (torch refuses a negative step)
 
 _FROM_JISU = ("Tensor", "Parameter", "ParameterTuple", "set_seed", "get_seed")
 
