@@ -254,7 +254,12 @@ class Cell(CellSettings, nn.Module):
         return OrderedDict(self.named_children())
 
     def cells_and_names(self, cells: Any = None, name_prefix: str = "") -> Iterator:
-        """``(name, cell)`` for this cell and every cell below it."""
+        """``(name, cell)`` for this cell and every cell below it. Parameters below it that
+        have no MindSpore name yet get theirs (MindSpore names them when the cells are built:
+        official/cv/YOLOX's init reads ``cell.bias.name`` while walking these cells)."""
+        for name, tensor in mindspore_named_tensors(self):
+            if parameter_name(tensor) is None:
+                _remember(tensor, name)
         return self.named_modules(prefix=name_prefix)
 
     def insert_child_to_cell(self, child_name: str, child_cell: nn.Module) -> None:

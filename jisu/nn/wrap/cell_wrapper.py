@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from ...common.tensor import ParameterTuple
 from ...ops.composite import GradOperation
 from ...ops.composite.grad import forget_forward, track_forward
 from ...ops.functional import identity
@@ -131,7 +132,9 @@ class TrainOneStepCell(Cell):
         self.optimizer = optimizer
         self.sens = 1.0 if sens is None else float(sens)
         self.return_grad = return_grad
-        self.weights = tuple(optimizer_params(optimizer))  # MindSpore's optimizer.parameters
+        # MindSpore's optimizer.parameters, a ParameterTuple (official/cv/YOLOX's EMA cell
+        # clones it: self.weights.clone("ema", init="same"))
+        self.weights = ParameterTuple(optimizer_params(optimizer))
         if hasattr(network, "set_grad"):
             network.set_grad()
         self.grad = GradOperation(get_by_list=True, sens_param=True)
