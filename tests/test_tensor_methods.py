@@ -281,3 +281,21 @@ def test_view_of_a_permuted_tensor_reshapes_as_mindspore():
     alias.fill_(1.0)
     assert base.sum() == 24
     assert torch.zeros(4, 6).t().view(torch.int32).shape == (6, 4)
+
+
+def test_torchs_own_forms_compile_without_a_graph_break():
+    # the wrappers hand torch's forms to torch's functions, which torch.compile traces (an
+    # unbound TensorBase method was "marked as skipped": a break in every compiled graph
+    # using x.transpose(0, 1), x.max(1) or x.repeat(2, 1) once jisu was imported)
+    import torch._dynamo
+
+    def f(x):
+        return (
+            x.sum(1) + x.mean(0, keepdim=True).sum() + x.transpose(0, 1).sum()
+            + x.max(1).values.sum() + x.min(0)[0].sum() + x.repeat(2, 1).sum()
+            + x.var(1).sum() + x.std() + x.norm() + x.all().float() + x.any().float()
+        )  # fmt: skip
+
+    torch._dynamo.reset()
+    explained = torch._dynamo.explain(f)(torch.randn(4, 5))
+    assert explained.graph_break_count == 0, [b.reason[:120] for b in explained.break_reasons]

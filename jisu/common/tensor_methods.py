@@ -62,18 +62,33 @@ def _torch_method(name: str) -> Any:
     return getattr(current, "_jisu_original", current)
 
 
-_torch_transpose = _torch_method("transpose")
-_torch_sum = _torch_method("sum")
-_torch_mean = _torch_method("mean")
-_torch_all = _torch_method("all")
-_torch_any = _torch_method("any")
-_torch_max = _torch_method("max")
-_torch_min = _torch_method("min")
-_torch_var = _torch_method("var")
-_torch_std = _torch_method("std")
-_torch_repeat = _torch_method("repeat")
-_torch_norm = _torch_method("norm")
-_torch_view = _torch_method("view")
+# Torch's own forms are passed to torch's functions (``torch.sum(x, ...)`` is ``x.sum(...)``),
+# not to the unbound ``TensorBase`` methods: torch.compile traces the functions, but stops at
+# a call of an unbound C method ("marked as skipped"), which broke every compiled graph that
+# used x.transpose(0, 1), x.max(1) or x.repeat(2, 1) once jisu was imported.
+_torch_transpose = torch.transpose
+_torch_sum = torch.sum
+_torch_mean = torch.mean
+_torch_all = torch.all
+_torch_any = torch.any
+_torch_max = torch.max
+_torch_min = torch.min
+_torch_var = torch.var
+_torch_std = torch.std
+_torch_norm = torch.norm
+_torch_view = _torch_method("view")  # only for the rare dtype view (no function form)
+_torch_repeat_method = _torch_method("repeat")
+
+
+def _torch_repeat(self: torch.Tensor, *sizes: Any, **kwargs: Any) -> torch.Tensor:
+    """Torch's ``repeat``: ``torch.tile`` is the same tiling where torch's ``repeat`` accepts
+    the sizes (at least one per dimension), and compiles; other calls get the method, which
+    raises as torch does."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list, torch.Size)):
+        sizes = tuple(sizes[0])
+    if kwargs or len(sizes) < self.dim() or not all(isinstance(n, int) for n in sizes):
+        return _torch_repeat_method(self, *sizes, **kwargs)
+    return torch.tile(self, sizes)
 
 
 # ---------------------------------------------------------------- dtype names
