@@ -279,11 +279,6 @@ def run(args: argparse.Namespace) -> dict:
         fresh = driver.network(p)
         missing = jisu.load_param_into_net(fresh, jisu.load_checkpoint(path))
         record: dict[str, Any] = {"not_loaded": list(missing or [])[:10]}
-        level = getattr(net, "_jisu_amp", None)
-        if level in ("O2", "O3") and getattr(fresh, "_jisu_amp", None) is None:
-            # Model converted the trained network in place: evaluate the reload the same way
-            jisu.amp.auto_mixed_precision(fresh, level)
-            record["amp"] = level
         # every loaded tensor is the trained one (in the fresh network's dtype)
         trained = dict(net.state_dict())
         differ = [
@@ -296,6 +291,15 @@ def run(args: argparse.Namespace) -> dict:
         if differ:
             record["error"] = {"type": "Mismatch", "message": f"tensors differ: {differ[:5]}"}
             return record
+        level = getattr(net, "_jisu_amp", None)
+        if level in ("O2", "O3"):
+            # Model converted the trained network in place: evaluate the reload the same way
+            # (unless the driver's network() already did)
+            try:
+                jisu.amp.auto_mixed_precision(fresh, level)
+                record["amp"] = level
+            except ValueError:
+                pass
         inputs = driver.inputs(p)
         outs = []
         for n in (net, fresh):
