@@ -542,3 +542,10 @@ def test_forward_value_and_grad_runs_the_network_once():
     )
     assert len(calls) == 1 and loss.item() == 4.0
     assert grads[0].tolist() == [2.0, 2.0] and grads[1].tolist() == [0, 0]  # an int input: zeros
+
+
+def test_graph_data_is_refused_by_name_when_built():
+    import jisu.dataset as ds
+
+    with pytest.raises(NotImplementedError, match=r"mindspore\.dataset\.GraphData is not provided"):
+        ds.GraphData("graph.mindrecord")

@@ -13,6 +13,7 @@ Example:
 """
 
 from .. import context as context  # mindspore.dataset.context (MindSpore 2.0's namespace held it)
+from .._unprovided import refused_class
 from . import config, engine, record, text, transforms, vision
 from .core.cache import DatasetCache
 from .core.ragged import RaggedArray
@@ -55,6 +56,14 @@ from .sources.vision_sets import (
 )
 from .sources.voc import VOCDataset
 
+#: MindSpore's graph data engine (a graph server sampling nodes and neighbours): refused by name
+GraphData = refused_class(
+    "dataset.GraphData",
+    "MindSpore's graph data engine (its own graph server and samplers) has no torch "
+    "counterpart here; load the graph with NumPy or PyTorch Geometric and feed it through a "
+    "GeneratorDataset",
+)
+
 __all__ = [
     "BatchDataset",
     "BatchInfo",
@@ -70,6 +79,7 @@ __all__ = [
     "FashionMnistDataset",
     "FileWriter",
     "GeneratorDataset",
+    "GraphData",
     "ImageFolderDataset",
     "MalformedFileError",
     "ManifestDataset",
