@@ -220,14 +220,6 @@ class O3Precision(Precision):
         network.to(self.dtype)
         for module in fp32_modules:
             module.float()
-        # the network itself now takes fp32 inputs too (cast on the way in), as MindSpore's
-        # O3 network does (its to_float casts the inputs): an eval of the trained network
-        # with the data set's fp32 batches runs
-        dtype = self.dtype
-        network.register_forward_pre_hook(
-            lambda _module, args, kwargs: (_cast(args, dtype), _cast(kwargs, dtype)),
-            with_kwargs=True,
-        )
         return MixedPrecisionNetwork(network, self, fp32_modules=fp32_modules)
 
 

@@ -20,7 +20,8 @@ LOOP = textwrap.dedent(
     import torch
     import jisu.dataset as ds
 
-    assert not hasattr(torch.Tensor, "asnumpy"), "asnumpy before any iterator"
+    # importing jisu (here through jisu.dataset) gives torch.Tensor MindSpore's methods
+    assert hasattr(torch.Tensor, "asnumpy"), "no asnumpy after import jisu.dataset"
     data = ds.NumpySlicesDataset(
         {"image": np.arange(24, dtype=np.float32).reshape(6, 4), "label": np.arange(6)},
         shuffle=False,
