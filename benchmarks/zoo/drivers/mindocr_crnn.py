@@ -2,7 +2,8 @@
 configs/rec/crnn/crnn_vgg7.yaml at 32x100 through tools/train.py's steps: build_model,
 build_loss (CTCLoss), NetWithLossWrapper with the config's column indices, get_loss_scales,
 create_scheduler, create_group_params + create_optimizer (adamw), mindocr's
-TrainOneStepWrapper in ms.Model(train_net); labels int32 [N, 23] padded with the blank (36, the last class)."""
+TrainOneStepWrapper in ms.Model(train_net); labels int32 [N, 23] padded with the blank
+(36, the last class)."""
 
 import numpy as np
 import synth

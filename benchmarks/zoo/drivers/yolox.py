@@ -43,7 +43,7 @@ def labels(cfg, batch=2):
             .reshape(-1, 2)[:, ::-1]
             .astype("float32")
             * s
-            + s / 2  # fmt: skip
+            + s / 2
             for s in STRIDES
         ]
     )  # (anchors, 2): x, y of each anchor's centre, stride 8 first, row-major
@@ -61,9 +61,9 @@ def labels(cfg, batch=2):
 
 
 def train(p, steps):
-    import jisu as ms
-
     import logging
+
+    import jisu as ms
 
     cfg = p.config
     cfg.logger = logging.getLogger("yolox")  # train.py's set_default makes its own logger
