@@ -3,7 +3,7 @@ calling a function) raises ``NotImplementedError`` with MindSpore's path and the
 script fails at the line that needs the missing piece and says why, never at its imports.
 
 Every refused object carries ``_jisu_unprovided = True`` (the model-zoo census counts it as
-missing)."""
+missing) and ``_jisu_reason``, the reason (``jisu port`` lists it)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ def refused_class(path: str, reason: str, base: type = object) -> type:
         "__init__": refuse,
         "__call__": refuse,
         "_jisu_unprovided": True,
+        "_jisu_reason": reason,
         "__doc__": f"MindSpore's ``{path}``: not provided by jisu ({reason}).",
     }
     return type(base)(path.rsplit(".", 1)[-1], (base,), namespace)
@@ -46,4 +47,5 @@ def refused_function(path: str, reason: str) -> Callable[..., NoReturn]:
     refuse.__name__ = refuse.__qualname__ = path.rsplit(".", 1)[-1]
     refuse.__doc__ = f"MindSpore's ``{path}``: not provided by jisu ({reason})."
     refuse._jisu_unprovided = True  # type: ignore[attr-defined]
+    refuse._jisu_reason = reason  # type: ignore[attr-defined]
     return refuse

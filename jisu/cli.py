@@ -1,4 +1,4 @@
-"""The ``jisu`` command: ``jisu train``, ``jisu doctor``, ``jisu convert``.
+"""The ``jisu`` command: ``jisu train``, ``jisu doctor``, ``jisu convert``, ``jisu port``.
 
 Manners: ``--help`` gives every option a sentence and its default. A mistake in the command
 line (an unknown option, a bad number) prints two lines, the error in the command's own flag
@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from ._version import __version__
+from .porting.command import add_port_command
 
 
 class UsageError(Exception):
@@ -71,9 +72,6 @@ def _debug_flag(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="show the full traceback of an error (also: environment variable JISU_DEBUG=1)",
     )
-
-
-# ---------------------------------------------------------------------------------- train
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -239,7 +237,7 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``jisu`` parser and its three commands."""
+    """The ``jisu`` parser and its commands."""
     parser = _Parser(
         prog="jisu",
         description="jisu (极速): deep-learning training at the speed of the hardware.",
@@ -454,6 +452,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _debug_flag(convert)
     convert.set_defaults(run=_convert)
+    add_port_command(commands, _HelpFormatter, _debug_flag)
     return parser
 
 

@@ -23,12 +23,12 @@ from __future__ import annotations
 import argparse
 import ast
 import collections
-import importlib
 import json
 import sys
 from pathlib import Path
 
-ROOT = "mindspore"
+from jisu.porting.names import Collector
+from jisu.porting.names import resolve as resolve_name
 
 
 def project_of(path: Path, repo: Path) -> str:
@@ -37,62 +37,6 @@ def project_of(path: Path, repo: Path) -> str:
     if parts and parts[0] in ("official", "research", "community") and len(parts) > 3:
         return f"{repo.name}/{'/'.join(parts[:3])}"
     return repo.name
-
-
-class Collector(ast.NodeVisitor):
-    """The dotted mindspore names of one module, and the keywords of the calls made to them."""
-
-    def __init__(self) -> None:
-        self.aliases: dict[str, str] = {}  # local name -> dotted mindspore path
-        self.names: set[str] = set()
-        self.keywords: set[tuple[str, str]] = set()
-
-    # imports -----------------------------------------------------------------------------
-    def visit_Import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            if alias.name == ROOT or alias.name.startswith(ROOT + "."):
-                self.names.add(alias.name)
-                if alias.asname:
-                    self.aliases[alias.asname] = alias.name
-                else:
-                    self.aliases[ROOT] = ROOT
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        module = node.module or ""
-        if node.level or not (module == ROOT or module.startswith(ROOT + ".")):
-            return
-        for alias in node.names:
-            if alias.name == "*":
-                self.names.add(module)
-                continue
-            full = f"{module}.{alias.name}"
-            self.names.add(full)
-            self.aliases[alias.asname or alias.name] = full
-
-    # uses --------------------------------------------------------------------------------
-    def _dotted(self, node: ast.AST) -> str | None:
-        chain = []
-        while isinstance(node, ast.Attribute):
-            chain.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name) or node.id not in self.aliases:
-            return None
-        return ".".join([self.aliases[node.id], *reversed(chain)])
-
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        name = self._dotted(node)
-        if name is not None:
-            self.names.add(name)
-            return  # the chain's inner attributes are prefixes of this name
-        self.generic_visit(node)
-
-    def visit_Call(self, node: ast.Call) -> None:
-        name = self._dotted(node.func)
-        if name is not None:
-            for kw in node.keywords:
-                if kw.arg:
-                    self.keywords.add((name, kw.arg))
-        self.generic_visit(node)
 
 
 def scan(repos: list[Path]) -> tuple[dict[str, set[str]], dict[tuple[str, str], set[str]], int]:
@@ -120,23 +64,9 @@ def scan(repos: list[Path]) -> tuple[dict[str, set[str]], dict[tuple[str, str], 
 
 
 def resolve(name: str, target: str = "jisu") -> bool:
-    """Whether ``name`` (``mindspore.x.y``) resolves in ``target`` as a module or attribute."""
-    parts = [target, *name.split(".")[1:]]
-    for cut in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        except Exception:
-            return False
-        for attr in parts[cut:]:
-            try:
-                obj = getattr(obj, attr)
-            except Exception:
-                return False
-        # a primitive jisu refuses by name counts as missing here (docs/porting.md says why)
-        return not getattr(obj, "_jisu_unprovided", False)
-    return False
+    """Whether ``name`` (``mindspore.x.y``) resolves in ``target``; a name jisu refuses by name
+    counts as missing here (docs/porting.md says why)."""
+    return resolve_name(name, target).status == "provided"
 
 
 def namespace(name: str) -> str:

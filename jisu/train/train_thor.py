@@ -18,6 +18,7 @@ class ConvertModelUtils:
     """Refused: THOR is not provided (the error names a first-order replacement)."""
 
     _jisu_unprovided = True
+    _jisu_reason = _REASON
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise NotImplementedError(_REASON)
