@@ -169,7 +169,9 @@ class Optimizer(MindSporeOptimizerAPI, torch.optim.Optimizer):
                         f"{owner}: group {i} has unknown key(s) {unknown}; known: "
                         f"{list(GROUP_KEYS)}"
                     )
-                if "order_params" in spec:  # MindSpore's parameter order: no effect in torch
+                if "order_params" in spec:  # MindSpore's parameter order: no effect in torch,
+                    # but MindSpore's checkpoint lists the optimizer's slots in this order
+                    self._order_params = [p for _, p in _named(spec["order_params"])]
                     continue
                 if spec.get("grad_centralization"):
                     raise ValueError(f"{owner}: grad_centralization is not supported by jisu")
