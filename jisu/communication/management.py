@@ -7,8 +7,10 @@ torch's collectives."""
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
+import torch
 import torch.distributed as dist
 
 from .. import distributed
@@ -22,12 +24,45 @@ class GlobalComm:
 
 
 def init(backend_name: str | None = None) -> None:
-    """Join the ``torchrun`` job (NCCL on CUDA, gloo on CPU; MindSpore's backend names "nccl"
-    and "hccl" are accepted). Without a launcher (one process), nothing to join."""
+    """Join the ``torchrun`` job; without a launcher (one process), nothing to join.
+
+    The backend follows the platform, as MindSpore's follows ``device_target``: NCCL on CUDA,
+    gloo on CPU (``device_target="CPU"``, or no CUDA). MindSpore's names are read so: "hccl"
+    (Ascend's) and None are the platform's default, "mccl" (MindSpore's CPU library) and
+    "gloo" are gloo, and "nccl" is NCCL where CUDA is there. A zoo script's ``init("nccl")``
+    on a machine without CUDA (a CPU test box) joins with gloo and warns: the all-reduce is
+    the same sum, and the script runs unchanged (MindSpore refuses "nccl" off GPU).
+
+    Raises:
+        TypeError: ``backend_name`` is not a str (or None).
+        ValueError: a name other than "nccl", "hccl", "mccl" or "gloo".
+    """
+    if backend_name is not None and not isinstance(backend_name, str):
+        raise TypeError(
+            "init: backend_name must be a str. Received: "
+            f"backend_name={backend_name!r} ({type(backend_name).__name__})"
+        )
     if backend_name not in (None, "nccl", "hccl", "gloo", "mccl"):
-        raise ValueError(f"init: unknown backend {backend_name!r}")
-    if distributed.world_size_from_env() > 1:
-        distributed.init("gloo" if backend_name == "gloo" else None)
+        raise ValueError(
+            "init: backend_name must be one of 'nccl', 'hccl', 'mccl', 'gloo'. "
+            f"Received: backend_name={backend_name!r}"
+        )
+    if distributed.world_size_from_env() <= 1:
+        return
+    backend = "gloo" if backend_name in ("gloo", "mccl") else distributed.default_backend()
+    if backend_name == "nccl" and backend != "nccl" and not distributed.is_initialized():
+        warnings.warn(
+            "init('nccl'): NCCL needs CUDA, and "
+            + (
+                "device_target is 'CPU'"
+                if torch.cuda.is_available()
+                else "this torch sees no CUDA device"
+            )
+            + "; joining the job with gloo (CPU) instead. The gradients are reduced the same; "
+            "call init() to pick the platform's backend without this warning",
+            stacklevel=2,
+        )
+    distributed.init(backend)
 
 
 #: groups made by create_group: name -> (sorted world ranks, torch ProcessGroup or None)

@@ -35,3 +35,59 @@ def test_two_processes_train_disjoint_equal_shards_in_sync_and_write_one_checkpo
     assert os.listdir(tmp_path / "ckpt") == [os.path.basename(ranks[0]["saved"][0])]
     steps = [line for line in done.stdout.splitlines() if line.startswith("epoch:")]
     assert len(steps) == 8  # LossMonitor on rank 0 only: 2 epochs x 4 steps
+
+
+def test_init_without_a_launcher_joins_nothing_and_checks_its_argument():
+    from jisu.communication import get_group_size, get_rank, init
+
+    for name in (None, "nccl", "hccl", "mccl", "gloo"):
+        init(name)
+    assert (get_rank(), get_group_size()) == (0, 1)
+    with pytest.raises(TypeError, match="init: backend_name must be a str"):
+        init(1)
+    with pytest.raises(ValueError, match="init: backend_name must be one of"):
+        init("xla")
+
+
+def test_init_reads_mindspore_backend_names_on_this_platform(monkeypatch):
+    """"hccl" and None: the platform's backend; "mccl": gloo; "nccl" without CUDA: gloo and
+    a warning that says what to call instead."""
+    import torch
+
+    import jisu.communication.management as management
+    from jisu import distributed
+
+    joined = []
+    monkeypatch.setattr(distributed, "world_size_from_env", lambda: 2)
+    monkeypatch.setattr(distributed, "init", joined.append)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for name in (None, "hccl", "mccl", "gloo"):
+        management.init(name)
+    with pytest.warns(UserWarning, match=r"NCCL needs CUDA.*with gloo.*call init\(\)"):
+        management.init("nccl")
+    assert joined == ["gloo"] * 5
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    joined.clear()
+    management.init("nccl")
+    management.init("hccl")
+    assert joined == ["nccl", "nccl"]
+
+
+def test_the_default_backend_follows_device_target(monkeypatch):
+    import torch
+
+    import jisu.context
+    from jisu import distributed
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    for target, want in (("CPU", "gloo"), ("GPU", "nccl"), (None, "nccl")):
+        monkeypatch.setattr(jisu.context, "get_context", lambda key, t=target: t)
+        assert distributed.default_backend() == want
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert distributed.default_backend() == "gloo"
+
+
+def test_one_process_writes_its_checkpoints(tmp_path):
+    from jisu.distributed import checkpoint_writer
+
+    assert checkpoint_writer(str(tmp_path)) is True

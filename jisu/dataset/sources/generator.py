@@ -326,6 +326,13 @@ class Source(Dataset):
         self.use_sampler(chained(self.op_name, self.order, new_sampler))
 
     @property
+    def shards(self) -> tuple[int, int] | None:
+        """``(num_shards, shard_id)`` read here (own or a DistributedSampler's), else None."""
+        sampler = self.order.sampler
+        own = getattr(sampler, "num_shards", None) and (sampler.num_shards, sampler.shard_id)
+        return self.order.shards or own or None
+
+    @property
     def stream_stage(self) -> str | None:  # type: ignore[override]
         """A random-access source seen as a stream ("skip" mode) reads in a stage of its own;
         an iterable one runs inline on the thread that pulls it."""
