@@ -50,8 +50,8 @@ def test_init_without_a_launcher_joins_nothing_and_checks_its_argument():
 
 
 def test_init_reads_mindspore_backend_names_on_this_platform(monkeypatch):
-    """"hccl" and None: the platform's backend; "mccl": gloo; "nccl" without CUDA: gloo and
-    a warning that says what to call instead."""
+    """MindSpore's names: "hccl" and None, the platform's backend; "mccl": gloo; "nccl"
+    without CUDA: gloo and a warning that says what to call instead."""
     import torch
 
     import jisu.communication.management as management
