@@ -93,6 +93,7 @@ from .train.callbacks import (  # MindSpore 2.x's top-level names (from mindspor
     TimeMonitor,
 )
 from .train.dataset_helper import DatasetHelper
+from .train.exporting import export
 from .train.serialization import load_param_into_net
 from .train.summary import SummaryRecord
 
@@ -140,6 +141,7 @@ __all__ = [
     "dataset",
     "device_context",
     "dtype",
+    "export",
     "float16",
     "float32",
     "float64",

@@ -125,6 +125,8 @@ def area(error: dict) -> str:
     """The area of jisu a failure points at: from a missing module/attribute name, else the
     innermost jisu frame, else "project/driver"."""
     message = error.get("message", "")
+    if error.get("level") == "export" and message.startswith("export:"):
+        return "export"  # the exporter's limit (jisu's export names the network and reason)
     if error.get("area_hint"):
         return error["area_hint"]
     match = re.search(

@@ -11,7 +11,10 @@ passed:
   and the last below the first;
 - ``reload``: the trained network saved with ``save_checkpoint``, loaded with
   ``load_checkpoint`` + ``load_param_into_net`` into a fresh one: same eval output;
-- ``export``: where the project exports: ``export(net, *inputs, file_name, file_format)``.
+- ``export``: where the project exports: ``export(net, *inputs, file_name, file_format="ONNX")``
+  on the trained network, checked in onnxruntime against the network's own output (a ported
+  project changes its configured ``file_format`` from MINDIR/AIR to ONNX; the format it
+  configures, and jisu's refusal of MINDIR/AIR, are recorded as ``project_format``).
 
 Each level's result (passed, seconds, or the exception's type, message and innermost frame in
 jisu or in the project) is written to the JSON file after every level, so a run killed by the
@@ -176,6 +179,23 @@ def failure(exc: BaseException, roots: dict[str, str]) -> dict:
     return record
 
 
+def project_format(project: Path) -> str | None:
+    """The export format a project configures (``file_format`` in its YAML configs or the
+    default of its export script's ``--file_format``), the most common one; None if none."""
+    found: dict[str, int] = {}
+    pattern = re.compile(
+        r"""^\s*file_format\s*[:=]\s*["']?(MINDIR|AIR|ONNX)\b"""
+        r"""|--file_format["'].*default\s*=\s*["'](MINDIR|AIR|ONNX)\b""",
+        re.M | re.I,
+    )
+    paths = [*project.glob("*.yaml"), *project.glob("config*/*.yaml"), *project.glob("export*.py")]
+    for path in paths:
+        for match in pattern.finditer(path.read_text(errors="replace")):
+            fmt = (match.group(1) or match.group(2)).upper()
+            found[fmt] = found.get(fmt, 0) + 1
+    return max(found, key=found.get) if found else None
+
+
 def run(args: argparse.Namespace) -> dict:
     import torch
 
@@ -334,13 +354,43 @@ def run(args: argparse.Namespace) -> dict:
         net = p.trained if getattr(p, "trained", None) is not None else driver.network(p)
         net.set_train(False) if hasattr(net, "set_train") else net.eval()
         name = str(workdir / "exported")
-        if not hasattr(jisu, "export"):
-            return {"error": {"type": "NotProvided", "message": "export: not provided yet"}}
+        inputs = driver.inputs(p)
+        record: dict[str, Any] = {}
+        own = project_format(project)
+        if own:
+            # what the project's own export would ask for: MINDIR/AIR are refused by name
+            record["project_format"] = own
+            if own != "ONNX":
+                try:
+                    jisu.export(net, *inputs, file_name=name, file_format=own)
+                except (NotImplementedError, ValueError) as exc:
+                    record["project_format_refused"] = f"{type(exc).__name__}: {exc}"[:300]
+        exported = False
         if hasattr(driver, "export"):
-            driver.export(p, net, name)
-        else:
-            jisu.export(net, *driver.inputs(p), file_name=name, file_format="MINDIR")
-        return {"files": sorted(f.name for f in workdir.glob("exported*"))}
+            try:
+                driver.export(p, net, name)
+                exported = True
+            except NotImplementedError as exc:  # the driver asks for MINDIR/AIR: refused
+                if "MindSpore runtime format" not in str(exc):
+                    raise
+                record["project_format_refused"] = f"{type(exc).__name__}: {exc}"[:300]
+        if not exported:
+            # a ported project sets file_format="ONNX" in its config; export checks the model
+            # in onnxruntime against the network's own output (raises on a mismatch)
+            try:
+                jisu.export(net, *inputs, file_name=name, file_format="ONNX")
+            except Exception as exc:
+                # export's own one-line message (network class, exporter's reason) is the
+                # blocker; the root cause's frame says where in jisu or the project it arose
+                record["error"] = failure(exc, roots)
+                if str(exc).startswith("export:"):
+                    record["error"]["message"] = " ".join(str(exc).split())[:600]
+                    record["error"]["type"] = f"{type(exc).__name__} ({record['error']['type']})"
+                return record
+        files = sorted(workdir.glob("exported*"))
+        record["files"] = [f"{f.name} ({f.stat().st_size} bytes)" for f in files]
+        record["checked"] = "driver's export" if exported else "onnxruntime"
+        return record
 
     bodies = {
         "imports": do_imports,

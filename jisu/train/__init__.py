@@ -37,6 +37,7 @@ from .metrics import (
     Top5CategoricalAccuracy,
     TopKCategoricalAccuracy,
 )
+from .exporting import export
 from .model import Model
 from .serialization import load_param_into_net
 from .state import TrainState
@@ -76,6 +77,7 @@ __all__ = [
     "callbacks",
     "capture",
     "data_sink",
+    "export",
     "latest_checkpoint",
     "load_checkpoint",
     "load_param_into_net",

@@ -486,3 +486,4 @@ from .. import context  # noqa: E402, F401
 from ..common.tensor import Tensor  # noqa: E402, F401
 from ._serialization_gaps import *  # noqa: E402, F403
 from ._serialization_gaps import _update_param  # noqa: E402, F401
+from .exporting import export  # noqa: E402, F401
