@@ -10,6 +10,7 @@ MindSpore's all-reduce are recorded and have no effect.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import torch.distributed as dist
@@ -48,8 +49,22 @@ class _AutoParallelContext:
         return _setting("device_num", 1) != 1
 
     def get_device_num(self) -> int:
-        """``device_num`` if set, else the processes of the job."""
-        return int(_setting("device_num", 1)) if self.get_device_num_is_set() else world_size()
+        """``device_num`` if set, else the processes of the job. A ``device_num`` other than
+        the job's size is MindSpore's divisor of the mean all the same; it warns once (a zoo
+        script's ``config.device_num`` left at 8 on a 2-process test run)."""
+        if not self.get_device_num_is_set():
+            return world_size()
+        num = int(_setting("device_num", 1))
+        world = world_size()
+        if world > 1 and num != world and not self._recorded.get("warned_device_num"):
+            self._recorded["warned_device_num"] = True
+            warnings.warn(
+                f"set_auto_parallel_context: device_num={num}, but the torchrun job has {world} "
+                f"processes: a DistributedGradReducer averages over {num} (MindSpore's rule), "
+                f"Model over {world}; set device_num=get_group_size()",
+                stacklevel=3,
+            )
+        return num
 
     def get_global_rank(self) -> int:
         """This process's rank in the job (0 without one)."""

@@ -17,12 +17,18 @@ def _get_gradients_mean() -> bool:
 
 
 def _get_device_num() -> int:
-    """``device_num`` if set, else the processes of the ``torchrun`` job (1 without one)."""
+    """MindSpore's rule: 1 in ``stand_alone`` mode; else ``device_num`` if set, else the
+    processes of the ``torchrun`` job (1 without one)."""
+    if _get_parallel_mode() == "stand_alone":
+        return 1
     return auto_parallel_context().get_device_num()
 
 
 def _get_global_rank() -> int:
-    """This process's rank (0 without a job)."""
+    """MindSpore's rule: 0 in ``stand_alone`` mode; else this process's rank in the job
+    (``global_rank`` when set and no job runs)."""
+    if _get_parallel_mode() == "stand_alone":
+        return 0
     return auto_parallel_context().get_global_rank()
 
 

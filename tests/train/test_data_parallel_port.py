@@ -100,11 +100,6 @@ def test_every_rank_saves_into_its_own_directory(runs):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.xfail(
-    strict=True,
-    reason="ModelCheckpoint writes jisu's torch-zip format until H1's MindSpore-format "
-    "ModelCheckpoint lands (issue 46); then drop this mark",
-)
 def test_each_checkpoint_is_a_mindspore_ckpt_with_the_final_weights(runs):
     from jisu.train.ms_checkpoint import looks_like_ckpt
     from jisu.train.serialization import load_checkpoint
