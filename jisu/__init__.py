@@ -94,6 +94,7 @@ from .train.callbacks import (  # MindSpore 2.x's top-level names (from mindspor
 )
 from .train.dataset_helper import DatasetHelper
 from .train.exporting import export
+from .train.safetensors_convert import ckpt_to_safetensors, safetensors_to_ckpt
 from .train.serialization import load_param_into_net
 from .train.summary import SummaryRecord
 
@@ -132,6 +133,7 @@ __all__ = [
     "bool_",
     "build_searched_strategy",
     "build_train_network",
+    "ckpt_to_safetensors",
     "common",
     "communication",
     "compat",
@@ -173,6 +175,7 @@ __all__ = [
     "parallel",
     "profiler",
     "reset_auto_parallel_context",
+    "safetensors_to_ckpt",
     "save_checkpoint",
     "set_auto_parallel_context",
     "set_context",

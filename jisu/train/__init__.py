@@ -22,6 +22,7 @@ from .callbacks import (
     latest_checkpoint,
 )
 from .checkpoint import load_checkpoint, save_checkpoint
+from .exporting import export
 from .loss_scale_manager import (
     DynamicLossScaleManager,
     FixedLossScaleManager,
@@ -37,8 +38,8 @@ from .metrics import (
     Top5CategoricalAccuracy,
     TopKCategoricalAccuracy,
 )
-from .exporting import export
 from .model import Model
+from .safetensors_convert import ckpt_to_safetensors, safetensors_to_ckpt
 from .serialization import load_param_into_net
 from .state import TrainState
 from .summary_record import SummaryRecord
@@ -76,12 +77,14 @@ __all__ = [
     "callback",
     "callbacks",
     "capture",
+    "ckpt_to_safetensors",
     "data_sink",
     "export",
     "latest_checkpoint",
     "load_checkpoint",
     "load_param_into_net",
     "loss_scale_manager",
+    "safetensors_to_ckpt",
     "save_checkpoint",
     "serialization",
 ]
