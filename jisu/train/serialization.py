@@ -487,3 +487,4 @@ from ..common.tensor import Tensor  # noqa: E402, F401
 from ._serialization_gaps import *  # noqa: E402, F403
 from ._serialization_gaps import _update_param  # noqa: E402, F401
 from .exporting import export  # noqa: E402, F401
+from .safetensors_convert import ckpt_to_safetensors, safetensors_to_ckpt  # noqa: E402, F401
