@@ -74,11 +74,14 @@ class TorchAdamLayout(Layout):
         step = self._restored_step
         if step is None:
             return
-        old = pstate.get("step")
+        old = pstate.pop("step", None)
+        others = dict(pstate)
+        pstate.clear()  # torch's order: the step first
         if isinstance(old, torch.Tensor):
             pstate["step"] = torch.full_like(old, float(step))
         else:
             pstate["step"] = torch.tensor(float(step), dtype=torch.float32)
+        pstate.update(others)
 
     def restore(self, entries: Mapping[str, torch.Tensor]) -> list[str]:
         self._restored_step = _global_step(entries)
