@@ -61,6 +61,7 @@ DTYPES: dict[str, torch.dtype] = {
 _TORCH_DTYPES = list(DTYPES.values())
 _METADATA = "__metadata__"
 _FORMAT = {"format": "ms"}
+_MINDSPORES = {"format": ("ms",), "remove_redundancy": ("True", "False"), "crc_num": ()}
 _HEAD = 8
 
 
@@ -161,6 +162,13 @@ def _metadata_to_write(
             raise ValueError(
                 f"write_safetensors: the metadata key {key!r} is a tensor's name; MindSpore's "
                 "loader reads such an entry as that tensor's dtype"
+            )
+        allowed = _MINDSPORES.get(key)
+        if allowed is not None and value not in allowed:
+            raise ValueError(
+                f"write_safetensors: the metadata {key!r} is MindSpore's own entry ('format' is "
+                "'ms', 'remove_redundancy' 'True' or 'False'; crc_check=True writes 'crc_num'). "
+                f"Received: {key!r}: {value!r}"
             )
     return dict(_FORMAT) | dict(metadata)
 

@@ -182,6 +182,9 @@ def test_no_tensor_writes_no_metadata_as_mindspore(tmp_path):
         ([("w", torch.zeros(2))], {"k": 1}, TypeError, "metadata must map str to str"),
         ([("w", torch.zeros(2))], ["k"], TypeError, "metadata must be a dict"),
         ([("w", torch.zeros(2))], {"w": "Int4"}, ValueError, "metadata key 'w' is a tensor"),
+        ([("w", torch.zeros(2))], {"format": "pt"}, ValueError, "'format' is MindSpore's own"),
+        ([("w", torch.zeros(2))], {"crc_num": "1"}, ValueError, "crc_check=True writes"),
+        ([("w", torch.zeros(2))], {"remove_redundancy": "yes"}, ValueError, "'True' or 'False'"),
     ],
 )
 def test_writer_refusals(tmp_path, items, metadata, error, match):
