@@ -14,7 +14,7 @@ from jisu.communication import get_group_size, get_rank, init
 
 out = sys.argv[1]
 init()
-jisu.set_auto_parallel_context(parallel_mode=jisu.ParallelMode.DATA_PARALLEL)
+jisu.set_auto_parallel_context(parallel_mode=jisu.ParallelMode.DATA_PARALLEL, gradients_mean=True)
 rank, world = get_rank(), get_group_size()
 grads = (torch.full((2, 3), float(rank + 1)), torch.arange(4.0) * (rank + 1))
 params = (torch.zeros(2, 3), torch.zeros(4))
