@@ -44,6 +44,8 @@ DYNAMIC_IMPORTS = {
     "jisu.dataset.engine.processes.forkserver_boot",
     # imports the user's pipeline module named on the command line
     "jisu.profiler.doctor",
+    # resolves the MindSpore names a ported project uses, module by module (``jisu port``)
+    "jisu.porting.names",
 }
 
 
