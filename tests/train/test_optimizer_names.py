@@ -292,6 +292,16 @@ def torch_optimizers():
     }
 
 
+#: the files jisu writes for MindSpore to read back (make_jisu_files.py), and the MindSpore
+#: case each is loaded into (make_fixtures.py: torch_rmsprop into Momentum, whose slots it
+#: lacks: its entries are names MindSpore's train cell does not have)
+JISU_FILES = {
+    **{c: JISU[c] for c in ("momentum", "sgd", "adam_amsgrad", "adam_weight_decay")},
+    **{c: JISU[c] for c in ("rmsprop_centered", "ftrl", "adagrad", "momentum_list_lr")},
+    **{c: torch_optimizers()[c] for c in ("torch_sgd", "torch_adam", "torch_rmsprop")},
+}
+
+
 class ZooAdam(nn.Optimizer):
     """A model-zoo optimizer written the MindSpore way (its own construct, cloned moments and
     named beta powers)."""
@@ -516,3 +526,47 @@ def test_jisu_entries_of_any_torch_optimizer_load_without_rest():
         fresh = ROUND_TRIP[case](net)
         load_optimizer_entries(fresh, dict(entries), names_of(net), None)
         assert_same(opt.state_dict()["state"], fresh.state_dict()["state"], case)
+
+
+# ---------------------------------------------------------------- MindSpore reads jisu's files
+@pytest.mark.parametrize("case", sorted(JISU_FILES))
+def test_mindspore_loads_jisus_file_and_continues_as_jisu_does(case):
+    record = RECORD["jisu_files"][case]
+    net = network()
+    opt = JISU_FILES[case](net)
+    cell = train_cell(net, opt)
+    step(cell, 0)
+    step(cell, 1)
+    ours = [(n, t.detach()) for n, t in mindspore_named_tensors(net)]
+    ours += optimizer_entries(opt, names_of(net))[0]
+    # the file MindSpore read is what jisu writes (make_jisu_files.py)
+    stored = read_ckpt(os.path.join(HERE, f"jisu_{case}.ckpt"))
+    assert [n for n, _ in ours] == list(stored)
+    for name, tensor in ours:
+        assert tensor.dtype == stored[name].dtype, name
+        torch.testing.assert_close(tensor, stored[name], rtol=1e-6, atol=1e-7, msg=name)
+    # MindSpore loaded every entry into its train cell, but those its optimizer does not have
+    if case == "torch_rmsprop":  # loaded into Momentum: jisu's names for RMSprop's state
+        jisu_only = [n for n, _ in ours if n not in NETWORK and n != "learning_rate"]
+        assert record["ckpt_not_load"] == sorted(jisu_only)
+        assert "moments.dense.weight" in record["param_not_load"]
+        return
+    assert record["ckpt_not_load"] == []
+    assert record["param_not_load"] == (["global_step"] if case == "torch_sgd" else [])
+    # MindSpore's step from jisu's file is jisu's next step
+    step(cell, 2)
+    after = dict(mindspore_named_tensors(net))
+    after.update(optimizer_entries(opt, names_of(net))[0])
+    flat, at = ARRAYS[f"jisu_{case}/next"], 0
+    for name in record["names"]:
+        size = after[name].numel() if name in after else None
+        if size is None:  # global_step of torch.optim.SGD, which counts no steps
+            assert name == "global_step" and case == "torch_sgd"
+            at += 1
+            continue
+        expected = flat[at : at + size].reshape(tuple(after[name].shape))
+        at += size
+        np.testing.assert_allclose(
+            after[name].detach().double().numpy(), expected, rtol=2e-4, atol=1e-6, err_msg=name
+        )
+    assert at == flat.size
