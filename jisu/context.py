@@ -2,14 +2,28 @@
 
 ``set_context(mode=GRAPH_MODE)`` makes :class:`jisu.Model` compile its train step with
 ``torch.compile``; ``PYNATIVE_MODE`` (the default) runs eagerly. ``device_target`` is "CPU",
-"GPU" (CUDA) or "Ascend" (needs ``torch_npu``); asking for a device that is not there is an
-error here, not at the first step.
+"GPU" (CUDA) or "Ascend" (an NPU through ``torch_npu``; MindSpore's alias "Davinci" too);
+:class:`jisu.Model` and the datasets' device feed put the network and batches there.
+
+Asking for a device that is not there is an error here, not at the first step, as in
+MindSpore ("Unsupported device target GPU"): falling back to the CPU silently would hide a
+broken CUDA install behind a run tens of times slower. Because every model-zoo config names
+"GPU" or "Ascend", the environment variable ``JISU_DEVICE_TARGET=CPU`` (or ``GPU``,
+``Ascend``) runs a ported script unchanged on another device: it replaces whatever
+``device_target`` the script sets (with one warning saying so) and is the answer of
+``get_context("device_target")``. With neither, ``get_context("device_target")`` answers as
+MindSpore answers with its package's device: "GPU" where this torch sees a CUDA device,
+"CPU" otherwise (the zoo reads it, e.g. ``if get_context("device_target") == "GPU"``);
+:class:`jisu.Model` then leaves the network where its parameters are (under ``torchrun``
+with CUDA: the rank's GPU).
 """
 
 from __future__ import annotations
 
 import copy
 import importlib.util
+import os
+import warnings
 from typing import Any, ClassVar
 
 import torch
@@ -18,6 +32,12 @@ GRAPH_MODE = 0
 PYNATIVE_MODE = 1
 
 _TARGETS = ("CPU", "GPU", "Ascend")
+#: MindSpore's other name for Ascend
+_ALIASES = {"Davinci": "Ascend"}
+#: the environment variable that replaces the device_target a script sets (see the module)
+ENV_DEVICE_TARGET = "JISU_DEVICE_TARGET"
+_TORCH_TYPES = {"CPU": "cpu", "GPU": "cuda", "Ascend": "npu"}
+_forced_warned: list[str] = []  # the replaced target already warned about in this process
 _context: dict[str, Any] = {
     "mode": PYNATIVE_MODE,
     "device_target": None,  # None: wherever the network's parameters are
@@ -82,21 +102,38 @@ def set_context(**kwargs: Any) -> None:
             f"Received sink_capture={update['sink_capture']!r}"
         )
     device_id = update["device_id"]
-    if isinstance(device_id, bool) or not isinstance(device_id, int) or device_id < 0:
-        raise ValueError(f"set_context: device_id must be an int >= 0. Received {device_id!r}")
+    if (
+        isinstance(device_id, bool)
+        or not isinstance(device_id, int)
+        or not 0 <= device_id <= _MAX_DEVICE_ID
+    ):
+        raise ValueError(
+            f"set_context: device_id must be an int in [0, {_MAX_DEVICE_ID}]. Received "
+            f"{device_id!r}"
+        )
     target = update["device_target"]
     if target is not None:
+        target = _ALIASES.get(target, target) if isinstance(target, str) else target
         if target not in _TARGETS:
             raise ValueError(
                 f"set_context: device_target must be one of {_TARGETS}. Received {target!r}"
             )
+        forced = _env_target()
+        if "device_target" in kwargs and forced is not None and forced != target:
+            _warn_forced(target, forced)
+            target = forced
         _check_device(target, device_id)
+        update["device_target"] = target
     _context.update(update)
 
 
 def set_device(device_target: str, device_id: int | None = None) -> None:
     """MindSpore 2.5's ``set_device``: ``set_context(device_target=..., device_id=...)``
-    (``device_id`` None: 0)."""
+    (``device_id`` None: 0); ``JISU_DEVICE_TARGET`` replaces the target here too."""
+    if device_target not in _TARGETS:  # MindSpore's set_device takes no "Davinci"
+        raise ValueError(
+            f"set_device: device_target must be one of {_TARGETS}. Received {device_target!r}"
+        )
     set_context(device_target=device_target, device_id=0 if device_id is None else device_id)
 
 
@@ -115,34 +152,104 @@ def set_recursion_limit(recursion_limit: int = 1000) -> None:
 
 
 def get_context(key: str) -> Any:
-    """One setting of :func:`set_context`."""
+    """One setting of :func:`set_context`. ``"device_target"`` is always a name: the one set,
+    else ``JISU_DEVICE_TARGET``, else the default device: "GPU" where this torch sees a CUDA
+    device (or ``torch.set_default_device`` chose one), "CPU" otherwise, as MindSpore answers
+    its package's device."""
     if key not in _context:
         raise ValueError(f"get_context: unknown key {key!r}; known: {sorted(_context)}")
+    if key == "device_target" and _context[key] is None:
+        return _env_target() or _default_target()
     return _context[key]
+
+
+def stored_settings(*keys: str) -> dict[str, Any]:
+    """The settings as stored, for ``set_context(**saved)`` to restore them: unlike
+    :func:`get_context`, an unset ``device_target`` is None (restoring it leaves it unset)."""
+    unknown = set(keys) - set(_context)
+    if unknown:
+        raise ValueError(f"stored_settings: unknown key(s) {sorted(unknown)}")
+    return {key: _context[key] for key in keys}
+
+
+_MAX_DEVICE_ID = 4095  # MindSpore's range for device_id
+_OTHER_WAYS = (
+    "set device_target='CPU' (the script's --device_target or its config's device_target; "
+    "`jisu port --device CPU` rewrites a project's defaults), or run the script unchanged on "
+    f"the CPU with {ENV_DEVICE_TARGET}=CPU"
+)
+
+
+def _env_target() -> str | None:
+    """``JISU_DEVICE_TARGET`` as a target name (any case), or None when unset."""
+    value = os.environ.get(ENV_DEVICE_TARGET, "").strip()
+    if not value:
+        return None
+    names = {t.lower(): t for t in (*_TARGETS, *_ALIASES)}
+    if value.lower() not in names:
+        raise ValueError(
+            f"{ENV_DEVICE_TARGET} must be one of {_TARGETS} (any case). Received {value!r}"
+        )
+    name = names[value.lower()]
+    return _ALIASES.get(name, name)
+
+
+def _default_target() -> str:
+    kind = torch.get_default_device().type
+    if kind == "cpu" and torch.cuda.is_available():
+        kind = "cuda"
+    return next((t for t, k in _TORCH_TYPES.items() if k == kind), "CPU")
+
+
+def _warn_forced(target: str, forced: str) -> None:
+    """One warning per process that the environment replaced the script's target."""
+    if _forced_warned:
+        return
+    _forced_warned.append(target)
+    warnings.warn(
+        f"set_context: device_target={target!r} replaced by {ENV_DEVICE_TARGET}={forced} "
+        "(unset it to use the script's device)",
+        stacklevel=3,
+    )
+
+
+def no_cuda_reason() -> str:
+    """Why this torch has no CUDA device, in a few words (for messages)."""
+    if torch.version.cuda is None and getattr(torch.version, "hip", None) is None:
+        return "this torch has no CUDA device (it is a CPU-only build)"
+    return "this torch has no CUDA device (a CUDA build, but no GPU visible or no driver)"
 
 
 def _check_device(target: str, device_id: int) -> None:
     if target == "GPU":
         if not torch.cuda.is_available():
             raise RuntimeError(
-                "set_context: device_target='GPU' but no CUDA device is available to this "
-                "torch (CPU build, or no driver); use device_target='CPU'"
+                f"set_context: device_target='GPU' but {no_cuda_reason()}: install a CUDA "
+                f"build of torch (https://pytorch.org/get-started/locally/), or {_OTHER_WAYS}"
             )
         if device_id >= torch.cuda.device_count():
             raise RuntimeError(
                 f"set_context: device_id={device_id} but only {torch.cuda.device_count()} "
-                "CUDA device(s) are visible"
+                "CUDA device(s) are visible (CUDA_VISIBLE_DEVICES counts from 0)"
             )
     if target == "Ascend":
         if importlib.util.find_spec("torch_npu") is None:
             raise RuntimeError(
-                "set_context: device_target='Ascend' needs the torch_npu package "
-                "(pip install torch-npu matching your torch and CANN versions)"
+                "set_context: device_target='Ascend' needs the torch_npu package (pip install "
+                "torch-npu matching your torch and CANN versions); without an NPU, "
+                + _OTHER_WAYS.replace("'CPU'", "'GPU' or 'CPU'", 1)
             )
         import torch_npu  # noqa: F401  (registers the "npu" device)
 
         if not torch.npu.is_available():  # type: ignore[attr-defined]
-            raise RuntimeError("set_context: device_target='Ascend' but no NPU is available")
+            raise RuntimeError(
+                f"set_context: device_target='Ascend' but torch_npu sees no NPU; {_OTHER_WAYS}"
+            )
+        if device_id >= torch.npu.device_count():  # type: ignore[attr-defined]
+            raise RuntimeError(
+                f"set_context: device_id={device_id} but only "
+                f"{torch.npu.device_count()} NPU(s) are visible"  # type: ignore[attr-defined]
+            )
 
 
 class ParallelMode:
@@ -278,13 +385,17 @@ def get_ps_context(key: str) -> Any:
 
 
 def context_device() -> torch.device | None:
-    """The device set by ``device_target``, or None when none was set."""
+    """The device set by ``device_target`` (else by ``JISU_DEVICE_TARGET``, checked as
+    ``set_context`` checks it), or None when neither is set."""
     target, device_id = _context["device_target"], _context["device_id"]
     if target is None:
-        return None
-    return torch.device(
-        {"CPU": "cpu", "GPU": f"cuda:{device_id}", "Ascend": f"npu:{device_id}"}[target]
-    )
+        target = _env_target()
+        if target is None:
+            return None
+        _check_device(target, device_id)
+    if target == "CPU":
+        return torch.device("cpu")
+    return torch.device(f"{_TORCH_TYPES[target]}:{device_id}")
 
 
 def graph_mode() -> bool:
