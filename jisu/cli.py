@@ -81,12 +81,13 @@ def _train(args: argparse.Namespace) -> int:
             f"--data '{args.data}' does not exist: give an image folder (one subfolder "
             "per class) or record files"
         )
+    from .amp.cpu_bf16 import default_level
     from .job import JobConfig, run
 
     cfg = JobConfig(
         epochs=args.epochs,
         batch_size=args.batch_size,
-        amp_level=args.amp_level,
+        amp_level=args.amp_level or default_level(args.device),
         sink=args.sink,
         graph=args.graph,
         workers=args.workers,
@@ -264,10 +265,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train.add_argument(
         "--amp-level",
-        default="O2",
+        default=None,
         choices=["O0", "O1", "O2", "O3"],
         help="mixed precision: O0 fp32; O1 matmul and conv in low precision; O2 all but the "
-        "norm layers; O3 everything (low precision is bf16 on CPU, fp16 on GPU)",
+        "norm layers; O3 everything (low precision is bf16 on CPU, fp16 on GPU) (default: "
+        "O2; O0 on a CPU without bf16 instructions, where bf16 runs in software)",
     )
     train.add_argument(
         "--sink",

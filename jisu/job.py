@@ -3,7 +3,8 @@
 The default data set is scikit-learn's handwritten digits (1,797 8x8 images) upsampled to 32x32
 RGB and JPEG-encoded into jisu record files (80 % train, 20 % test). A small CNN trains on them
 through the full pipeline — record reader, parallel decode and augmentation, batching — with
-mixed precision (O2: bf16 on CPU, fp16 with device-side loss scaling on GPU), sink mode and
+mixed precision (O2: bf16 on CPU, fp16 with device-side loss scaling on GPU; O0 on a CPU
+without bf16 instructions, where bf16 runs in software), sink mode and
 graph mode (the train step compiled by ``torch.compile``), and is evaluated after every
 epoch. The report gives accuracy, samples/s, the share of time spent waiting for data, and how
 jisu compares with a plain PyTorch loop (DataLoader, per-sample decode, fp32, a ``loss.item()``
@@ -32,6 +33,7 @@ plain PyTorch loop it is compared with); :mod:`.job_data` prepares the data and
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import statistics
@@ -46,7 +48,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
+from .amp.cpu_bf16 import default_level
+from .context import GRAPH_MODE, PYNATIVE_MODE, set_context, stored_settings
 from .dataset.core.cpus import available_cpus
 from .job_data import MAX_CLASSES as MAX_CLASSES  # re-exported: defined here before
 from .job_data import MEAN as MEAN  # re-exported: defined here before
@@ -72,6 +75,8 @@ class JobConfig:
     """The main job's settings (``jisu train``'s options).
 
     Attributes:
+        amp_level: None: O2, or O0 on a CPU that runs bf16 in software
+            (:func:`jisu.amp.cpu_bf16.default_level`).
         baseline: compare with a plain PyTorch loop (needs ``epochs >= 2``: jisu's first
             epoch includes compilation and is never a timed run).
         baseline_runs: the number of interleaved timed runs (epochs) of each, at most
@@ -81,7 +86,7 @@ class JobConfig:
 
     epochs: int = 10
     batch_size: int = 64
-    amp_level: str = "O2"
+    amp_level: str | None = None
     sink: bool = True
     graph: bool = True
     workers: int | None = None
@@ -200,7 +205,9 @@ class InterleavedBaseline(Callback):
 
 def run(cfg: JobConfig) -> dict[str, Any]:
     """Train, evaluate and measure; returns the figures the command prints."""
-    previous = {k: get_context(k) for k in ("mode", "device_target")}
+    if cfg.amp_level is None:
+        cfg = dataclasses.replace(cfg, amp_level=default_level(cfg.device))
+    previous = stored_settings("mode", "device_target")
     set_context(device_target=cfg.device, mode=GRAPH_MODE if cfg.graph else PYNATIVE_MODE)
     try:
         return _run(cfg)

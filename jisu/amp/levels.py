@@ -42,6 +42,7 @@ from .casting import (
     _short,
     default_low_dtype,
 )
+from .cpu_bf16 import warn_software_bf16
 from .loss_scale import DynamicLossScaleManager, LossScaleManager
 
 LEVELS = ("O0", "O1", "O2", "O3", "auto")
@@ -293,11 +294,12 @@ def _new_precision(
     op: str,
     stacklevel: int,
 ) -> Precision:
-    """``kind`` with its dtype checked (not at O0); a float16-on-CPU warning points
-    ``stacklevel`` frames up from the check (this function's caller is 3)."""
+    """``kind`` with its dtype checked (not at O0); a float16-on-CPU or software-bf16
+    warning points ``stacklevel`` frames up from the check (this function's caller is 3)."""
     if not kind.low_precision:
         return kind()
     dtype = _check_dtype(op, network, dtype, stacklevel=stacklevel)
+    warn_software_bf16(kind.level, network, dtype)
     return kind(dtype, keep_batchnorm_fp32)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from ..amp.cpu_bf16 import software_bf16_advice, software_bf16_note
 from ..distributed import is_main_process
 from ..train.callback import Callback, RunContext
 from .comparison import GRAPH_NOT_MEASURED, SAME_SPEED, GraphModeComparison, PrecisionComparison
@@ -124,9 +125,15 @@ def _faster_step(
     on_cpu = device is None or torch.device(device).type == "cpu"
     compiled = bool(params.get("graph_mode"))
     changes, change = [], False
+    # on a CPU without bf16 instructions: the figures of jisu.amp.cpu_bf16's warning
     if precision is not None:
         changes.append(precision.advice)
         change = precision.change is not None
+    elif level == "O0" and (note := software_bf16_note("O2", device or "cpu")) is not None:
+        changes.append(f"keep amp_level='O0': {note}")
+    elif (advice := software_bf16_advice(level, device or "cpu")) is not None:
+        change = True
+        changes.append(advice)
     elif level == "O0":
         change = True
         changes.append(
