@@ -76,6 +76,17 @@ def local_device() -> torch.device | None:
     return None
 
 
+def broadcast_parameters(network: torch.nn.Module, src: int = 0) -> None:
+    """Every rank's parameters and buffers become rank ``src``'s (MindSpore's
+    ``parameter_broadcast=True``: the ranks start from one set of weights); a no-op without a
+    process group. Every rank must call it."""
+    if not is_initialized():
+        return
+    with torch.no_grad():
+        for tensor in [*network.parameters(), *network.buffers()]:
+            dist.broadcast(tensor.data, src=src)
+
+
 def checkpoint_writer(directory: str) -> bool:
     """Whether this rank writes the checkpoints of ``directory``: every rank calls it (at
     train begin; it is a collective), and the lowest rank of each distinct directory on each

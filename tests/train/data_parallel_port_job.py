@@ -20,7 +20,7 @@ import jisu.nn as nn
 from jisu import context
 from jisu.communication import get_group_size, get_rank, init
 from jisu.context import ParallelMode
-from jisu.distributed import checkpoint_writer
+from jisu.distributed import broadcast_parameters, checkpoint_writer
 from jisu.nn.wrap.grad_reducer import DistributedGradReducer
 from jisu.ops import composite as C
 from jisu.ops import functional as F
@@ -166,8 +166,16 @@ def main():
         )
     finally:
         os.chdir(cwd)
+    # different moving means on each rank, then rank 0's everywhere
+    bn = nn.BatchNorm1d(3)
+    bn.moving_mean.add_(rank)
+    before = [t.detach().sum().item() for t in (*bn.parameters(), *bn.buffers())]
+    broadcast_parameters(bn)
+    after = [t.detach().sum().item() for t in (*bn.parameters(), *bn.buffers())]
     with open(os.path.join(OUT, f"writer_world{group_size}_rank{rank}.json"), "w") as f:
         json.dump({"own": own, "shared": shared, "aliased": aliased}, f)
+    with open(os.path.join(OUT, f"broadcast_world{group_size}_rank{rank}.json"), "w") as f:
+        json.dump({"before": before, "after": after}, f)
 
 
 if __name__ == "__main__":

@@ -84,6 +84,13 @@ def test_checkpoint_writer_picks_one_rank_per_directory(runs):
 
 
 @pytest.mark.timeout(300)
+def test_broadcast_parameters_gives_every_rank_rank_0s_weights(runs):
+    ranks = [_report(runs, f"broadcast_world2_rank{r}.json") for r in (0, 1)]
+    assert ranks[0]["before"] != ranks[1]["before"]  # moving_mean differs by 1 per element
+    assert ranks[0]["after"] == ranks[1]["after"] == ranks[0]["before"]
+
+
+@pytest.mark.timeout(300)
 @pytest.mark.xfail(
     strict=True,
     reason="ModelCheckpoint writes on rank 0 only until it asks jisu.distributed."
