@@ -61,8 +61,10 @@ def optimizer_entries(
         dict with each tensor that is an entry replaced by ``(MARK, name)``).
     """
     state = optimizer.state_dict()
-    layout = layout_of(optimizer, names)
+    layout, prefix = _layout(optimizer, names)
     items = layout.items(state) if layout is not None else []
+    for item in items:
+        item.name = prefix + item.name
     marked = _marked(state, items)
     rest = {
         "format": REST_FORMAT,
@@ -106,7 +108,9 @@ def load_optimizer_entries(
     if rest is not None:
         _load_exact(optimizer, entries, rest)
         return
-    layout = layout_of(optimizer, names)
+    layout, prefix = _layout(optimizer, names)
+    if prefix:
+        entries = {k[len(prefix) :]: v for k, v in entries.items() if k.startswith(prefix)}
     if layout is None:
         warnings.warn(
             f"load_optimizer_entries: {_type_name(optimizer)} has no MindSpore-named state; "
@@ -141,6 +145,19 @@ def layout_of(opt: Any, names: dict[int, str]) -> Layout | None:
 
 
 _TORCH_STATE_DICT = torch.optim.Optimizer.state_dict
+
+
+def _layout(opt: Any, names: dict[int, str]) -> tuple[Layout | None, str]:
+    """``opt``'s layout, and the prefix its ``update_parameters_name`` gave its entries.
+
+    MindSpore's ``optimizer.update_parameters_name(prefix)`` renames every parameter the
+    optimizer holds: the network's (``prefix + name``, which ``names`` already has) and its
+    own, made before (``prefix + "moment1." + name``, ``prefix + "global_step"``): the
+    layout works on the names without the prefix."""
+    prefix = getattr(opt, "_name_prefix", "") or ""
+    if prefix:
+        names = {k: v[len(prefix) :] if v.startswith(prefix) else v for k, v in names.items()}
+    return layout_of(opt, names), prefix
 
 
 def _type_name(optimizer: Any) -> str:

@@ -265,10 +265,12 @@ class Optimizer(MindSporeOptimizerAPI, torch.optim.Optimizer):
         """Prefix the MindSpore names of this optimizer's parameters with ``prefix`` (as
         MindSpore does, where it renames the network's parameters too: a GAN gives each
         optimizer its own prefix): the new names stay, in ``param.name`` and in the network's
-        later ``trainable_params()`` and checkpoints. jisu keeps an optimizer's state in
-        ``state_dict()`` (no parameters), so no names clash there."""
+        later ``trainable_params()`` and checkpoints. The optimizer's own entries in a
+        MindSpore checkpoint (``global_step``, ``moment1.<name>`` ...) take the prefix too, as
+        MindSpore's do (``optim_g.moment1.<name>``; recorded in ``_name_prefix``)."""
         if not isinstance(prefix, str):
             raise TypeError(f"{self._owner}: prefix must be a str. Received {prefix!r}")
+        self._name_prefix = prefix + getattr(self, "_name_prefix", "")
         for p in self.parameters:
             name = parameter_name(p)
             if name is not None:
