@@ -1,8 +1,13 @@
-"""The bytes of a jisu checkpoint file and their checks: a ``torch.save`` zip archive whose zip
-comment holds a CRC-32 of the rest (``jisu-checkpoint v1 crc32=<8 hex digits>``), read with
-``weights_only`` unpickling, its structure checked before anything uses it. Reading lives here,
-below both :mod:`jisu.train.checkpoint` (jisu's ``load_checkpoint``) and
-:mod:`jisu.train.serialization` (MindSpore's, which also reads jisu's files)."""
+"""jisu's earlier checkpoint format, read only, and the safe loader of ``torch.save`` bytes.
+
+Before issue 46 jisu wrote its checkpoints as a ``torch.save`` zip archive of a nested dict
+(``network``: a torch state dict, ``optimizer``, ``epoch`` ...) whose zip comment holds a
+CRC-32 of the rest (``jisu-checkpoint v1 crc32=<8 hex digits>``). Nothing writes that format
+any more (every ``.ckpt`` jisu writes is MindSpore's); :func:`read_state` still reads such
+files for :func:`jisu.train.serialization.load_checkpoint`: the checksum verified (a file
+without one only with ``crc_check=False``), unpickled with ``weights_only``, its structure
+checked before anything uses it. :func:`_safe_load` also reads the resume entry of the new
+files (:mod:`jisu.train.ckpt_state`), and :func:`check_resume_fields` checks both."""
 
 from __future__ import annotations
 
@@ -28,26 +33,27 @@ _ZIP_START = b"PK\x03\x04"  # a zip archive's first record, as torch.save writes
 _CHUNK = 1 << 20
 
 
-def read_state(f: IO[bytes], path: str, crc_check: bool) -> dict[str, Any]:
-    """The checkpoint dict in the open file ``f``: its checksum verified (required unless
-    ``crc_check`` is False), unpickled with ``weights_only``, its structure checked.
+def read_state(f: IO[bytes], path: str) -> dict[str, Any]:
+    """The checkpoint dict in the open file ``f`` (jisu's earlier format): its checksum
+    verified, unpickled with ``weights_only``, its structure checked.
 
     Raises:
-        MalformedFileError: (a ValueError) damaged, unverifiable, or not a jisu checkpoint.
+        MalformedFileError: (a ValueError) damaged, without a checksum, or not a jisu
+            checkpoint.
     """
-    verified = _verify_checksum(f, path)
-    if not verified and crc_check:
+    if not _verify_checksum(f, path):
+        f.seek(0)
+        zipped = f.read(4) == _ZIP_START
         raise MalformedFileError(
             path,
             "has no jisu checksum: it was written by plain torch.save or by a jisu without "
-            "checksums, or its end is damaged. If you know it is intact, pass "
-            "crc_check=False to load it unverified (still as tensors and plain values only)",
+            "checksums, or its end is damaged. If you know it is intact, read it with "
+            "torch.load(path, weights_only=True)"
+            if zipped
+            else "is not a checkpoint (neither MindSpore's format nor a torch.save zip archive)",
         )
     f.seek(0)
-    if not verified and f.read(4) != _ZIP_START:
-        raise MalformedFileError(path, "is not a checkpoint (not a torch.save zip archive)")
-    f.seek(0)
-    state = _safe_load(f, path, verified)
+    state = _safe_load(f, path, verified=True)
     _check_structure(state, path)
     return state
 
@@ -125,9 +131,15 @@ def _torch_reason(exc: Exception) -> str:
 
 
 def _check_structure(state: Any, path: str) -> None:
-    """A loaded checkpoint must have the shape jisu writes before anything uses it."""
+    """A loaded checkpoint must have the shape jisu wrote before anything uses it."""
     if not isinstance(state, dict) or not isinstance(state.get("network"), dict):
         raise MalformedFileError(path, "is not a jisu checkpoint (no 'network' dict)")
+    check_resume_fields(state, path)
+
+
+def check_resume_fields(state: dict[str, Any], path: str) -> None:
+    """The position, the state dicts and the random states of a resume state (an earlier
+    checkpoint's dict, or a new file's resume entry), checked before anything uses them."""
     for key in ("epoch", "step_in_epoch", "cur_step_num"):
         value = state.get(key, 0)
         if type(value) is not int or value < 0:

@@ -8,7 +8,9 @@ precision, device-side loss scaling), wrapped by :func:`~jisu.train.steps.wrap_t
 queue and runs a whole sink (an epoch, or ``sink_size`` steps) without any host
 synchronisation; the step losses are read once per sink and the step callbacks are replayed
 then, so every step is still seen (:mod:`jisu.train.loop`: one loop for both modes).
-``state_dict()`` / ``load_state_dict()`` are the checkpoint format (ModelCheckpoint).
+``state_dict()`` / ``load_state_dict()`` are the training state in memory (nested, torch
+names); ``jisu.save_checkpoint(model, path)`` / ``jisu.load_checkpoint(path, model=model)``
+write and read it as a MindSpore ``.ckpt`` (:mod:`jisu.train.ckpt_state`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from .callbacks.base import CallbackList, RunContext
 from .callbacks.progress_bar import ProgressBar
 from .capture import acts_per_step, changes_rates_per_step, sink_step
 from .cell_steps import CellStep, CustomEvalStep, check_eval_indexes, is_train_cell
-from .checkpoint import capture_rng_state, restore_rng_state
+from .checkpoint import restore_rng_state
+from .ckpt_resume import load_model_state, model_state, resume_at
 from .feeder import BatchSource, as_tensors, to_device
 from .first_step import FirstStep, FirstStepCheck
 from .loop import EpochLoop, EvalLoop, open_feeder
@@ -56,29 +59,6 @@ def shard_by_rank(dataset: Any) -> Any:
             return dataset
         stack.extend(node.children)
     return dataset.shard(world, distributed.get_rank())
-
-
-def _resume_at(resume: dict[str, Any], steps: int | None, initial_epoch: int) -> tuple[dict, int]:
-    """The loaded position ``resume`` as the run starts, and the epoch to start at.
-
-    A position at an epoch's end counts the epoch as done: ``epoch`` N, ``step_in_epoch`` 0.
-    Older checkpoints could hold the end of the N-th epoch as ``epoch`` N - 1 with
-    ``step_in_epoch`` equal to the epoch's ``steps``: such a position is read as ``(N, 0)``
-    here, where the steps of an epoch are known (at load they are not), and ``initial_epoch``
-    may then be either number. Any other ``initial_epoch`` is refused.
-    """
-    epoch, done = resume["epoch"], resume["step_in_epoch"]
-    accepted = {epoch}
-    if steps and done >= steps:  # an epoch's end in the old numbering: the next epoch
-        epoch, done = epoch + 1, 0
-        accepted.add(epoch)
-    if initial_epoch not in accepted:
-        raise ValueError(
-            f"Model.train: the loaded checkpoint resumes after {epoch} complete epoch(s) (at "
-            f"epoch index {epoch}, step {done} of it), but initial_epoch={initial_epoch}; "
-            f"pass initial_epoch={epoch}"
-        )
-    return dict(resume, epoch=epoch, step_in_epoch=done), epoch
 
 
 def _check_count(op: str, name: str, value: Any, low: int) -> int:
@@ -199,12 +179,16 @@ class Model:
         callbacks: Any = None,
         dataset_sink_mode: bool = False,
         sink_size: int = -1,
-        initial_epoch: int = 0,
+        initial_epoch: int | None = None,
     ) -> None:
         """Train for epochs ``initial_epoch`` .. ``epoch - 1``.
 
         With ``sink_size > 0`` (sink mode) an epoch is ``sink_size`` steps and the dataset is
         traversed endlessly (MindSpore's rule); with -1 an epoch is one pass over the data.
+        ``initial_epoch`` None (the default) means 0, or, after ``load_checkpoint(path,
+        model=self)`` (or ``load_state_dict`` of a state with a position), the loaded
+        position: the run continues on the batch after the checkpoint's. An int is checked
+        against a loaded position (MindSpore's default is 0).
         """
         self._fit(epoch, train_dataset, callbacks, dataset_sink_mode, sink_size, initial_epoch)
 
@@ -218,7 +202,7 @@ class Model:
         dataset_sink_mode: bool = False,
         valid_dataset_sink_mode: bool = False,
         sink_size: int = -1,
-        initial_epoch: int = 0,
+        initial_epoch: int | None = None,
     ) -> None:
         """``train`` with an evaluation on ``valid_dataset`` every ``valid_frequency`` epochs;
         the results are in ``cb_params.metrics`` for the epoch-end callbacks (LossMonitor
@@ -235,10 +219,14 @@ class Model:
             valid=(valid_dataset, valid_frequency) if valid_dataset is not None else None,
         )
 
-    def _check_train(self, epoch: int, sink_mode: bool, sink_size: int, initial_epoch: int) -> None:
+    def _check_train(
+        self, epoch: int, sink_mode: bool, sink_size: int, initial_epoch: int | None
+    ) -> None:
         if self._train_step is None:
             raise ValueError("Model.train: the Model has no optimizer (nor a train cell)")
         _check_count("train", "epoch", epoch, 1)
+        if initial_epoch is None:
+            return  # 0, or the loaded position: checked when the epoch's steps are known
         _check_count("train", "initial_epoch", initial_epoch, 0)
         if initial_epoch >= epoch:
             raise ValueError(
@@ -258,11 +246,11 @@ class Model:
         callbacks: Any,
         sink_mode: bool,
         sink_size: int,
-        initial_epoch: int,
+        initial_epoch: int | None,
         valid: tuple[Any, int] | None = None,
     ) -> None:
         self._check_train(epoch, sink_mode, sink_size, initial_epoch)
-        resume = self._resume
+        resume = resume_pending = self._resume
         self._resume = None
         train_dataset = shard_by_rank(train_dataset)
         source = BatchSource(train_dataset, resume["dataset_state"] if resume else None)
@@ -271,9 +259,11 @@ class Model:
             if steps == 0:
                 raise ValueError("Model.train: the dataset has no batch per epoch")
             if resume is not None:
-                resume, initial_epoch = _resume_at(resume, steps, initial_epoch)
+                resume, initial_epoch = resume_at(resume, steps, initial_epoch, epoch)
+            initial_epoch = initial_epoch or 0
         except BaseException:
             source.close()
+            self._resume = self._resume or resume_pending  # a refused call keeps it pending
             raise
         callbacks = list(CallbackList(callbacks).callbacks)
         if sys.stderr.isatty() and not any(isinstance(c, ProgressBar) for c in callbacks):
@@ -435,64 +425,18 @@ class Model:
 
     # ------------------------------------------------------------------ checkpoints
     def state_dict(self) -> dict[str, Any]:
-        """The checkpoint format, what ModelCheckpoint writes: ``network``, ``optimizer``,
-        ``loss_scale_manager`` and ``lr_scheduler`` state dicts (the schedule's position: a
-        resumed run continues it) and, once the Model has trained, where to resume:
-        ``epoch``, the number of whole epochs done (Keras' ``initial_epoch``: the 0-based
-        index of the epoch a resumed run begins; N from the last step of the N-th epoch on,
-        N - 1 inside it), ``step_in_epoch`` (the steps done of that epoch: 0 at an epoch's
-        end), ``cur_step_num``, ``dataset_state`` (the data iterator's state after the last
-        batch) and ``rng_state`` (the global random generators' states, captured now).
-        During training, that is the step the callbacks are at (in sink mode the weights are
-        those of a sink's last step: take it when ``cb_params.weights_current``, as
-        ModelCheckpoint does; at an epoch's last step, take it at ``on_train_epoch_end``, as
-        ModelCheckpoint does, so that it holds the epoch's learning-rate step too); after
-        it, where it stopped; after ``load_state_dict``, the loaded position.
-
-        Tensors and plain values only (``save_checkpoint`` writes it as it is), sharing
-        memory with the live ones as torch's state dicts do: save or copy it before training
-        on.
-        """
-        state: dict[str, Any] = {"network": self.network.state_dict()}
-        if self._resume is not None:  # loaded and not yet resumed: that position
-            state.update(self._resume)
-        elif self._state is not None:
-            epoch, step = self._state.resume_point()
-            state.update(
-                epoch=epoch,
-                step_in_epoch=step,
-                cur_step_num=self._state.cur_step_num,
-                dataset_state=self._state.dataset_state,
-                rng_state=capture_rng_state(),
-            )
-        if self.optimizer is not None:
-            state["optimizer"] = self.optimizer.state_dict()
-        if self.loss_scale_manager is not None:
-            state["loss_scale_manager"] = self.loss_scale_manager.state_dict()
-        if self._lr_schedule is not None:
-            state["lr_scheduler"] = self._lr_schedule.state_dict()
-        return state
+        """The training state in memory (nested, torch's names): ``network``, ``optimizer``,
+        ``loss_scale_manager`` and ``lr_scheduler`` state dicts and, once the Model has
+        trained (or loaded a position), where to resume: ``epoch`` (the whole epochs done),
+        ``step_in_epoch``, ``cur_step_num``, ``dataset_state`` and ``rng_state``; see
+        :func:`jisu.train.ckpt_resume.model_state`. ``jisu.save_checkpoint(model, path)``
+        writes the same state as a MindSpore ``.ckpt``. Shares memory with the live tensors,
+        as torch's state dicts do: save or copy it before training on."""
+        return model_state(self)
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Load ``state`` (from :meth:`state_dict`, or a checkpoint file's dict): the weights,
-        optimizer and loss scale now; with a position (``epoch``), the next ``train`` (with
-        ``initial_epoch`` = ``state["epoch"]``) resumes after it, on the next batch, with the
-        random generators' states (when present) restored as it starts. An older checkpoint
-        that holds an epoch's end as the last step of the epoch (``epoch`` N - 1,
-        ``step_in_epoch`` the epoch's steps) resumes at epoch N, step 0, from either
-        ``initial_epoch`` (the steps of an epoch are known when ``train`` starts)."""
-        self.network.load_state_dict(state["network"])
-        if self.optimizer is not None and "optimizer" in state:
-            self.optimizer.load_state_dict(state["optimizer"])
-        if self.loss_scale_manager is not None and "loss_scale_manager" in state:
-            self.loss_scale_manager.load_state_dict(state["loss_scale_manager"])
-        if self._lr_schedule is not None and "lr_scheduler" in state:
-            self._lr_schedule.load_state_dict(state["lr_scheduler"])
-        if "epoch" in state:
-            self._resume = {
-                "epoch": int(state["epoch"]),
-                "step_in_epoch": int(state.get("step_in_epoch", 0)),
-                "cur_step_num": int(state.get("cur_step_num", 0)),
-                "dataset_state": state.get("dataset_state"),
-                "rng_state": state.get("rng_state"),
-            }
+        """Load ``state`` (from :meth:`state_dict`; any of its keys may be missing): the
+        weights, optimizer, loss scale and schedule now; with a position (``epoch``), the
+        next ``train`` resumes after it, on the next batch, with the random generators'
+        states restored as it starts; see :func:`jisu.train.ckpt_resume.load_model_state`."""
+        load_model_state(self, state)

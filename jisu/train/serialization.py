@@ -1,22 +1,38 @@
-"""MindSpore's ``mindspore.train.serialization`` on PyTorch: ``load_checkpoint``,
-``load_param_into_net`` and ``save_checkpoint`` for MindSpore's ``.ckpt`` files (the format:
-:mod:`jisu.train.ms_checkpoint`), so a MindSpore script's checkpoints work after swapping its
-imports, and files move both ways between MindSpore and jisu.
+"""MindSpore's ``mindspore.train.serialization`` on PyTorch: ``save_checkpoint``,
+``load_checkpoint`` and ``load_param_into_net``, the one way jisu writes and reads ``.ckpt``
+files (also as ``jisu.save_checkpoint``/``jisu.load_checkpoint``, ``jisu.train.*`` and
+``jisu.train.checkpoint.*``).
 
-Parameters are matched by MindSpore's names (:func:`jisu.nn.cell.mindspore_named_tensors`:
-a torch ``BatchNorm2d``'s ``weight/bias/running_mean/running_var`` are ``gamma/beta/
-moving_mean/moving_variance``, an ``Embedding``'s ``weight`` is ``embedding_table``), so a
-plain torch module with the same structure loads a MindSpore network's checkpoint.
+Every ``.ckpt`` jisu writes is a MindSpore checkpoint (the format:
+:mod:`jisu.train.ms_checkpoint`) that MindSpore 2.10's ``load_checkpoint`` reads: parameters
+and norm-layer moving statistics under MindSpore's names
+(:func:`jisu.nn.cell.mindspore_named_tensors`: a torch ``BatchNorm2d``'s ``weight/bias/
+running_mean/running_var`` are ``gamma/beta/moving_mean/moving_variance``, an ``Embedding``'s
+``weight`` is ``embedding_table``; names given by ``update_parameters_name`` kept), the
+optimizer's state under MindSpore's names (``moments.*``, ``learning_rate``, ``global_step``:
+:mod:`jisu.train.optimizer_names`), ``append_dict`` entries, and MindSpore's CRC-32 trailer.
+What an exact resume needs beyond that (position, random states, data iterator, schedule,
+loss scale, torch-only buffers, the optimizer's exact torch state) travels in one more entry,
+``"_jisu.resume_state"`` (:mod:`jisu.train.ckpt_state`), which MindSpore's
+``load_param_into_net`` skips. Files of jisu's earlier format (a ``torch.save`` zip archive)
+are still read (:mod:`jisu.train.checkpoint_format`); nothing writes them.
+
+Safety: files are parsed as hostile (sizes checked before allocating, a CRC trailer that is
+present always verified), and the resume entry is unpickled with ``weights_only``: nothing
+but tensors and plain values is rebuilt, so loading a checkpoint runs no code.
 
 Differences from MindSpore 2.10:
 
-- ``load_checkpoint`` returns an ``OrderedDict`` of torch tensors (CPU, fresh copies), not
-  ``Parameter`` objects; ``append_dict`` strings stay ``str`` as in MindSpore.
+- ``save_checkpoint`` writes the CRC trailer by default (``crc_check=True``; MindSpore's
+  default is False, and MindSpore reads files with a trailer either way); pass
+  ``crc_check=False`` for MindSpore's exact bytes.
+- ``load_checkpoint`` returns ``jisu.Parameter`` objects (``torch.nn.Parameter`` with the
+  name recorded: ``.name``, ``.asnumpy()``, ``.data``) that do not require gradients.
 - A CRC trailer that is present is always verified (MindSpore only with ``crc_check=True``);
   a damaged file raises :class:`MalformedFileError` instead of loading.
-- Encryption (``dec_key``/``enc_key``), ``format="safetensors"``, ``remove_redundancy``,
-  MapParameters and parallel merging are refused by name; ``async_save`` writes synchronously
-  (the file is complete when the call returns).
+- Encryption (``dec_key``/``enc_key``), ``remove_redundancy``, MapParameters and parallel
+  merging are refused by name; ``async_save`` writes synchronously (the file is complete when
+  the call returns).
 - ``save_checkpoint`` writes atomically (temporary file, fsync, rename) with ordinary
   permissions; MindSpore makes the file read-only for its owner.
 """
@@ -25,25 +41,35 @@ from __future__ import annotations
 
 import functools
 import os
-import warnings
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-import numpy as np
 import torch
 from torch import nn
 
+from ..common.parameter_names import _remember
 from ..dataset.record.validate import MalformedFileError
 from ..files import atomic_write
-from ..nn.cell import mindspore_named_tensors, parameter_name
 from . import ms_checkpoint
 from .checkpoint_format import read_state
+from .ckpt_items import appended_items, items_of
+from .ckpt_params import _refuse, load_param_into_net
+from .ckpt_state import (
+    MODEL_KEYS,
+    RESUME_ENTRY,
+    load_buffers,
+    load_optimizer,
+    optimizer_names,
+    optimizer_of,
+    pack_resume,
+    unpack_resume,
+    unwrap,
+)
 
 __all__ = ["MalformedFileError", "load_checkpoint", "load_param_into_net", "save_checkpoint"]
 
-_FLOATS = {torch.float16, torch.bfloat16, torch.float32, torch.float64}
-_INTS = {torch.int8, torch.int16, torch.int32, torch.int64}
+_FORMATS = ("ckpt", "safetensors")
 
 
 # --------------------------------------------------------------------------- loading
@@ -59,8 +85,16 @@ def load_checkpoint(
     crc_check: bool = False,
     remove_redundancy: bool = False,
     format: str = "ckpt",  # MindSpore's name
-) -> OrderedDict[str, torch.Tensor | str]:
-    """Read a MindSpore ``.ckpt`` file; load it into ``net`` when given.
+    *,
+    optimizer: torch.optim.Optimizer | None = None,
+    model: Any = None,
+) -> OrderedDict[str, Any]:
+    """Read a checkpoint as MindSpore's ``{name: Parameter}`` dict; load it into ``net``
+    (and ``optimizer``), or resume a :class:`jisu.Model` from it.
+
+    Reads MindSpore's ``.ckpt`` files (MindSpore's own and every one jisu writes), a
+    MindSpore-named ``.safetensors`` (``format="safetensors"``), and jisu's earlier
+    torch-zip checkpoints (read only: their network under torch's names).
 
     Args:
         ckpt_file_name: the file.
@@ -71,80 +105,148 @@ def load_checkpoint(
         specify_prefix: only names starting with it are loaded.
         choice_func: ``choice_func(name)`` decides which to load; used only when neither
             prefix is given, as in MindSpore.
-        crc_check: warn when the file has no CRC trailer (one that is present is always
-            verified).
+        crc_check: require a CRC: warn when a ``.ckpt`` has no CRC trailer (one that is
+            present is always verified). A file of jisu's earlier format always needs its
+            checksum.
         remove_redundancy: must be False (parallel redundancy removal is not supported).
-        format: must be ``"ckpt"``.
+        format: ``"ckpt"`` or ``"safetensors"``.
+        optimizer: (jisu, keyword only) a torch optimizer to load the optimizer state into
+            (exactly, from a file jisu wrote; from MindSpore's file, what its entries hold).
+            Its parameters are named by ``net``, or by the names a jisu Cell recorded.
+        model: (jisu, keyword only) a :class:`jisu.Model` to resume instead: its network,
+            optimizer, loss scale, learning-rate schedule, and, from a file ``ModelCheckpoint``
+            or ``save_checkpoint(model, ...)`` wrote, the position, the data iterator's and
+            the random generators' states: the next ``model.train(epochs, data)`` (with
+            ``initial_epoch`` left at None) continues exactly where the run stopped.
 
     Returns:
-        ``OrderedDict`` name -> torch tensor (or str for ``append_dict`` strings), in file
-        order. (MindSpore returns ``Parameter`` objects.) A jisu checkpoint (a zip archive
-        written by ``jisu.save_checkpoint`` or ``ModelCheckpoint``) is read by
-        :func:`jisu.train.checkpoint.load_checkpoint` and its dict returned as that gives it
-        (``load_param_into_net`` takes it); the filters do not apply to it.
+        ``OrderedDict`` name -> ``jisu.Parameter`` (a ``torch.nn.Parameter`` with its
+        ``.name``; CPU, fresh memory) or str (``append_dict`` strings), in file order, as
+        MindSpore 2.10's ``load_checkpoint`` returns for the same file:
+        ``param_dict["conv1.weight"]``, ``param_dict.get("epoch_num")`` work. A file jisu
+        wrote also holds ``"_jisu.resume_state"`` (a uint8 vector; skipped by
+        :func:`load_param_into_net`). For a file of jisu's earlier format: the network's
+        tensors under torch's names and the file's top-level tensors and strings.
 
     Raises:
         FileNotFoundError: no such file.
-        MalformedFileError: the file is damaged or not a MindSpore checkpoint.
-        ValueError: an unsupported option, or nothing left after the filters.
+        MalformedFileError: the file is damaged or not a checkpoint.
+        ValueError: an unsupported option, nothing left after the filters, or ``net``
+            together with ``model``.
         TypeError: a prefix of the wrong type.
 
     Example:
         >>> params = load_checkpoint("lenet.ckpt", choice_func=lambda n: n.startswith("fc"))
         >>> load_param_into_net(net, params)
+        >>> jisu.load_checkpoint(jisu.latest_checkpoint("ckpt", "run"), model=model)
+        >>> model.train(10, data)  # continues after the checkpoint's step
     """
     _refuse(
         "load_checkpoint", dec_key=(dec_key, None), remove_redundancy=(remove_redundancy, False)
     )
-    if format != "ckpt":
+    if format not in _FORMATS:
         raise ValueError(
-            "load_checkpoint: jisu reads MindSpore's 'ckpt' format only. "
-            f"Received: format={format!r}"
+            f"load_checkpoint: format must be 'ckpt' or 'safetensors'. Received: format={format!r}"
         )
     if not isinstance(ckpt_file_name, (str, os.PathLike)):
         raise TypeError(
             f"load_checkpoint: ckpt_file_name must be a path. Received: {ckpt_file_name!r}"
         )
+    if model is not None and net is not None:
+        raise ValueError("load_checkpoint: pass net= or model=, not both")
     specify = _check_prefix(specify_prefix, "specify_prefix")
     filters = _check_prefix(filter_prefix, "filter_prefix")
     keep = choice_func
     if specify or filters:
         keep = functools.partial(_by_prefix, specify=specify, filters=filters)
     path = os.fspath(ckpt_file_name)
-    if _is_zip(path):  # jisu's own checkpoint (jisu.save_checkpoint, ModelCheckpoint)
-        with open(path, "rb") as f:
-            state = read_state(f, path, crc_check=False)  # a CRC present is verified
-        if net is not None:
-            load_param_into_net(net, state, strict_load)
-        return state
-    params = ms_checkpoint.read_ckpt(path, keep, crc_check=crc_check)
+    if format == "safetensors":
+        from .safetensors_format import read_safetensors
+
+        params: OrderedDict[str, Any] = OrderedDict(
+            (k, v) for k, v in read_safetensors(path).items() if keep is None or keep(k)
+        )
+    elif _is_zip(path):  # jisu's earlier format
+        return _load_earlier_format(path, net, strict_load, optimizer, model)
+    else:
+        params = ms_checkpoint.read_ckpt(path, keep, crc_check=crc_check)
+    if not params and keep is None:
+        raise MalformedFileError(path, "holds no parameter (an empty or truncated file)")
     if not params:
         raise ValueError(
             f"load_checkpoint: no parameter of '{path}' is left after filter_prefix, "
             "specify_prefix or choice_func; check them"
         )
+    params = _as_parameters(params)
+    if model is not None:
+        load_into_model(model, params, path)
+        return params
     if net is not None:
         load_param_into_net(net, params, strict_load)
+    if optimizer is not None:
+        resume = unpack_resume(params[RESUME_ENTRY], path) if RESUME_ENTRY in params else None
+        load_optimizer(optimizer, optimizer_names(optimizer, net), params, resume)
     return params
 
 
+def load_into_model(model: Any, params: Mapping[str, Any], path: str) -> None:
+    """Load a checkpoint's entries into a :class:`jisu.Model`: the network by MindSpore's
+    names, its torch-only buffers, the optimizer, and from the resume state the loss scale,
+    the learning-rate schedule and the position ``Model.train`` resumes at."""
+    resume = unpack_resume(params[RESUME_ENTRY], path) if RESUME_ENTRY in params else None
+    network = unwrap(model.network)
+    load_param_into_net(network, params)
+    load_buffers(network, resume, strict=True)
+    optimizer = optimizer_of(model)
+    if optimizer is not None and (
+        (resume is not None and "optimizer" in resume) or "global_step" in params
+    ):
+        load_optimizer(optimizer, optimizer_names(optimizer, network), params, resume)
+    if resume is not None:
+        model.load_state_dict({key: resume[key] for key in MODEL_KEYS if key in resume})
+
+
+def _as_parameters(params: OrderedDict[str, Any]) -> OrderedDict[str, Any]:
+    """MindSpore's ``Parameter`` values: each tensor (fresh, so not copied again) as a
+    ``torch.nn.Parameter`` without gradients, its name recorded (``p.name``)."""
+    for name, value in params.items():
+        if isinstance(value, torch.Tensor):
+            param = torch.nn.Parameter(value, requires_grad=False)
+            _remember(param, name)
+            params[name] = param
+    return params
+
+
+def _load_earlier_format(
+    path: str, net: Any, strict_load: bool, optimizer: Any, model: Any
+) -> OrderedDict[str, Any]:
+    """A checkpoint of jisu's earlier format (read only): loaded into ``model``, or into
+    ``net``/``optimizer`` by torch's names, as it was; returned as a flat dict."""
+    with open(path, "rb") as f:
+        state = read_state(f, path)
+    if model is not None:
+        model.load_state_dict(state)
+    else:
+        if net is not None:
+            load_param_into_net(net, state, strict_load)
+        if optimizer is not None and "optimizer" in state:
+            optimizer.load_state_dict(state["optimizer"])
+    flat: OrderedDict[str, Any] = OrderedDict(state["network"])
+    for key, value in state.items():
+        if key != "network" and isinstance(value, (torch.Tensor, str)):
+            flat[key] = value
+    return _as_parameters(flat)
+
+
 def _is_zip(path: str) -> bool:
-    """Whether ``path`` is a zip archive (a jisu or torch checkpoint), not a MindSpore one
-    (a path that is not a readable file is left to the MindSpore reader's errors)."""
+    """Whether ``path`` is a zip archive (jisu's earlier format, or a torch file), not a
+    MindSpore one (a path that is not a readable file is left to the MindSpore reader's
+    errors)."""
     try:
         with open(path, "rb") as f:
             return f.read(2) == b"PK"
     except OSError:
         return False
-
-
-def _refuse(where: str, **options: tuple[Any, Any]) -> None:
-    for name, (value, default) in options.items():
-        if value is not default and value != default:
-            raise ValueError(
-                f"{where}: jisu does not support {name!r} (MindSpore's encryption and parallel "
-                f"options); leave it at {default!r}. Received: {name}={value!r}"
-            )
 
 
 def _check_prefix(prefix: Any, name: str) -> tuple[str, ...] | None:
@@ -169,182 +271,37 @@ def _by_prefix(name: str, specify: tuple[str, ...] | None, filters: tuple[str, .
     return not (filters and name.startswith(filters))
 
 
-def load_param_into_net(
-    net: nn.Module,
-    parameter_dict: dict[str, Any],
-    strict_load: bool = False,
-    remove_redundancy: bool = False,
-) -> tuple[list[str], list[str]]:
-    """Copy ``parameter_dict``'s tensors into ``net``'s parameters and moving statistics of
-    the same MindSpore names, in place (under ``no_grad``), as MindSpore 2.10 does.
-
-    Shapes must agree (a checkpoint shape with extra trailing 1s is reshaped, as MindSpore
-    does). A dtype that differs is cast to the net's when both are floating or both signed
-    integers and ``strict_load`` is False; otherwise it is an error. With ``strict_load``
-    False, net parameters not found by name are looked up again under a common prefix of the
-    checkpoint's names (a checkpoint of a wrapper cell, ``"network." + name``). Entries that
-    are strings are skipped.
-
-    Args:
-        net: any torch module.
-        parameter_dict: name -> tensor (NumPy arrays are accepted too) or str, as
-            :func:`load_checkpoint` returns for a MindSpore file; or a jisu checkpoint's dict
-            (``Model.state_dict()``, what ``ModelCheckpoint`` writes), whose ``network`` is
-            loaded by torch's names.
-        strict_load: refuse dtype conversions and the prefix search.
-        remove_redundancy: must be False.
-
-    Returns:
-        ``(param_not_load, ckpt_not_load)``: the net's names that received nothing, and the
-        checkpoint's names not loaded by exact name (like MindSpore, names loaded through the
-        prefix search stay in ``ckpt_not_load``).
-
-    Raises:
-        TypeError: ``net`` is not a module, or ``parameter_dict`` not a dict of str ->
-            tensor/str.
-        RuntimeError: a shape or dtype disagrees; the message names the parameter and both.
-    """
-    _refuse("load_param_into_net", remove_redundancy=(remove_redundancy, False))
-    if not isinstance(net, nn.Module):
-        raise TypeError(
-            f"load_param_into_net: net must be a torch nn.Module. Received: {type(net).__name__}"
-        )
-    if not isinstance(parameter_dict, dict):
-        raise TypeError(
-            "load_param_into_net: parameter_dict must be a dict. "
-            f"Received: {type(parameter_dict).__name__}"
-        )
-    if isinstance(parameter_dict.get("network"), dict):  # a jisu checkpoint (ModelCheckpoint's)
-        return _load_jisu_network(net, parameter_dict["network"], strict_load)
-    for key, value in parameter_dict.items():
-        if not isinstance(key, str) or not isinstance(value, (torch.Tensor, np.ndarray, str)):
-            raise TypeError(
-                "load_param_into_net: parameter_dict must map str to tensors or str. "
-                f"Received: {key!r}: {type(value).__name__}"
-            )
-    strict_load = bool(strict_load)
-    targets = list(mindspore_named_tensors(net))
-    param_not_load: list[str] = []
-    ckpt_not_load = list(parameter_dict)
-    for name, target in targets:
-        if name in parameter_dict:
-            value = parameter_dict[name]
-            if isinstance(value, str):
-                continue  # MindSpore skips what has no data, and keeps it in neither list
-            _update(name, target, value, strict_load)
-            ckpt_not_load.remove(name)
-        elif not name.startswith("accu_grads"):
-            param_not_load.append(name)
-    if param_not_load and not strict_load:
-        _load_under_prefix(targets, parameter_dict, param_not_load, strict_load)
-    if param_not_load:
-        warnings.warn(
-            f"load_param_into_net: {len(param_not_load)} parameters of the net are not in the "
-            f"checkpoint and were not loaded: {param_not_load}",
-            stacklevel=2,
-        )
-    return param_not_load, ckpt_not_load
-
-
-def _load_jisu_network(
-    net: nn.Module, state: dict[str, Any], strict_load: bool
-) -> tuple[list[str], list[str]]:
-    """The network of a jisu checkpoint (``Model.state_dict()``, torch's names) into ``net``:
-    what a ported script's ``load_param_into_net(net, load_checkpoint(path))`` does with the
-    files ``ModelCheckpoint`` writes. Returns torch's missing and unexpected names."""
-    result = net.load_state_dict(state, strict=bool(strict_load))
-    if result.missing_keys:
-        warnings.warn(
-            f"load_param_into_net: {len(result.missing_keys)} parameters of the net are not in "
-            f"the checkpoint and were not loaded: {result.missing_keys}",
-            stacklevel=3,
-        )
-    return list(result.missing_keys), list(result.unexpected_keys)
-
-
-def _load_under_prefix(targets, parameter_dict, param_not_load, strict_load) -> None:
-    """MindSpore's second pass: find a checkpoint name ending with a missing net name, take
-    what precedes it as a prefix, and load every missing name found under that prefix;
-    repeat while that finds a new prefix."""
-    sentinel = param_not_load[0]
-    while param_not_load:
-        prefix = sentinel
-        for missing in param_not_load:
-            found = next((k for k in parameter_dict if k.endswith(missing)), None)
-            if found is not None:
-                prefix = found[: -len(missing)]
-                break
-        if prefix == sentinel:
-            return
-        warnings.warn(
-            f"load_param_into_net: loading the net's missing names under the checkpoint "
-            f"prefix {prefix!r}",
-            stacklevel=3,
-        )
-        loaded = 0
-        for name, target in targets:
-            if name in param_not_load and prefix + name in parameter_dict:
-                value = parameter_dict[prefix + name]
-                if isinstance(value, str):
-                    continue
-                _update(name, target, value, strict_load)
-                param_not_load.remove(name)
-                loaded += 1
-        if not loaded:  # only a str matched: nothing more can be found
-            return
-
-
-def _update(name: str, target: torch.Tensor, value: Any, strict_load: bool) -> None:
-    """Copy ``value`` into ``target`` in place, checking shape and dtype as MindSpore does."""
-    if isinstance(value, np.ndarray):
-        value = torch.from_numpy(np.ascontiguousarray(value))
-    conv1d = value.dim() == 4 == target.dim() + 1 and value.shape[2] == 1
-    if conv1d and tuple(value.shape[:2]) + tuple(value.shape[3:]) == tuple(target.shape):
-        value = value.squeeze(2)  # MindSpore's Conv1d weight (out, in, 1, k); torch's (out, in, k)
-    if tuple(value.shape) != tuple(target.shape):
-        extra = tuple(value.shape[target.dim() :])
-        if value.dim() <= target.dim() or any(d != 1 for d in extra):
-            raise RuntimeError(
-                f"load_param_into_net: {name!r} has shape {tuple(target.shape)} in the net but "
-                f"{tuple(value.shape)} in the checkpoint; check that the checkpoint is for "
-                "this network"
-            )
-        value = value.reshape(target.shape)
-    if value.dtype != target.dtype:
-        kinds = {value.dtype, target.dtype}
-        if strict_load or not (kinds <= _FLOATS or kinds <= _INTS):
-            raise RuntimeError(
-                f"load_param_into_net: {name!r} is {target.dtype} in the net but {value.dtype} "
-                "in the checkpoint"
-                + ("; strict_load=True refuses the conversion" if strict_load else "")
-            )
-    with torch.no_grad():
-        target.copy_(value.to(dtype=target.dtype))
-
-
 # --------------------------------------------------------------------------- saving
 def save_checkpoint(
-    save_obj: nn.Module | list | dict,
-    ckpt_file_name: str,
+    save_obj: Any,
+    ckpt_file_name: str | os.PathLike,
     integrated_save: bool = True,
     async_save: bool | str = False,
     append_dict: dict[str, Any] | None = None,
     enc_key: bytes | None = None,
     enc_mode: str = "AES-GCM",
     choice_func: Callable[[str], bool] | None = None,
-    crc_check: bool = False,
+    crc_check: bool = True,
     format: str = "ckpt",  # MindSpore's name
     **kwargs: Any,
 ) -> None:
-    """Write a MindSpore ``.ckpt`` file that MindSpore 2.x reads, atomically.
+    """Write a MindSpore checkpoint that MindSpore 2.10 reads, atomically.
 
     Args:
         save_obj: a torch module (its parameters and norm-layer moving statistics, under
-            MindSpore's names); a list of ``{"name": str, "data": tensor}`` dicts; a list of
-            tensors whose MindSpore names a jisu ``Cell`` recorded (``trainable_params()``);
-            or a dict name -> tensor, NumPy array or str.
-        ckpt_file_name: the file; ``".ckpt"`` is appended when the name does not end with
-            ``"ckpt"``, as MindSpore does.
+            MindSpore's names); a train step (``Model.train_network``,
+            ``cb_params.train_network``) or a train cell holding an optimizer
+            (``TrainOneStepCell``): the network's tensors and the optimizer's entries, as
+            MindSpore's ``TrainOneStepCell`` checkpoint has them; a :class:`jisu.Model`:
+            all of that and what an exact resume needs (``load_checkpoint(path,
+            model=...)``); a list of ``{"name": str, "data": tensor}`` dicts; a list of
+            parameters whose MindSpore names a jisu ``Cell`` recorded
+            (``trainable_params()``); or a dict name -> tensor, NumPy array or str (such as
+            ``load_checkpoint``'s result). Modules, steps and Models also get the entry
+            ``"_jisu.resume_state"`` (:mod:`jisu.train.ckpt_state`) when they have state
+            MindSpore's file has no place for (a module: only its torch-only buffers).
+        ckpt_file_name: the file; ``".ckpt"`` (``".safetensors"``) is appended when the name
+            does not end with ``"ckpt"`` (``"safetensors"``), as MindSpore does.
         integrated_save: accepted (only matters for MindSpore's model parallelism).
         async_save: accepted (``False``, ``True``, ``"thread"``, ``"process"``); jisu writes
             before returning.
@@ -352,21 +309,26 @@ def save_checkpoint(
             tensor; not filtered by ``choice_func``, as in MindSpore.
         enc_key, enc_mode: encryption; not supported (``enc_key`` must be None).
         choice_func: ``choice_func(name)`` decides which entries of ``save_obj`` to save.
-        crc_check: append MindSpore's CRC-32 trailer.
-        format: must be ``"ckpt"``.
+        crc_check: append MindSpore's CRC-32 trailer (default True, unlike MindSpore's
+            False: jisu then refuses a damaged file; MindSpore reads such files either way).
+        format: ``"ckpt"`` or ``"safetensors"`` (MindSpore-named tensors; strings go to the
+            file's metadata).
         kwargs: MindSpore's ``incremental``, ``global_step_num``, ``remove_redundancy`` are
             accepted and ignored; others are refused.
 
     Raises:
         TypeError: ``save_obj``, a name or a value of an unsupported type.
-        ValueError: an unsupported option.
+        ValueError: an unsupported option, or a name given twice.
         OSError: the file could not be written (the previous one is left intact).
+
+    Example:
+        >>> jisu.save_checkpoint(net, "lenet.ckpt")  # mindspore.load_checkpoint reads it
+        >>> jisu.save_checkpoint(model, "resume.ckpt")  # also what an exact resume needs
     """
     _refuse("save_checkpoint", enc_key=(enc_key, None))
-    if format != "ckpt":
+    if format not in _FORMATS:
         raise ValueError(
-            "save_checkpoint: jisu writes MindSpore's 'ckpt' format only. "
-            f"Received: format={format!r}"
+            f"save_checkpoint: format must be 'ckpt' or 'safetensors'. Received: format={format!r}"
         )
     unknown = set(kwargs) - {"incremental", "global_step_num", "remove_redundancy"}
     if unknown:
@@ -381,16 +343,41 @@ def save_checkpoint(
             "save_checkpoint: async_save must be a bool, 'thread' or 'process'. "
             f"Received: async_save={async_save!r}"
         )
-    if not isinstance(ckpt_file_name, str):
+    if not isinstance(ckpt_file_name, (str, os.PathLike)):
         raise TypeError(
-            f"save_checkpoint: ckpt_file_name must be a str. Received: {ckpt_file_name!r}"
+            f"save_checkpoint: ckpt_file_name must be a path. Received: {ckpt_file_name!r}"
         )
+    items, resume = items_of(save_obj, choice_func)
+    write_checkpoint(
+        os.fspath(ckpt_file_name), items + appended_items(append_dict), resume, crc_check, format
+    )
+
+
+def write_checkpoint(
+    ckpt_file_name: str,
+    items: list[tuple[str, Any]],
+    resume: dict[str, Any] | None = None,
+    crc_check: bool = True,
+    format: str = "ckpt",
+) -> str:
+    """Write ``items`` (``(name, tensor or str)``) and, last, the resume entry of ``resume``
+    (None: none) to ``ckpt_file_name`` atomically; what :func:`save_checkpoint` and
+    ``ModelCheckpoint`` write through. Returns the path written (``".ckpt"`` appended when
+    the name does not end with ``"ckpt"``).
+
+    Raises:
+        TypeError: a name or a value of an unsupported type, or a resume state holding
+            something other than tensors and plain values.
+        ValueError: a name given twice.
+        OSError: the file could not be written (the previous one is left intact).
+    """
     path = os.path.realpath(ckpt_file_name)
     if os.path.isdir(path):
         raise IsADirectoryError(f"save_checkpoint: '{path}' is a folder; give a file name")
-    if not path.endswith("ckpt"):
-        path += ".ckpt"
-    items = _items(save_obj, choice_func) + _appended(append_dict)
+    if not path.endswith(format):
+        path += "." + format
+    if resume is not None:
+        items = [*items, (RESUME_ENTRY, pack_resume(resume))]
     seen: set[str] = set()
     for name, value in items:
         if (
@@ -404,81 +391,16 @@ def save_checkpoint(
         seen.add(name)
         if isinstance(value, torch.Tensor):
             ms_checkpoint.tensor_type_of(value, name)
+    if format == "safetensors":
+        from .safetensors_format import write_safetensors
+
+        tensors = [(k, v.detach()) for k, v in items if isinstance(v, torch.Tensor)]
+        strings = {k: v for k, v in items if isinstance(v, str)}
+        write_safetensors(path, tensors, strings or None)
+        return path
     with atomic_write(path) as f:
         ms_checkpoint.write_ckpt(f, items, crc_check=bool(crc_check))
-
-
-def _items(save_obj: Any, choice_func: Callable[[str], bool] | None) -> list[tuple[str, Any]]:
-    """``save_obj`` as ``(name, tensor or str)`` pairs, filtered by ``choice_func``."""
-    if isinstance(save_obj, nn.Module):
-        pairs = list(mindspore_named_tensors(save_obj))
-    elif isinstance(getattr(save_obj, "network", None), nn.Module):
-        # a Model's train step (cb_params.train_network): its network's tensors (MindSpore's
-        # TrainOneStepCell also holds the optimizer's moments, learning_rate, global_step)
-        net = save_obj.network
-        net = net.network if hasattr(net, "precision") and hasattr(net, "network") else net
-        pairs = list(mindspore_named_tensors(net))
-    elif isinstance(save_obj, dict):
-        pairs = [(k, _tensor_or_str(v, k, allow_str=True)) for k, v in save_obj.items()]
-    elif isinstance(save_obj, list):
-        pairs = []
-        for entry in save_obj:
-            if isinstance(entry, dict) and "name" in entry and "data" in entry:
-                pairs.append((entry["name"], _tensor_or_str(entry["data"], entry["name"])))
-            elif isinstance(entry, torch.Tensor) and parameter_name(entry) is not None:
-                pairs.append((parameter_name(entry), entry))
-            else:
-                raise TypeError(
-                    "save_checkpoint: a list save_obj holds {'name': str, 'data': tensor} "
-                    "dicts, or parameters of a jisu Cell (their names are recorded by "
-                    f"trainable_params()). Received: an entry {type(entry).__name__}"
-                )
-    else:
-        raise TypeError(
-            "save_checkpoint: save_obj must be a torch module, a list or a dict. "
-            f"Received: {type(save_obj).__name__}"
-        )
-    if choice_func is not None:
-        pairs = [(k, v) for k, v in pairs if choice_func(k)]
-    return pairs
-
-
-def _tensor_or_str(value: Any, name: Any, allow_str: bool = False) -> torch.Tensor | str:
-    if isinstance(value, torch.Tensor):
-        return value
-    if isinstance(value, np.ndarray):
-        return torch.from_numpy(np.ascontiguousarray(value))
-    if allow_str and isinstance(value, str):
-        return value
-    raise TypeError(
-        f"save_checkpoint: {name!r} must be a tensor{' or str' if allow_str else ''}. "
-        f"Received: {type(value).__name__}"
-    )
-
-
-def _appended(append_dict: dict[str, Any] | None) -> list[tuple[str, Any]]:
-    """``append_dict`` as pairs; Python numbers become MindSpore's default-typed scalars."""
-    if append_dict is None:
-        return []
-    if not isinstance(append_dict, dict):
-        raise TypeError(
-            f"save_checkpoint: append_dict must be a dict. Received: {type(append_dict).__name__}"
-        )
-    pairs = []
-    for key, value in append_dict.items():
-        if isinstance(value, bool):
-            value = torch.tensor(value)
-        elif isinstance(value, int):
-            value = torch.tensor(value, dtype=torch.int64)
-        elif isinstance(value, float):
-            value = torch.tensor(value, dtype=torch.float32)
-        elif not isinstance(value, (str, torch.Tensor, np.ndarray)):
-            raise TypeError(
-                "save_checkpoint: append_dict values must be int, float, bool, str or tensors. "
-                f"Received: {key!r}: {type(value).__name__}"
-            )
-        pairs.append((key, _tensor_or_str(value, key, allow_str=True)))
-    return pairs
+    return path
 
 
 # MindSpore's module-level names that model-zoo export scripts import from here

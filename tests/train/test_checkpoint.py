@@ -13,11 +13,12 @@ import pytest
 import torch
 
 import jisu
-from jisu.train import CheckpointConfig, LambdaCallback, ModelCheckpoint
+from jisu.train import CheckpointConfig, LambdaCallback, ModelCheckpoint, ms_checkpoint
+from jisu.train.ckpt_state import RESUME_ENTRY, unpack_resume
 from tests.train.test_model import data, model
 
 
-def run_losses(m, epochs, sink=False, callbacks=(), initial_epoch=0):
+def run_losses(m, epochs, sink=False, callbacks=(), initial_epoch=None):
     losses = []
     record = LambdaCallback(
         on_train_step_end=lambda rc: losses.append(float(rc.original_args().net_outputs))
@@ -62,10 +63,10 @@ def test_killed_run_resumes_with_the_uninterrupted_losses(tmp_path, sink):
     torch.manual_seed(123)
     for p in resumed.network.parameters():  # different weights: the checkpoint must restore
         torch.nn.init.normal_(p)
-    state = jisu.load_checkpoint(str(tmp_path / files[0]), model=resumed)
+    jisu.load_checkpoint(str(tmp_path / files[0]), model=resumed)
     done_steps = 5 if sink else 4
-    assert state["cur_step_num"] == done_steps
-    losses = run_losses(resumed, 3, sink, initial_epoch=state["epoch"])
+    assert resumed.state_dict()["cur_step_num"] == done_steps
+    losses = run_losses(resumed, 3, sink)  # from the loaded position
     np.testing.assert_allclose(losses, reference[done_steps:], rtol=1e-5, atol=1e-7)
 
 
@@ -78,29 +79,30 @@ def test_checkpoint_files_are_kept_to_the_maximum_and_hold_everything(tmp_path):
     files = sorted(os.listdir(tmp_path))
     # saved after global steps 2, 4, 6, 8, 10 (epoch 2 steps 1, 3, 5); the newest 2 kept
     assert files == ["net-2_3.ckpt", "net-2_5.ckpt"]
-    state = torch.load(tmp_path / "net-2_5.ckpt", weights_only=True)  # plain values only
-    assert {"network", "optimizer", "epoch", "step_in_epoch", "dataset_state"} <= set(state)
-    assert state["epoch"] == 2 and state["step_in_epoch"] == 0  # a complete epoch
+    path = str(tmp_path / "net-2_5.ckpt")
+    resume = unpack_resume(jisu.load_checkpoint(path)[RESUME_ENTRY], path)
+    assert {"optimizer", "epoch", "step_in_epoch", "dataset_state", "rng_state"} <= set(resume)
+    assert resume["epoch"] == 2 and resume["step_in_epoch"] == 0  # a complete epoch
     fresh = model()
-    jisu.load_checkpoint(str(tmp_path / "net-2_5.ckpt"), net=fresh.network)
+    jisu.load_checkpoint(path, net=fresh.network)
     for a, b in zip(fresh.network.parameters(), m.network.parameters()):
         torch.testing.assert_close(a, b)
 
 
 def test_save_is_atomic(tmp_path, monkeypatch):
     path = tmp_path / "a.ckpt"
-    jisu.save_checkpoint({"network": {"w": torch.ones(2)}}, str(path))
+    jisu.save_checkpoint({"w": torch.ones(2)}, str(path))
 
-    def broken(obj, f):
+    def broken(f, items, crc_check):
         f.write(b"partial")
         raise OSError("disk full")
 
-    monkeypatch.setattr(torch, "save", broken)
+    monkeypatch.setattr(ms_checkpoint, "write_ckpt", broken)
     with pytest.raises(OSError, match="disk full"):
-        jisu.save_checkpoint({"network": {"w": torch.zeros(2)}}, str(path))
+        jisu.save_checkpoint({"w": torch.zeros(2)}, str(path))
     monkeypatch.undo()
     assert os.listdir(tmp_path) == ["a.ckpt"]  # no temporary file left
-    assert jisu.load_checkpoint(str(path))["network"]["w"].tolist() == [1.0, 1.0]
+    assert jisu.load_checkpoint(str(path))["w"].tolist() == [1.0, 1.0]
 
 
 def test_keep_checkpoint_max_counts_the_files_of_earlier_runs(tmp_path):
@@ -110,9 +112,9 @@ def test_keep_checkpoint_max_counts_the_files_of_earlier_runs(tmp_path):
     config = CheckpointConfig(save_checkpoint_steps=2, keep_checkpoint_max=3)
     model().train(2, data()[0], callbacks=[ModelCheckpoint("net", str(tmp_path), config)])
     restarted = model()  # a new process: a fresh ModelCheckpoint in the same folder
-    state = jisu.load_checkpoint(str(tmp_path / "net-2_5.ckpt"), model=restarted)
+    jisu.load_checkpoint(str(tmp_path / "net-2_5.ckpt"), model=restarted)
     saver = ModelCheckpoint("net", str(tmp_path), config)
-    restarted.train(4, data()[0], callbacks=[saver], initial_epoch=state["epoch"])
+    restarted.train(4, data()[0], callbacks=[saver])
     ours = sorted(set(os.listdir(tmp_path)) - set(foreign))
     # the newest 3 of 10
     assert ours == ["net-4_1.ckpt", "net-4_3.ckpt", "net-4_5.ckpt"]
@@ -134,8 +136,8 @@ def test_resuming_with_the_wrong_initial_epoch_is_refused(tmp_path):
     m = model()
     m.train(1, data()[0], callbacks=[ModelCheckpoint("c", str(tmp_path))])
     m2 = model()
-    state = jisu.load_checkpoint(str(tmp_path / "c-1_5.ckpt"), model=m2)
-    assert state["epoch"] == 1
+    jisu.load_checkpoint(str(tmp_path / "c-1_5.ckpt"), model=m2)
+    assert m2.state_dict()["epoch"] == 1
     with pytest.raises(ValueError, match="pass initial_epoch=1"):
         m2.train(2, data()[0], initial_epoch=0)
 
@@ -200,8 +202,13 @@ def test_append_info_adds_the_epoch_step_and_values_mindspore_scripts_read(tmp_p
     # the model zoo's resume idiom: a 0-d tensor read back with .asnumpy().item()
     epoch = state.get("epoch_num", jisu.Tensor(0, jisu.int32)).asnumpy().item()
     assert epoch == 2 and state["step_num"].item() == 8
+    # MindSpore 2.10's ModelCheckpoint writes both as Int64 scalars (run once from /tmp)
+    assert state["epoch_num"].dtype == state["step_num"].dtype == torch.int64
+    assert state["epoch_num"].shape == () and state["epoch_num"].name == "epoch_num"
     assert state["lr_tag"] == "cosine" and state["warm"].item() == 0.5
     assert jisu.load_checkpoint(str(tmp_path / "net-1_4.ckpt"))["epoch_num"].item() == 1
+    m.train(3, train, callbacks=[ModelCheckpoint("plain", str(tmp_path))])
+    assert "epoch_num" not in jisu.load_checkpoint(str(tmp_path / "plain-3_4.ckpt"))
     with pytest.raises(ValueError, match="'epoch_num' or 'step_num'"):
         CheckpointConfig(append_info=["epoch"])
     with pytest.raises(TypeError, match="append_info dicts map str"):
@@ -219,9 +226,13 @@ def test_save_checkpoint_of_a_train_step_saves_its_network_and_optimizer(tmp_pat
     jisu.save_checkpoint(m.train_network, path)
     state = jisu.load_checkpoint(path)
     net = m.train_network.network
-    assert sorted(state) == ["network", "optimizer"]
     for name, value in net.state_dict().items():
-        assert torch.equal(state["network"][name], value), name
-    fresh = model().train_network.network
-    assert jisu.load_param_into_net(fresh, state) == ([], [])
-    assert all(torch.equal(a, b) for a, b in zip(fresh.parameters(), net.parameters()))
+        assert torch.equal(state[name], value), name
+    fresh = model()
+    param_not_load, _ = jisu.load_param_into_net(fresh.network, state)
+    assert param_not_load == []
+    assert all(torch.equal(a, b) for a, b in zip(fresh.network.parameters(), net.parameters()))
+    jisu.load_checkpoint(path, net=fresh.network, optimizer=fresh.optimizer)
+    loaded, saved = fresh.optimizer.state_dict(), m.optimizer.state_dict()
+    for key, value in saved["state"][0].items():
+        assert torch.equal(loaded["state"][0][key], value), key

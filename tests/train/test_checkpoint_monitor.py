@@ -19,6 +19,7 @@ from torch import nn
 import jisu
 from jisu.train import CheckpointConfig, LambdaCallback, Metric, ModelCheckpoint
 from jisu.train.callbacks.checkpoint_files import EPOCH_DIGITS, STEP_DIGITS
+from jisu.train.ckpt_state import RESUME_ENTRY, unpack_resume
 from tests.train.test_model import data
 
 STEPS = 2  # steps an epoch of train_data()
@@ -89,9 +90,16 @@ def best_epochs(values, k, mode):
     return {i + 1 for i in ranked[:k]}
 
 
+def state_of(path):
+    """A checkpoint file's resume state, its MindSpore entries under ``"params"``."""
+    params = jisu.load_checkpoint(str(path))
+    state = unpack_resume(params.pop(RESUME_ENTRY), str(path))
+    return dict(state, params=params)
+
+
 def same_weights(state, network):
     for key, value in network.state_dict().items():
-        torch.testing.assert_close(state["network"][key], value, rtol=0, atol=0)
+        torch.testing.assert_close(state["params"][key], value, rtol=0, atol=0)
 
 
 VALUES = [0.5, 0.3, 0.8, 0.1, 0.4, 0.9, 0.2, 0.6]
@@ -109,7 +117,7 @@ def test_top_k_keeps_exactly_the_k_best_files(tmp_path, mode, sink):
         os.path.basename(epoch_file(tmp_path, e)) for e in expected
     )
     for epoch, path in numbered(tmp_path).items():
-        state = jisu.load_checkpoint(path)
+        state = state_of(path)
         assert state["monitor"] == {"name": "score", "value": VALUES[epoch - 1]}
         assert state["epoch"] == epoch  # a complete epoch: resume at the next one
     best = (min if mode == "min" else max)(range(len(VALUES)), key=VALUES.__getitem__) + 1
@@ -143,10 +151,10 @@ def test_a_restarted_run_ranks_the_files_of_the_run_before(tmp_path):
     config = CheckpointConfig(monitor="score", save_top_k=2, save_last=True)
     fit(first, config, tmp_path)
     assert set(numbered(tmp_path)) == best_epochs(first, 2, "min")
-    jisu.save_checkpoint({"network": {}}, epoch_file(tmp_path, 1, 1))  # no recorded value
+    jisu.save_checkpoint({"w": torch.zeros(1)}, epoch_file(tmp_path, 1, 1))  # no recorded value
     resumed = scripted_model(second)
-    state = jisu.load_checkpoint(str(tmp_path / "run-last.ckpt"), model=resumed)
-    assert state["epoch"] == 3
+    jisu.load_checkpoint(str(tmp_path / "run-last.ckpt"), model=resumed)
+    assert resumed.state_dict()["epoch"] == 3
     saver = ModelCheckpoint("run", str(tmp_path), config)
     resumed.fit(6, train_data(), valid_data(), callbacks=[saver], initial_epoch=3)
     kept = {e for e, path in numbered(tmp_path).items() if path != epoch_file(tmp_path, 1, 1)}
@@ -195,7 +203,7 @@ def test_monitor_loss_ranks_the_training_loss_of_each_epochs_last_step(tmp_path)
     assert len(last_of_epoch) == 6
     assert set(numbered(tmp_path)) == best_epochs(last_of_epoch, 2, "min")
     for epoch, path in numbered(tmp_path).items():
-        assert jisu.load_checkpoint(path)["monitor"]["value"] == last_of_epoch[epoch - 1]
+        assert state_of(path)["monitor"]["value"] == last_of_epoch[epoch - 1]
 
 
 # --------------------------------------------------------------------------- save_last
@@ -204,7 +212,7 @@ def test_save_last_holds_the_final_weights_with_a_monitor(tmp_path):
     config = CheckpointConfig(monitor="score", save_top_k=1, save_last=True)
     m, saver = fit(values, config, tmp_path)
     assert sorted(os.listdir(tmp_path)) == ["run-1_2.ckpt", "run-last.ckpt"]
-    last = jisu.load_checkpoint(str(tmp_path / "run-last.ckpt"))  # checksum verified
+    last = state_of(tmp_path / "run-last.ckpt")  # checksum verified
     same_weights(last, m.network)
     assert last["cur_step_num"] == 3 * STEPS and last["epoch"] == 3
     assert saver.last_model_path == str(tmp_path / "run-last.ckpt")
@@ -218,12 +226,13 @@ def test_with_a_monitor_the_last_file_is_written_at_epoch_ends_unless_steps_are_
     from jisu.train.callbacks import model_checkpoint
 
     written = []
-    real = model_checkpoint.save_checkpoint
+    real = model_checkpoint.write_checkpoint
     monkeypatch.setattr(
         model_checkpoint,
-        "save_checkpoint",
-        lambda state, path: (
-            written.append((os.path.basename(path), state["cur_step_num"])) or real(state, path)
+        "write_checkpoint",
+        lambda path, items, resume: (
+            written.append((os.path.basename(path), resume["cur_step_num"]))
+            or real(path, items, resume)
         ),
     )
     values = [0.3, 0.2, 0.1]  # every epoch improves: its numbered file, linked as -last
@@ -249,14 +258,14 @@ def test_save_last_without_a_monitor_follows_every_save(tmp_path, monkeypatch, l
 
     def check(rc):  # after the saver: the last file is the newest numbered one's state
         if saver.latest_ckpt_file_name:
-            last = jisu.load_checkpoint(str(tmp_path / "run-last.ckpt"))
-            numbered_state = jisu.load_checkpoint(saver.latest_ckpt_file_name)
+            last = state_of(tmp_path / "run-last.ckpt")
+            numbered_state = state_of(saver.latest_ckpt_file_name)
             seen.append((last["cur_step_num"], numbered_state["cur_step_num"]))
 
     m = scripted_model([0.0])
     m.train(2, train_data(), callbacks=[saver, LambdaCallback(on_train_step_end=check)])
     assert seen[-1] == (3, 3) and all(a == b for a, b in seen)
-    same_weights(jisu.load_checkpoint(str(tmp_path / "run-last.ckpt")), m.network)
+    same_weights(state_of(tmp_path / "run-last.ckpt"), m.network)
     assert (os.stat(tmp_path / "run-last.ckpt").st_nlink == 2) == links  # one file, two names
     # not counted by keep_checkpoint_max, no temporary left
     assert sorted(os.listdir(tmp_path)) == ["run-2_2.ckpt", "run-last.ckpt"]
@@ -277,7 +286,7 @@ def test_zero_padded_file_names_sort_lexically_in_training_order(tmp_path):
 
 def test_keep_checkpoint_max_counts_padded_and_unpadded_names(tmp_path):
     for name in ["run-1_1.ckpt", "run-1_2.ckpt", "run-3_1.ckpt"]:
-        jisu.save_checkpoint({"network": {}}, str(tmp_path / name))
+        jisu.save_checkpoint({"w": torch.zeros(1)}, str(tmp_path / name))
         os.utime(tmp_path / name, (1, 1))  # long ago
     config = CheckpointConfig(save_checkpoint_steps=2, keep_checkpoint_max=2, zero_pad=True)
     scripted_model([0.0]).train(
@@ -343,7 +352,7 @@ def test_latest_checkpoint_finds_what_a_run_wrote_and_resumes_from_it(tmp_path):
     scripted_model([0.0]).train(3, train_data(), callbacks=[saver])
     path = jisu.latest_checkpoint(tmp_path, "run")
     assert path == saver.latest_ckpt_file_name == epoch_file(tmp_path, 3)
-    assert jisu.load_checkpoint(path)["epoch"] == 3
+    assert state_of(path)["epoch"] == 3
 
 
 # --------------------------------------------------------------------------- errors
@@ -398,9 +407,7 @@ def test_bad_prefix_and_config_are_refused():
 def test_values_recorded_are_floats_of_the_metric(tmp_path):
     values = [np.float64(0.25), torch.tensor(0.125)]  # what metrics may return
     fit(values, CheckpointConfig(monitor="score", save_top_k=-1), tmp_path)
-    recorded = [
-        jisu.load_checkpoint(p)["monitor"]["value"] for _, p in sorted(numbered(tmp_path).items())
-    ]
+    recorded = [state_of(p)["monitor"]["value"] for _, p in sorted(numbered(tmp_path).items())]
     assert recorded == [0.25, 0.125]
 
 

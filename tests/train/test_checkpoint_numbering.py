@@ -1,10 +1,10 @@
-"""The numbers of a checkpoint agree with its name: ``state["epoch"]`` is the whole epochs done
-(Keras' ``initial_epoch``), the name's epoch the 1-based epoch the step belongs to, so a file
-written at the end of epoch N (``run-000N_000024.ckpt``) holds ``epoch == N`` and
-``step_in_epoch == 0``; inside epoch N it holds ``N - 1`` and the steps done. A resume from
-an epoch's end gives the uninterrupted run's losses (the data's position, the learning-rate
-schedule's epoch step and the random states included), and so does an older state that held
-the end of epoch N as ``epoch == N - 1`` with ``step_in_epoch`` a whole epoch."""
+"""The numbers of a checkpoint (its resume state) agree with its name: ``state["epoch"]`` is
+the whole epochs done (Keras' ``initial_epoch``), the name's epoch the 1-based epoch the step
+belongs to, so a file written at the end of epoch N (``run-000N_000024.ckpt``) holds
+``epoch == N`` and ``step_in_epoch == 0``; inside epoch N it holds ``N - 1`` and the steps
+done. A resume from an epoch's end gives the uninterrupted run's losses (the data's position,
+the learning-rate schedule's epoch step and the random states included), and so does an older
+state that held the end of epoch N as ``epoch == N - 1`` with ``step_in_epoch`` a whole epoch."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ from torch import nn
 
 import jisu
 from jisu.train import CheckpointConfig, LambdaCallback, ModelCheckpoint
+from jisu.train.ckpt_state import MODEL_KEYS, RESUME_ENTRY, unpack_resume
+from jisu.train.serialization import write_checkpoint
 from tests.train.test_model import data
 
 STEPS = 24  # batches of the data per pass: 96 rows in batches of 4
@@ -66,7 +68,7 @@ MODES = {
 }
 
 
-def train(m, mode, epochs, callbacks=(), initial_epoch=0):
+def train(m, mode, epochs, callbacks=(), initial_epoch=None):
     """The losses of ``m.train`` in ``mode``, one per step, as Python floats."""
     make, sink, sink_size, _ = MODES[mode]
     losses = []
@@ -81,8 +83,16 @@ def train(m, mode, epochs, callbacks=(), initial_epoch=0):
 
 
 def saving_every_step(folder):
-    config = CheckpointConfig(save_checkpoint_steps=1, keep_checkpoint_max=0, zero_pad=True)
+    config = CheckpointConfig(
+        save_checkpoint_steps=1, keep_checkpoint_max=0, zero_pad=True, append_info=["epoch_num"]
+    )
     return ModelCheckpoint("run", str(folder), config)
+
+
+def resume_of(path):
+    """The resume state a checkpoint file holds, and its MindSpore entries."""
+    params = jisu.load_checkpoint(str(path))
+    return unpack_resume(params.pop(RESUME_ENTRY), str(path)), params
 
 
 def name(epoch, step):
@@ -118,23 +128,23 @@ def test_every_file_holds_the_epochs_done_and_its_name_the_epoch_of_the_step(uni
     written = [(e, s) for e in (1, 2, 3) for s in range(1, steps + 1) if not sink or s == steps]
     assert sorted(os.listdir(folder)) == [name(*at) for at in written]
     for epoch, step in written:
-        state = jisu.load_checkpoint(str(folder / name(epoch, step)))
+        state, params = resume_of(folder / name(epoch, step))
         at_end = step == steps
         assert (state["epoch"], state["step_in_epoch"]) == (
             (epoch, 0) if at_end else (epoch - 1, step)
         ), name(epoch, step)
-        assert state["epoch_num"].item() == epoch  # MindSpore's entry, always written
+        assert params["epoch_num"].item() == epoch  # MindSpore's entry (append_info)
         assert state["cur_step_num"] == (epoch - 1) * steps + step
 
 
 def test_the_files_the_issue_names_hold_these_numbers(uninterrupted):
     _, folder = uninterrupted("eager")
-    end_of_second = jisu.load_checkpoint(str(folder / "run-0002_000024.ckpt"))
+    end_of_second, params = resume_of(folder / "run-0002_000024.ckpt")
     assert (end_of_second["epoch"], end_of_second["step_in_epoch"]) == (2, 0)
-    assert end_of_second["epoch_num"].item() == 2
-    mid_third = jisu.load_checkpoint(str(folder / "run-0003_000010.ckpt"))
+    assert params["epoch_num"].item() == 2
+    mid_third, params = resume_of(folder / "run-0003_000010.ckpt")
     assert (mid_third["epoch"], mid_third["step_in_epoch"]) == (2, 10)
-    assert mid_third["epoch_num"].item() == 3
+    assert params["epoch_num"].item() == 3
 
 
 @pytest.mark.parametrize("mode", list(MODES))
@@ -144,9 +154,9 @@ def test_a_resume_from_an_epochs_end_gives_the_uninterrupted_losses(uninterrupte
     steps = MODES[mode][3]
     resumed = scheduled_model()
     seed_all(999)  # the generators now differ: only the checkpoint can bring them back
-    state = jisu.load_checkpoint(str(folder / name(epoch, steps)), model=resumed)
-    assert state["epoch"] == epoch
-    losses = train(resumed, mode, 3, initial_epoch=state["epoch"])
+    jisu.load_checkpoint(str(folder / name(epoch, steps)), model=resumed)
+    assert resumed.state_dict()["epoch"] == epoch
+    losses = train(resumed, mode, 3)  # initial_epoch None: the loaded position
     assert losses == reference[epoch * steps :]  # bit for bit
     # the schedule's epoch steps were in the file: the rate is the uninterrupted run's
     assert resumed.optimizer.param_groups[0]["lr"] == pytest.approx(0.1 * 0.5**3)
@@ -158,7 +168,8 @@ def test_a_resume_from_inside_an_epoch_gives_the_uninterrupted_losses(uninterrup
     reference, folder = uninterrupted(mode)
     resumed = scheduled_model()
     seed_all(999)
-    state = jisu.load_checkpoint(str(folder / name(3, 10)), model=resumed)
+    jisu.load_checkpoint(str(folder / name(3, 10)), model=resumed)
+    state = resumed.state_dict()
     assert (state["epoch"], state["step_in_epoch"]) == (2, 10)
     steps = MODES[mode][3]
     assert train(resumed, mode, 3, initial_epoch=2) == reference[2 * steps + 10 :]
@@ -175,12 +186,13 @@ def old_numbering(state, steps):
 def test_an_old_numbered_state_still_resumes_exactly(uninterrupted, tmp_path, mode, passed):
     reference, folder = uninterrupted(mode)
     steps = MODES[mode][3]
-    old = old_numbering(jisu.load_checkpoint(str(folder / name(2, steps))), steps)
+    state, params = resume_of(folder / name(2, steps))
     path = str(tmp_path / "old.ckpt")
-    jisu.save_checkpoint(old, path)
+    write_checkpoint(path, list(params.items()), old_numbering(state, steps))
     resumed = scheduled_model()
     seed_all(999)
-    state = jisu.load_checkpoint(path, model=resumed)
+    jisu.load_checkpoint(path, model=resumed)
+    state = resumed.state_dict()
     assert (state["epoch"], state["step_in_epoch"]) == (1, steps)  # as written
     # the old files' resume (initial_epoch = their epoch) and the new numbers both work
     losses = train(resumed, mode, 3, initial_epoch=1 if passed == "old" else 2)
@@ -189,9 +201,9 @@ def test_an_old_numbered_state_still_resumes_exactly(uninterrupted, tmp_path, mo
 
 def test_an_old_numbered_state_with_another_initial_epoch_is_refused(uninterrupted):
     _, folder = uninterrupted("eager")
-    old = old_numbering(jisu.load_checkpoint(str(folder / name(1, STEPS))), STEPS)
+    old = old_numbering(resume_of(folder / name(1, STEPS))[0], STEPS)
     resumed = scheduled_model()
-    resumed.load_state_dict(old)
+    resumed.load_state_dict({key: old[key] for key in MODEL_KEYS if key in old})
     with pytest.raises(ValueError, match=r"after 1 complete epoch.*pass initial_epoch=1"):
         resumed.train(3, batches(), initial_epoch=2)
 
@@ -204,13 +216,15 @@ def test_a_run_stopped_inside_an_epoch_leaves_its_schedule_step_to_the_resumed_r
     stop = LambdaCallback(
         on_train_step_end=lambda rc: rc.original_args().cur_step_num == 30 and rc.request_stop()
     )
-    saver = ModelCheckpoint("run", str(tmp_path), CheckpointConfig(save_checkpoint_steps=100))
+    config = CheckpointConfig(save_checkpoint_steps=100, append_info=["epoch_num"])
+    saver = ModelCheckpoint("run", str(tmp_path), config)
     train(first, "eager", 3, callbacks=[saver, stop])  # saved by on_train_end, epoch 2 step 6
     assert first.optimizer.param_groups[0]["lr"] == pytest.approx(0.05)  # one epoch stepped
     resumed = scheduled_model()
     seed_all(999)
-    state = jisu.load_checkpoint(str(tmp_path / "run-2_6.ckpt"), model=resumed)
-    assert (state["epoch"], state["step_in_epoch"], state["epoch_num"].item()) == (1, 6, 2)
+    params = jisu.load_checkpoint(str(tmp_path / "run-2_6.ckpt"), model=resumed)
+    state = resumed.state_dict()
+    assert (state["epoch"], state["step_in_epoch"], params["epoch_num"].item()) == (1, 6, 2)
     assert train(resumed, "eager", 3, initial_epoch=1) == reference[30:]
 
 
@@ -228,5 +242,5 @@ def test_a_data_loader_over_an_iterable_dataset_trains_and_knows_its_epochs_end(
     m.train(2, loader, callbacks=[saver])
     assert sorted(os.listdir(tmp_path)) == ["run-1_24.ckpt", "run-2_24.ckpt"]
     for epoch in (1, 2):
-        state = jisu.load_checkpoint(str(tmp_path / f"run-{epoch}_24.ckpt"))
+        state, _ = resume_of(tmp_path / f"run-{epoch}_24.ckpt")
         assert (state["epoch"], state["step_in_epoch"]) == (epoch, 0)

@@ -1,5 +1,8 @@
 """Checkpoints as hostile files: nothing in them runs, damage is refused naming the file, a
-full disk is said in words and leaves the previous checkpoint."""
+full disk is said in words and leaves the previous checkpoint. Both readers: the MindSpore
+``.ckpt`` jisu writes now (its CRC trailer and its resume entry, unpickled with
+``weights_only``), and jisu's earlier torch-zip format (read only), whose files are written
+here from the documented format, as nothing in jisu writes them any more."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ import io
 import os
 import struct
 import tempfile
-import zipfile
+import warnings
 import zlib
 
 import numpy as np
@@ -22,9 +25,12 @@ from torch import nn
 
 import jisu
 from jisu.dataset.record.validate import MalformedFileError
+from jisu.train.ckpt_state import RESUME_ENTRY
+from jisu.train.serialization import write_checkpoint
 from tests.test_files import use_full_disk
 
-COMMENT = b"jisu-checkpoint v1 crc32=%08x"  # the documented format, written out independently
+COMMENT = b"jisu-checkpoint v1 crc32=%08x"  # the earlier format, written out independently
+CRC_MARK = b"crc_num"  # MindSpore's trailer: the mark and the CRC-32 as 10 big-endian bytes
 
 
 def small_state():
@@ -60,13 +66,40 @@ def with_checksum(data: bytes) -> bytes:
 
 
 @functools.cache
-def checkpoint_bytes() -> bytes:
-    """The bytes jisu.save_checkpoint writes for small_state()."""
+def checkpoint_bytes(kind: str = "earlier") -> bytes:
+    """The bytes of small_state() in jisu's earlier format, or ("mindspore") the bytes
+    jisu.save_checkpoint writes for the same network and optimizer (a train step)."""
+    if kind == "earlier":
+        return with_checksum(torch_bytes(small_state()))
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "a.ckpt")
-        jisu.save_checkpoint(small_state(), path)
+        jisu.save_checkpoint(small_step(), path)
         with open(path, "rb") as f:
             return f.read()
+
+
+class Step:
+    """A train step as the model zoo saves it: ``save_checkpoint(cb_params.train_network)``."""
+
+    def __init__(self, network, optimizer):
+        self.network, self.optimizer = network, optimizer
+
+
+def small_step():
+    torch.manual_seed(0)
+    net = nn.Linear(4, 2)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    net(torch.ones(3, 4)).sum().backward()
+    opt.step()
+    return Step(net, opt)
+
+
+def load_into_fresh(path, **kwargs):
+    """Load ``path`` into a fresh Linear and SGD; returns their state dicts."""
+    net = nn.Linear(4, 2)
+    opt = torch.optim.SGD(net.parameters(), lr=0.5, momentum=0.5)
+    jisu.load_checkpoint(str(path), net=net, optimizer=opt, **kwargs)
+    return net.state_dict(), opt.state_dict()
 
 
 def assert_same(a, b):
@@ -75,14 +108,27 @@ def assert_same(a, b):
         torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
 
 
-def test_the_file_is_a_torch_zip_whose_comment_is_the_crc_of_the_rest(tmp_path):
+def test_a_file_jisu_writes_ends_with_mindsporess_crc_of_the_rest(tmp_path):
+    data = checkpoint_bytes("mindspore")
+    assert data[-17:-10] == CRC_MARK
+    assert int.from_bytes(data[-10:], "big") == zlib.crc32(data[:-17])
     path = tmp_path / "a.ckpt"
-    jisu.save_checkpoint(small_state(), str(path))
-    data = path.read_bytes()
-    comment = zipfile.ZipFile(path).comment
-    original = data[: -len(comment) - 2] + b"\0\0"  # the archive as torch wrote it
-    assert comment == COMMENT % zlib.crc32(original)
-    assert_same(torch.load(path, weights_only=True)["network"], small_state()["network"])
+    path.write_bytes(data)
+    net, opt = load_into_fresh(path)
+    step = small_step()
+    assert_same(net, step.network.state_dict())
+    assert_same(opt["state"][0], step.optimizer.state_dict()["state"][0])
+
+
+def test_a_file_of_the_earlier_format_still_loads(tmp_path):
+    path = tmp_path / "old.ckpt"
+    path.write_bytes(checkpoint_bytes("earlier"))
+    net, opt = load_into_fresh(path)
+    assert_same(net, small_state()["network"])
+    assert_same(opt["state"][0], small_state()["optimizer"]["state"][0])
+    flat = jisu.load_checkpoint(str(path))  # MindSpore's flat dict, torch's names
+    assert list(flat) == ["weight", "bias"] and flat["weight"].name == "weight"
+    torch.testing.assert_close(flat["weight"].data, small_state()["network"]["weight"])
 
 
 @pytest.mark.parametrize("signed", [True, False], ids=["with-checksum", "no-checksum"])
@@ -91,42 +137,68 @@ def test_a_checkpoint_that_would_run_code_is_refused_and_nothing_runs(tmp_path, 
     data = torch_bytes({"network": {}, "payload": RunsCode(marker)})
     path = tmp_path / "evil.ckpt"
     path.write_bytes(with_checksum(data) if signed else data)
-    with pytest.raises(MalformedFileError, match="could run code") as caught:
-        jisu.load_checkpoint(str(path), crc_check=False)
+    with pytest.raises(MalformedFileError) as caught:
+        jisu.load_checkpoint(str(path))
     assert str(path) in str(caught.value)
-    assert "exec" in str(caught.value)  # says what was refused
+    if signed:
+        assert "could run code" in str(caught.value)
+        assert "exec" in str(caught.value)  # says what was refused
+    else:  # a torch zip without jisu's checksum is never unpickled
+        assert "no jisu checksum" in str(caught.value)
     assert not marker.exists()
-    with pytest.raises(MalformedFileError):
-        jisu.load_checkpoint(str(path), model=None)
+
+
+def test_a_resume_entry_that_would_run_code_is_refused_and_nothing_runs(tmp_path):
+    marker = tmp_path / "marker"
+    evil = torch_bytes({"format": 1, "epoch": 0, "payload": RunsCode(marker)})
+    path = tmp_path / "evil.ckpt"
+    items = [("weight", torch.zeros(2, 4)), ("bias", torch.zeros(2))]
+    items.append((RESUME_ENTRY, torch.frombuffer(bytearray(evil), dtype=torch.uint8)))
+    write_checkpoint(str(path), items)
+    flat = jisu.load_checkpoint(str(path))  # the entry is read as bytes, never unpickled
+    with pytest.raises(MalformedFileError, match="could run code") as caught:
+        jisu.load_param_into_net(nn.Linear(4, 2), flat)
+    assert "exec" in str(caught.value)
+    m = jisu.Model(nn.Linear(4, 2), nn.MSELoss(), torch.optim.SGD(nn.Linear(4, 2).parameters()))
+    with pytest.raises(MalformedFileError, match="could run code") as caught:
+        jisu.load_checkpoint(str(path), model=m)
+    assert str(path) in str(caught.value)
     assert not marker.exists()
 
 
 def test_saving_a_value_that_could_not_be_loaded_safely_is_refused(tmp_path):
     path = tmp_path / "a.ckpt"
-    with pytest.raises(TypeError, match=r"save_obj\['best'\] is a numpy.float64"):
-        jisu.save_checkpoint({"network": {}, "best": np.float64(0.5)}, str(path))
-    with pytest.raises(TypeError, match=r"save_obj\['extra'\]\[1\] is a .*RunsCode"):
-        jisu.save_checkpoint({"network": {}, "extra": [1, RunsCode(path)]}, str(path))
-    with pytest.raises(TypeError, match=r"save_obj must be an nn\.Module or a dict"):
+    with pytest.raises(TypeError, match=r"resume state\['best'\] is a numpy.float64"):
+        write_checkpoint(str(path), [], {"best": np.float64(0.5)})
+    with pytest.raises(TypeError, match=r"resume state\['extra'\]\[1\] is a .*RunsCode"):
+        write_checkpoint(str(path), [], {"extra": [1, RunsCode(path)]})
+    with pytest.raises(TypeError, match=r"'best' must be a tensor or str"):
+        jisu.save_checkpoint({"best": np.float64(0.5)}, str(path))
+    with pytest.raises(TypeError, match=r"a list save_obj holds"):
         jisu.save_checkpoint([torch.ones(1)], str(path))
+    with pytest.raises(TypeError, match=r"save_obj must be a torch module"):
+        jisu.save_checkpoint(object(), str(path))
     assert not path.exists()
 
 
-def test_every_single_byte_change_is_refused_naming_the_file(tmp_path):
+@pytest.mark.parametrize("kind", ["mindspore", "earlier"])
+def test_every_single_byte_change_is_refused_naming_the_file(tmp_path, kind):
     path = tmp_path / "a.ckpt"
-    path.write_bytes(checkpoint_bytes())
+    path.write_bytes(checkpoint_bytes(kind))
     good = path.read_bytes()
     outcomes = set()
     with open(path, "r+b") as f:  # damage in place: rewriting whole files is slow
         for i in range(len(good)):
             put_byte(f, i, good[i] ^ 0xFF)
             with pytest.raises(MalformedFileError) as caught:
-                jisu.load_checkpoint(str(path))
+                load_into_fresh(path)
             assert str(path) in str(caught.value)
             outcomes.add(caught.value.reason.split(":")[0])
             put_byte(f, i, good[i])
-    # the body, the zip end record, the checksum digits and the checksum marker were all hit
-    assert {"is damaged", "has no jisu checksum"} <= outcomes
+    if kind == "earlier":  # the body, the zip end record, the checksum digits and marker
+        assert {"is damaged", "has no jisu checksum"} <= outcomes
+    else:  # the body and the CRC (a damaged mark leaves bytes that are not protobuf)
+        assert "is damaged" in outcomes and len(outcomes) > 1
 
 
 def put_byte(f, where, value):
@@ -141,61 +213,89 @@ def put_byte(f, where, value):
 @given(
     changes=st.lists(st.tuples(st.floats(0, 1, exclude_max=True), st.integers(0, 255)), max_size=6),
     keep=st.one_of(st.none(), st.floats(0, 1, exclude_max=True)),
+    kind=st.sampled_from(["mindspore", "earlier"]),
 )
-def test_damaged_files_give_the_same_weights_or_one_clear_error(tmp_path, changes, keep):
+def test_damaged_files_give_the_same_weights_or_one_clear_error(tmp_path, changes, keep, kind):
     path = tmp_path / "a.ckpt"
     state = small_state()
-    data = bytearray(checkpoint_bytes())
+    data = bytearray(checkpoint_bytes(kind))
     for where, value in changes:
         data[int(where * len(data))] = value
     if keep is not None:
         data = data[: int(keep * len(data))]
     path.write_bytes(data)
     try:
-        loaded = jisu.load_checkpoint(str(path))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            net, opt = load_into_fresh(path, crc_check=True)
     except MalformedFileError as exc:
         assert str(path) in str(exc)
-    else:  # only when the changes wrote the bytes that were there
-        assert_same(loaded["network"], state["network"])
-        assert_same(loaded["optimizer"]["state"][0], state["optimizer"]["state"][0])
+        return
+    if any("has no CRC trailer" in str(w.message) for w in caught):
+        # cut at an entry's end, with the trailer: MindSpore's format cannot tell such a
+        # file from a whole one written without a CRC; crc_check=True said it is unchecked
+        assert kind == "mindspore"
+        return
+    # only when the changes wrote the bytes that were there
+    assert_same(net, state["network"])
+    assert_same(opt["state"][0], state["optimizer"]["state"][0])
 
 
-def test_a_file_without_checksum_is_refused_unless_asked_and_then_loads_safely(tmp_path):
+def test_a_file_without_checksum_is_refused_or_warned_about(tmp_path):
     path = tmp_path / "old.ckpt"
-    state = small_state()
-    torch.save(state, path)  # what jisu wrote before checksums
-    with pytest.raises(MalformedFileError, match=r"no jisu checksum.*crc_check=False"):
+    torch.save(small_state(), path)  # what jisu wrote before checksums: never unpickled
+    with pytest.raises(MalformedFileError, match=r"no jisu checksum.*weights_only=True"):
         jisu.load_checkpoint(str(path))
-    net = nn.Linear(4, 2)
-    jisu.load_checkpoint(str(path), net=net, crc_check=False)
-    assert_same(net.state_dict(), state["network"])
     path.write_bytes(b"not a checkpoint at all" * 10)
-    with pytest.raises(MalformedFileError, match=r"is not a checkpoint \(not a torch\.save zip"):
-        jisu.load_checkpoint(str(path), crc_check=False)
+    with pytest.raises(MalformedFileError):
+        jisu.load_checkpoint(str(path))
+    jisu.save_checkpoint(small_step(), str(path), crc_check=False)  # MindSpore's default
+    assert path.read_bytes()[-17:-10] != CRC_MARK
+    with pytest.warns(UserWarning, match="has no CRC trailer"):
+        jisu.load_checkpoint(str(path), crc_check=True)  # MindSpore warns too
 
 
 def test_a_well_formed_file_that_is_not_a_checkpoint_is_refused(tmp_path):
     path = tmp_path / "a.ckpt"
-    jisu.save_checkpoint({"weights": {}}, str(path))
+    path.write_bytes(with_checksum(torch_bytes({"weights": {}})))
     with pytest.raises(MalformedFileError, match="not a jisu checkpoint"):
         jisu.load_checkpoint(str(path))
-    jisu.save_checkpoint({"network": {}, "epoch": -3}, str(path))
+    path.write_bytes(with_checksum(torch_bytes({"network": {}, "epoch": -3})))
     with pytest.raises(MalformedFileError, match="bad 'epoch'"):
         jisu.load_checkpoint(str(path))
-    jisu.save_checkpoint({"network": {}, "rng_state": {"torch": torch.zeros(3)}}, str(path))
+    bad_rng = {"network": {}, "rng_state": {"torch": torch.zeros(3)}}
+    path.write_bytes(with_checksum(torch_bytes(bad_rng)))
     with pytest.raises(MalformedFileError, match="bad 'rng_state'"):
         jisu.load_checkpoint(str(path))
+    # the resume entry of the new files is checked the same way when it is used
+    m = jisu.Model(nn.Linear(4, 2), nn.MSELoss(), torch.optim.SGD(nn.Linear(4, 2).parameters()))
+    for resume, reason in [
+        ({"epoch": -3}, "bad 'epoch'"),
+        ({"rng_state": {"torch": torch.zeros(3)}}, "bad 'rng_state'"),
+        ({"buffers": [1]}, "bad 'buffers'"),
+    ]:
+        write_checkpoint(str(path), [], resume)
+        with pytest.raises(MalformedFileError, match=reason):
+            jisu.load_checkpoint(str(path), model=m)
+    for value, reason in [
+        (torch.zeros(3), "not a uint8 vector"),
+        (torch.frombuffer(bytearray(torch_bytes({"epoch": 1})), dtype=torch.uint8), "format"),
+        (torch.tensor([1, 2, 3], dtype=torch.uint8), "damaged"),
+    ]:
+        write_checkpoint(str(path), [(RESUME_ENTRY, value)])
+        with pytest.raises(MalformedFileError, match=reason):
+            jisu.load_checkpoint(str(path), model=m)
 
 
 def test_a_full_disk_is_said_and_leaves_the_previous_checkpoint(tmp_path, monkeypatch):
     path = tmp_path / "a.ckpt"
-    jisu.save_checkpoint({"network": {"w": torch.ones(2)}}, str(path))
+    jisu.save_checkpoint({"w": torch.ones(2)}, str(path))
     use_full_disk(monkeypatch)
-    big = {"network": {"w": torch.zeros(100_000)}}  # past the file buffer: torch sees the error
+    big = {"w": torch.zeros(100_000)}  # past the file buffer
     with pytest.raises(OSError, match="No space left on the device") as caught:
         jisu.save_checkpoint(big, str(path))
     assert caught.value.errno == errno.ENOSPC
     assert f"'{tmp_path}'" in str(caught.value) and "'a.ckpt'" in str(caught.value)
     monkeypatch.undo()
     assert os.listdir(tmp_path) == ["a.ckpt"]  # no temporary file left
-    assert jisu.load_checkpoint(str(path))["network"]["w"].tolist() == [1.0, 1.0]
+    assert jisu.load_checkpoint(str(path))["w"].tolist() == [1.0, 1.0]

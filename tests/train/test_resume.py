@@ -15,6 +15,8 @@ import jisu
 from jisu.dataset.record.validate import MalformedFileError
 from jisu.train import CheckpointConfig, LambdaCallback, ModelCheckpoint
 from jisu.train.checkpoint import capture_rng_state, restore_rng_state
+from jisu.train.ckpt_state import model_entries
+from jisu.train.serialization import write_checkpoint
 from tests.train.test_model import data
 
 
@@ -53,7 +55,7 @@ def seed_all(seed):
     np.random.seed(seed)
 
 
-def train(m, epochs, sink, sink_size, callbacks=(), initial_epoch=0):
+def train(m, epochs, sink, sink_size, callbacks=(), initial_epoch=None):
     """The losses of ``m.train``, one per step, as Python floats."""
     losses = []
     record = LambdaCallback(
@@ -87,9 +89,10 @@ def test_a_stopped_run_resumes_with_the_uninterrupted_losses(tmp_path, sink, sou
 
     resumed = noisy_model(source)
     seed_all(999)  # the generators now differ: only the checkpoint can bring them back
-    state = jisu.load_checkpoint(str(tmp_path / name), model=resumed)
-    assert state["cur_step_num"] == done
-    losses = train(resumed, epochs, sink, sink_size, initial_epoch=state["epoch"])
+    params = jisu.load_checkpoint(str(tmp_path / name), model=resumed)
+    assert resumed.state_dict()["cur_step_num"] == done  # the loaded position
+    assert "hidden.0.weight" in params  # MindSpore's flat dict
+    losses = train(resumed, epochs, sink, sink_size)  # initial_epoch None: the position
     assert losses == reference[done:]  # bit for bit
     assert len(set(reference)) == len(reference)  # the noise is real: no two steps alike
 
@@ -117,9 +120,11 @@ def test_cuda_states_without_cuda_are_skipped_with_a_warning():
 def test_a_bad_rng_state_is_refused_at_load_naming_the_file(tmp_path):
     path = tmp_path / "a.ckpt"
     rng = dict(capture_rng_state(), python=(3, (1, 2, 3), None))
-    jisu.save_checkpoint({"network": {}, "epoch": 0, "rng_state": rng}, str(path))
+    m = noisy_model("torch")
+    items, _ = model_entries(m)
+    write_checkpoint(str(path), items, {"epoch": 0, "rng_state": rng})
     before = torch.get_rng_state()
     with pytest.raises(MalformedFileError, match="bad 'rng_state'") as caught:
-        jisu.load_checkpoint(str(path))
+        jisu.load_checkpoint(str(path), model=m)
     assert str(path) in str(caught.value)
     assert torch.equal(torch.get_rng_state(), before)  # checked on fresh generators

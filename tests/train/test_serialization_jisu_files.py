@@ -1,7 +1,7 @@
-"""MindSpore's path to load_checkpoint (``mindspore.train.serialization.load_checkpoint``,
-which ported zoo code imports) reads the checkpoints jisu.save_checkpoint writes, as
-jisu.load_checkpoint does: official/nlp/Bert saves with ``ms.save_checkpoint`` and its
-run_classifier loads with the serialization one."""
+"""One save_checkpoint / load_checkpoint under every path (``jisu``, ``jisu.train``,
+``jisu.train.serialization``, which ported zoo code imports, and ``jisu.train.checkpoint``):
+official/nlp/Bert saves with ``ms.save_checkpoint`` and its run_classifier loads with the
+serialization one. Files of jisu's earlier format (torch zip) still load through it."""
 
 import pytest
 import torch

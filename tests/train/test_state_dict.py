@@ -1,7 +1,7 @@
-"""``Model.state_dict()`` / ``Model.load_state_dict()``: the checkpoint format, owned by the
-Model. A state taken after training, loaded into a fresh Model, continues with the
-uninterrupted run's losses bit for bit; ModelCheckpoint writes exactly that state (and the
-name's epoch, ``epoch_num``)."""
+"""``Model.state_dict()`` / ``Model.load_state_dict()``: the training state in memory, owned
+by the Model. A state taken after training, loaded into a fresh Model, continues with the
+uninterrupted run's losses bit for bit, also through ``save_checkpoint(model)`` /
+``load_checkpoint(path, model=)``; ModelCheckpoint writes exactly that state."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import torch
 
 import jisu
 from jisu.train import CheckpointConfig, ModelCheckpoint
+from jisu.train.ckpt_state import RESUME_ENTRY, unpack_resume
 from tests.train.test_model import data, model
 from tests.train.test_resume import noisy_model, seed_all, train
 
@@ -28,12 +29,16 @@ def test_a_state_dict_taken_after_two_epochs_continues_the_run_exactly(tmp_path,
     assert {"network", "optimizer", *POSITION} <= set(state)
     assert (state["epoch"], state["step_in_epoch"], state["cur_step_num"]) == (2, 0, 10)
     path = str(tmp_path / "two-epochs.ckpt")
-    jisu.save_checkpoint(state, path)  # tensors and plain values only
+    jisu.save_checkpoint(first, path)
 
     resumed = noisy_model("torch")
     seed_all(999)  # only the state can bring the generators back
-    resumed.load_state_dict(jisu.load_checkpoint(path))
+    resumed.load_state_dict(state)
     assert train(resumed, 4, sink, -1, initial_epoch=2) == reference[10:]  # bit for bit
+    from_file = noisy_model("torch")
+    seed_all(999)
+    jisu.load_checkpoint(path, model=from_file)
+    assert train(from_file, 4, sink, -1) == reference[10:]  # bit for bit
 
 
 def test_a_loaded_state_reads_back_as_loaded_until_training_resumes():
@@ -53,22 +58,35 @@ def test_model_checkpoint_writes_the_models_state_dict(tmp_path):
     m = model()
     saver = ModelCheckpoint("m", str(tmp_path), CheckpointConfig(save_checkpoint_steps=100))
     m.train(1, data()[0], callbacks=[saver])  # saved once, by on_train_end
-    written = jisu.load_checkpoint(saver.latest_ckpt_file_name)
+    path = saver.latest_ckpt_file_name
+    written = jisu.load_checkpoint(path)
+    assert list(written)[:4] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert list(written)[-1] == RESUME_ENTRY
+    for (name, value), param in zip(m.network.state_dict().items(), written.values()):
+        assert torch.equal(param, value), name
+    resume = unpack_resume(written[RESUME_ENTRY], path)
     state = m.state_dict()
-    assert list(written) == [*state, "epoch_num"]  # and the name's epoch, as MindSpore's
-    assert written["epoch_num"].item() == 1
-    assert {k: written[k] for k in POSITION - {"rng_state"}} == {
+    assert {k: resume[k] for k in POSITION - {"rng_state"}} == {
         k: state[k] for k in POSITION - {"rng_state"}
     }
-    assert torch.equal(written["rng_state"]["torch"], state["rng_state"]["torch"])
-    for name, value in state["network"].items():
-        assert torch.equal(written["network"][name], value)
+    assert torch.equal(resume["rng_state"]["torch"], state["rng_state"]["torch"])
+    fresh = model()
+    jisu.load_checkpoint(path, model=fresh)
+    again = fresh.state_dict()
+    assert {k: again[k] for k in POSITION - {"rng_state"}} == {
+        k: state[k] for k in POSITION - {"rng_state"}
+    }
+    assert again["optimizer"]["state"].keys() == state["optimizer"]["state"].keys()
+    for key, value in state["optimizer"]["state"][0].items():
+        assert torch.equal(again["optimizer"]["state"][0][key], value), key
 
 
-def test_resuming_from_a_state_dict_needs_its_epoch():
+def test_resuming_from_a_state_dict_checks_an_explicit_epoch():
     trained = model()
     trained.train(2, data()[0])
     fresh = model()
     fresh.load_state_dict(trained.state_dict())
     with pytest.raises(ValueError, match="pass initial_epoch=2"):
-        fresh.train(3, data()[0])
+        fresh.train(3, data()[0], initial_epoch=0)  # an explicit epoch is checked
+    with pytest.raises(ValueError, match="train to more than 2 epochs"):
+        fresh.train(2, data()[0])

@@ -62,11 +62,11 @@ class CheckpointConfig:
             are stored as 0-d tensors, so the model zoo's
             ``load_checkpoint(f).get("epoch_num").asnumpy().item()`` reads them.
             ``{"epoch_num": 0, "step_num": 0}`` (the model zoo's idiom) also means the
-            current values. ``"epoch_num"`` is stored in every file, asked for or not; at an
-            epoch's end it equals ``state["epoch"]``, the whole epochs done.
+            current values. As in MindSpore 2.10, the entries are Int64 scalars and are
+            written only when asked for.
         integrated_save, async_save, exception_save, crc_check, format: MindSpore's flags,
             accepted: jisu always saves the whole (gathered) state synchronously and
-            atomically, with a CRC-32 of its bytes.
+            atomically, with MindSpore's CRC-32 trailer.
         saved_network, enc_key: not supported (an error when given).
 
     Raises:
@@ -221,14 +221,22 @@ def _check_append_info(append_info: Any) -> list[Any]:
     return list(append_info)
 
 
-def appended(append_info: list[Any], params: Any) -> dict[str, Any]:
-    """The top-level entries ``append_info`` adds to a file saved at ``params``' step, and
-    ``"epoch_num"`` always (the name's 1-based epoch; MindSpore's entry of that name)."""
+def appended_entries(append_info: list[Any], params: Any) -> list[tuple[str, Any]]:
+    """The entries ``append_info`` adds to a file saved at ``params``' step, as MindSpore
+    2.10's ModelCheckpoint writes them: ``epoch_num`` (the name's 1-based epoch) and
+    ``step_num`` (the global step) as Int64 scalars, ints Int64, floats Float32, bools Bool,
+    strings as str."""
     current = {"epoch_num": params.cur_epoch_num, "step_num": params.cur_step_num}
-    entries: dict[str, Any] = {"epoch_num": torch.tensor(params.cur_epoch_num)}
+    entries: dict[str, Any] = {}
     for item in append_info:
         for key, value in ({item: None} if isinstance(item, str) else item).items():
             if key in current:  # the model zoo passes {"epoch_num": 0}: a placeholder
                 value = current[key]
-            entries[key] = torch.tensor(value) if isinstance(value, (int, float)) else value
-    return entries
+            if isinstance(value, bool):
+                value = torch.tensor(value)
+            elif isinstance(value, int):
+                value = torch.tensor(value, dtype=torch.int64)
+            elif isinstance(value, float):
+                value = torch.tensor(value, dtype=torch.float32)
+            entries[key] = value
+    return list(entries.items())

@@ -19,6 +19,9 @@ from typing import Any
 
 import torch
 
+from ..ckpt_state import RESUME_ENTRY, unpack_resume
+from ..ms_checkpoint import read_ckpt
+
 #: Digits of the epoch and of the step in a checkpoint's name, zero-padded so that a plain
 #: ``ls`` lists the files in training order (``CKP-0002_000150.ckpt`` before
 #: ``CKP-0010_000150.ckpt``) up to epoch 9999 and 999999 steps an epoch. Larger numbers are
@@ -69,8 +72,8 @@ def latest_checkpoint(directory: str | os.PathLike, prefix: str = "CKP") -> str 
     Example:
         >>> path = jisu.latest_checkpoint("ckpt", prefix="run")
         >>> if path:
-        ...     state = jisu.load_checkpoint(path, model=model)
-        ...     model.train(10, data, initial_epoch=state["epoch"])
+        ...     jisu.load_checkpoint(path, model=model)
+        >>> model.train(10, data)  # from the checkpoint's position, or from the start
 
     Raises:
         ValueError: ``prefix`` is empty or holds a path separator.
@@ -107,11 +110,18 @@ def latest_checkpoint(directory: str | os.PathLike, prefix: str = "CKP") -> str 
 
 
 def recorded_value(path: str, monitor: str) -> float | None:
-    """The value of ``monitor`` that the checkpoint ``path`` recorded; None if it recorded
-    none, another monitor's, or cannot be read. Memory-mapped: the tensors are not read."""
+    """The value of ``monitor`` that the checkpoint ``path`` recorded (in its resume entry;
+    in a file of jisu's earlier format, its ``monitor``); None if it recorded none, another
+    monitor's, or cannot be read (damaged, or not a checkpoint: not one of ours to rank)."""
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
-    except Exception:  # damaged, or not a zip checkpoint: not one of ours to rank
+        with open(path, "rb") as f:
+            earlier = f.read(2) == b"PK"
+        if earlier:  # memory-mapped: the tensors are not read
+            state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+        else:
+            entries = read_ckpt(path, keep=lambda name: name == RESUME_ENTRY)
+            state = unpack_resume(entries[RESUME_ENTRY], path)
+    except Exception:
         return None
     record = state.get("monitor") if isinstance(state, dict) else None
     if isinstance(record, dict) and record.get("name") == monitor:

@@ -5,8 +5,8 @@ MindSpore's names and defaults (``{prefix}-{epoch}_{step}.ckpt`` every
 and Keras' choice by a monitored value (``monitor``, ``mode``, ``save_top_k``,
 ``save_best_only``, ``save_last``), as its :class:`~.checkpoint_config.CheckpointConfig` says.
 The files' names and :func:`~.checkpoint_files.latest_checkpoint` are in
-:mod:`~jisu.train.callbacks.checkpoint_files`; the file format, saving and loading in
-:mod:`jisu.train.checkpoint`.
+:mod:`~jisu.train.callbacks.checkpoint_files`; the file format in :mod:`jisu.train.ckpt_state`
+and :mod:`jisu.train.serialization`.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from typing import Any
 
 from ...distributed import is_main_process
 from ...files import host_tag, remove_dead_temporaries
-from ..checkpoint import save_checkpoint
+from ..ckpt_state import model_entries
+from ..serialization import write_checkpoint
 from .base import Callback, RunContext, loss_value
-from .checkpoint_config import CheckpointConfig, appended
+from .checkpoint_config import CheckpointConfig, appended_entries
 from .checkpoint_files import (
     check_prefix,
     last_name,
@@ -47,22 +48,23 @@ class ModelCheckpoint(Callback):
     ``Model.fit``'s evaluation and the learning-rate schedule's epoch step), so that it is
     exactly where the next epoch starts. With a ``monitor``: at epoch ends whose value
     qualifies (``save_top_k``, ``save_best_only``); each such file also records the value
-    (``state["monitor"] = {"name", "value"}``).
+    (in its resume state: ``{"monitor": {"name", "value"}}``).
 
-    Each file holds what an exact resume needs, as the Model's ``state_dict()`` assembles it
-    (``cb_params.model``): network, optimizer, loss scale, epoch/step, the dataset iterator's
-    state and the random generators' states (see :func:`~jisu.train.checkpoint.load_checkpoint`;
-    :func:`latest_checkpoint` finds the newest file to resume from).
+    Each file is a MindSpore ``.ckpt`` with MindSpore's CRC trailer that MindSpore 2.10 loads
+    (the network and the optimizer under MindSpore's names, ``append_info``'s ``epoch_num``/
+    ``step_num`` as Int64 scalars, as MindSpore's ModelCheckpoint writes them), and holds what
+    an exact resume needs (``cb_params.model``'s state: loss scale, schedule, position, the
+    dataset iterator's and the random generators' states) in its ``"_jisu.resume_state"``
+    entry: ``jisu.load_checkpoint(path, model=model)`` then ``model.train(epochs, data)``
+    continues where the file was written (:func:`latest_checkpoint` finds the newest file).
 
     The numbers: the name's epoch is the 1-based epoch the step belongs to (MindSpore's;
-    also stored as ``state["epoch_num"]``, a 0-d tensor as MindSpore's ``append_info``
-    writes it), the name's step the steps done in that epoch. ``state["epoch"]`` is the
-    number of whole epochs done, what ``Model.train(..., initial_epoch=state["epoch"])``
-    takes (Keras' meaning), and ``state["step_in_epoch"]`` the steps done after them. At an
+    also the ``epoch_num`` entry with ``append_info=["epoch_num"]``), the name's step the
+    steps done in that epoch. The resume state's ``epoch`` is the number of whole epochs
+    done (Keras' ``initial_epoch``), ``step_in_epoch`` the steps done after them. At an
     epoch's end the two agree: ``run-2_24.ckpt``, written at the end of epoch 2 (24 steps),
-    holds ``epoch == 2``, ``step_in_epoch == 0`` (the resumed run begins the third epoch).
-    Inside an epoch they differ by one: ``run-3_10.ckpt`` holds ``epoch == 2``,
-    ``step_in_epoch == 10`` (the resumed run continues the third epoch at its 11th step).
+    resumes at epoch index 2, step 0 (the third epoch). Inside an epoch they differ by one:
+    ``run-3_10.ckpt`` resumes at epoch index 2, step 10 (the third epoch's 11th step).
 
     ``keep_checkpoint_max`` (0: keep all) counts every numbered file in ``directory`` for this
     exact prefix (padded or not), also those of earlier runs (a restart), and removes the
@@ -247,11 +249,11 @@ class ModelCheckpoint(Callback):
         in_epoch = params.get("step_in_epoch", params.cur_step_num)
         name = numbered_name(self.prefix, params.cur_epoch_num, in_epoch, self.config.zero_pad)
         path = os.path.join(self.directory, name)
-        state = params.model.state_dict()
-        state.update(appended(self.config.append_info, params))
-        if value is not None:
-            state["monitor"] = {"name": self.config.monitor, "value": value}
-        save_checkpoint(state, path)
+        extra = (
+            None if value is None else {"monitor": {"name": self.config.monitor, "value": value}}
+        )
+        entries = self._entries(params, extra)
+        write_checkpoint(path, *entries)
         if path in self.saved:
             self.saved.remove(path)
         self.saved.append(path)
@@ -260,7 +262,7 @@ class ModelCheckpoint(Callback):
             self.best_k_models[path] = value
         if self.config.save_last:
             self._last_file_step = params.cur_step_num
-            self._replace_last(path, state)
+            self._replace_last(path, entries)
         if self.config.monitor is None or self.config.save_best_only:
             self._remove_old(keep=path)
         else:
@@ -275,12 +277,17 @@ class ModelCheckpoint(Callback):
             return
         self._before_first_save()
         path = os.path.join(self.directory, last_name(self.prefix))
-        state = params.model.state_dict()
-        state.update(appended(self.config.append_info, params))
-        save_checkpoint(state, path)
+        write_checkpoint(path, *self._entries(params, None))
         self.last_model_path = path
 
-    def _replace_last(self, source: str, state: dict[str, Any]) -> None:
+    def _entries(self, params: Any, extra: dict[str, Any] | None) -> tuple[list, dict]:
+        """What a file written at ``params``' step holds: the Model's entries (network and
+        optimizer under MindSpore's names), the ``append_info`` entries, and the resume
+        state (with ``extra``, the monitored value)."""
+        items, resume = model_entries(params.model, extra)
+        return items + appended_entries(self.config.append_info, params), resume
+
+    def _replace_last(self, source: str, entries: tuple[list, dict]) -> None:
         """Make ``{prefix}-last.ckpt`` a copy of the numbered file just written: a hard link
         renamed over it (atomic, and no second write of a model-sized file), or where the
         file system has no hard links, a second atomic write."""
@@ -291,7 +298,7 @@ class ModelCheckpoint(Callback):
                 os.unlink(link)  # this process's own, from an interrupted call
             os.link(source, link)
         except OSError:
-            save_checkpoint(state, path)
+            write_checkpoint(path, *entries)
         else:
             try:
                 os.replace(link, path)
