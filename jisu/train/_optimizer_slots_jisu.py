@@ -90,6 +90,8 @@ class JisuLayout(Layout):
         return [Slot(key, key, None) for key in _state_keys(state)]
 
     def slots_for_restore(self, state: dict, entries: Mapping[str, torch.Tensor]) -> list[Slot]:
+        if isinstance(self.opt, SGD) and self.opt.momentum == 0.0:
+            return []  # MindSpore writes accumulators that plain SGD never reads; jisu has none
         if self.known is not None:
             return self.known
         keys = _keys_in(entries, [n for _, _, n in self.params], mindspore=True)

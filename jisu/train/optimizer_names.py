@@ -123,7 +123,8 @@ def load_optimizer_entries(
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
         warnings.warn(
             f"load_optimizer_entries: the checkpoint has no {type(optimizer).__name__} slots "
-            f"for {len(missing)} parameter(s) ({shown}): their optimizer state starts fresh",
+            f"for {len(missing)} parameter(s) ({shown}): their optimizer state is left as it "
+            "is (fresh, in a new optimizer)",
             stacklevel=2,
         )
 
@@ -166,29 +167,28 @@ def _type_name(optimizer: Any) -> str:
 
 
 def _marked(state: dict, items: list[Item]) -> dict:
-    """A copy of the state dict's containers with each entry's tensor replaced by its mark."""
+    """A copy of the state dict with each entry's tensor replaced by its mark: the containers
+    on the way are copied (once each), the caller's state dict is left as it is."""
     out = dict(state)
+    copied: set[tuple] = set()
     for item in items:
         if item.origin is None:
             continue
-        _set(out, item.origin, (MARK, item.name))
+        node, path = out, item.origin
+        for depth, key in enumerate(path[:-1]):
+            child = node[key]
+            if path[: depth + 1] not in copied:
+                child = dict(child) if isinstance(child, dict) else list(child)
+                node[key] = child
+                copied.add(path[: depth + 1])
+            node = child
+        node[path[-1]] = (MARK, item.name)
     return out
 
 
-def _set(root: dict, origin: tuple, value: Any) -> None:
-    """``root[o0][o1]...[on] = value``, copying each container on the way (the caller's
-    state dict is left as it is)."""
-    node = root
-    for key in origin[:-1]:
-        child = node[key]
-        child = dict(child) if isinstance(child, dict) else list(child)
-        node[key] = child
-        node = child
-    node[origin[-1]] = value
-
-
 def _unmarked(value: Any, entries: Mapping[str, torch.Tensor], where: str) -> Any:
-    if isinstance(value, tuple) and len(value) == 2 and value[0] == MARK:
+    # (a list too: a remainder that went through JSON)
+    if isinstance(value, (tuple, list)) and len(value) == 2 and value[0] == MARK:
         name = value[1]
         if name not in entries:
             raise ValueError(
