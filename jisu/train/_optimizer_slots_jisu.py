@@ -125,10 +125,10 @@ class ConstructLayout(Layout):
     moments and named tensors under the names they were given (``clone(prefix=...)``,
     ``Parameter(..., name=...)``)."""
 
-    def _own(self) -> list[tuple[str, Any, str | None, torch.Tensor | None]]:
-        """``(attribute, index or None, name, live tensor)`` of each named slot tensor."""
+    def _own(self, saved: dict) -> list[tuple[str, Any, str | None, torch.Tensor | None]]:
+        """``(attribute, index or None, name, live tensor)`` of each slot tensor of ``saved``
+        (the state dict's "mindspore_slots")."""
         out = []
-        saved = self.opt._ms_slots()
         for attr, value in saved.items():
             live = getattr(self.opt, attr)
             if isinstance(value, list):
@@ -144,7 +144,7 @@ class ConstructLayout(Layout):
         out += _rate_items(self.opt, "front")
         used = {item.name for item in out}
         slots = state.get("mindspore_slots", {})
-        for attr, index, name, _ in self._own():
+        for attr, index, name, _ in self._own(slots):
             if name is None or name in used:
                 continue
             used.add(name)
@@ -157,7 +157,7 @@ class ConstructLayout(Layout):
     def restore(self, entries: Mapping[str, torch.Tensor]) -> list[str]:
         missing = []
         with torch.no_grad():
-            for _, _, name, live in self._own():
+            for _, _, name, live in self._own(self.opt._ms_slots()):
                 value = entries.get(name) if name is not None else None
                 if not isinstance(value, torch.Tensor):
                     if name is not None and name not in ("global_step", "learning_rate"):
@@ -174,6 +174,8 @@ class ConstructLayout(Layout):
         _restore_rates(self.opt, state, entries)
         for group, new in zip(self.opt.param_groups, state["param_groups"]):
             group["lr"] = new["lr"]
+        if not self.opt.dynamic_lr:  # construct reads the rate as a tensor attribute
+            self.opt.learning_rate = self.opt._ms_learning_rate()
         if step is not None:
             self.opt._step_tensor().fill_(step)
             self.opt._calls = step

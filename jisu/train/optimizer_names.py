@@ -209,6 +209,20 @@ def _unmarked(value: Any, entries: Mapping[str, torch.Tensor], where: str) -> An
     return value
 
 
+def _same_type(saved: Any, current: str) -> bool:
+    """Whether the saved optimizer type is the current one: the same module and name, or the
+    same name of a user's class whose module is named otherwise now (a script's ``__main__``
+    class imported by another script)."""
+    if saved == current:
+        return True
+    if not isinstance(saved, str):
+        return False
+    libraries = ("torch.", "jisu.")
+    return saved.rpartition(".")[2] == current.rpartition(".")[2] and not any(
+        name.startswith(libraries) for name in (saved, current)
+    )
+
+
 def _load_exact(optimizer: Any, entries: Mapping[str, torch.Tensor], rest: dict) -> None:
     if not isinstance(rest, dict) or "state_dict" not in rest:
         raise ValueError(
@@ -221,7 +235,7 @@ def _load_exact(optimizer: Any, entries: Mapping[str, torch.Tensor], rest: dict)
             f"format {REST_FORMAT}"
         )
     saved, current = rest.get("type"), _type_name(optimizer)
-    if saved != current:
+    if not _same_type(saved, current):
         raise ValueError(
             f"load_optimizer_entries: the saved state is of {saved}, the optimizer is "
             f"{current}: build the optimizer the run was saved with"

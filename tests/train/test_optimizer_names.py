@@ -610,3 +610,27 @@ def test_entries_alone_restore_the_state_and_training_continues_the_same(case):
     step(train_cell(net2, opt2), 2)
     for (name, a), (_, b) in zip(mindspore_named_tensors(net), mindspore_named_tensors(net2)):
         assert torch.equal(a, b), (case, name)
+
+
+def test_a_zoo_optimizers_rate_and_slots_come_back_from_entries_alone():
+    net = network()
+    opt = ZooAdam(net.trainable_params(), learning_rate=0.03)
+    cell = train_cell(net, opt)
+    step(cell, 0)
+    entries = dict(optimizer_entries(opt, names_of(net))[0])
+    fresh = ZooAdam(net.trainable_params(), learning_rate=0.5)
+    load_optimizer_entries(fresh, entries, names_of(net), None)
+    assert float(fresh.learning_rate) == pytest.approx(0.03)  # what construct reads
+    assert float(fresh.beta1_power.detach()) == pytest.approx(0.9)
+    assert torch.equal(fresh.moments1[0], opt.moments1[0]) and int(fresh.global_step) == 1
+
+
+def test_a_users_class_imported_under_another_module_name_still_loads():
+    _, opt, _ = trained("adam")
+    net2 = network()
+    custom = Custom(0.1, net2.trainable_params())
+    entries, rest = optimizer_entries(custom, names_of(net2))
+    rest = {**rest, "type": "__main__.Custom"}  # saved by a script that defined it
+    load_optimizer_entries(Custom(0.1, net2.trainable_params()), dict(entries), {}, rest)
+    with pytest.raises(ValueError, match=r"saved state is of __main__\.Adam"):
+        load_optimizer_entries(opt, dict(entries), {}, {**rest, "type": "__main__.Adam"})
