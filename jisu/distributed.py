@@ -87,34 +87,38 @@ def broadcast_parameters(network: torch.nn.Module, src: int = 0) -> None:
             dist.broadcast(tensor.data, src=src)
 
 
-def checkpoint_writer(directory: str) -> bool:
-    """Whether this rank writes the checkpoints of ``directory``: every rank calls it (at
-    train begin; it is a collective), and the lowest rank of each distinct directory on each
-    machine answers True.
+class CheckpointWriter:
+    """Whether this rank writes the checkpoints of a directory: truthy for the lowest rank of
+    the job that asked about that directory (per machine). Made by :func:`checkpoint_writer`
+    at train begin, tested at the first save; the answer is kept."""
+
+    def __init__(self, directory: str) -> None:
+        self._answer: bool | None = None if is_initialized() else True
+        if self._answer is None:
+            where = f"{socket.gethostname()}/{os.path.realpath(directory)}"
+            self._key = f"jisu/checkpoint_writer/{where}/"
+            self._store = dist.distributed_c10d._get_default_store()
+            self._store.set(self._key + str(get_rank()), b"1")
+
+    def __bool__(self) -> bool:
+        if self._answer is None:
+            lower = (self._key + str(r) for r in range(get_rank()))
+            self._answer = not any(self._store.check([key]) for key in lower)
+        return self._answer
+
+
+def checkpoint_writer(directory: str) -> CheckpointWriter:
+    """Register this rank as a writer of ``directory`` (call it at train begin); the returned
+    object is truthy (test it at the first save) for the lowest rank of each directory.
 
     MindSpore writes on every rank, and the zoo gives each rank its own directory
     (``ckpt_dir + "ckpt_" + str(rank)``): then every rank writes. Ranks that share a directory
-    would race on the same file names: only the lowest of them writes. Without a process
-    group (one process), True.
+    would race on the same file names: only the lowest of them writes. The ranks meet in the
+    process group's key-value store, not in a collective, because the zoo often gives the
+    callback to rank 0 alone (``if rank == 0: callbacks.append(ckpt_cb)``): no rank waits
+    for another. A rank decides at its first save, when the training steps' all-reduces have
+    made sure that every rank has registered (a job whose steps never communicate may let two
+    ranks of one directory both write; each file is still written atomically). Without a
+    process group (one process): truthy.
     """
-    if not is_initialized():
-        return True
-    key = f"{socket.gethostname()}\0{os.path.realpath(directory)}".encode()
-    everyone = _all_gather_bytes(key)
-    return everyone.index(key) == get_rank()
-
-
-def _all_gather_bytes(data: bytes) -> list[bytes]:
-    """``data`` of every rank, in rank order (two all_gathers of tensors: lengths, then the
-    padded bytes; nothing is unpickled)."""
-    device = local_device() or torch.device("cpu")
-    world = get_group_size()
-    size = torch.tensor([len(data)], dtype=torch.int64, device=device)
-    sizes = [torch.zeros_like(size) for _ in range(world)]
-    dist.all_gather(sizes, size)
-    lengths = [int(s.item()) for s in sizes]
-    mine = torch.zeros(max(lengths), dtype=torch.uint8, device=device)
-    mine[: len(data)] = torch.frombuffer(bytearray(data), dtype=torch.uint8).to(device)
-    parts = [torch.zeros_like(mine) for _ in range(world)]
-    dist.all_gather(parts, mine)
-    return [bytes(p[:n].cpu().tolist()) for p, n in zip(parts, lengths)]
+    return CheckpointWriter(directory)

@@ -13,6 +13,7 @@ import os
 import sys
 
 import numpy as np
+import torch
 
 import jisu as ms
 import jisu.dataset as ds
@@ -156,7 +157,9 @@ def main():
     link = os.path.join(OUT, "writer", "link")
     if rank == 0 and not os.path.islink(link):
         os.symlink(os.path.join(OUT, "writer", "real"), link)
-    own = checkpoint_writer(os.path.join(OUT, "writer", str(rank)))  # also a barrier
+    if group_size > 1:
+        torch.distributed.barrier()  # the link exists
+    own = checkpoint_writer(os.path.join(OUT, "writer", str(rank)))
     shared = checkpoint_writer(os.path.join(OUT, "writer", "shared"))
     cwd = os.getcwd()
     os.chdir(OUT)
@@ -166,6 +169,13 @@ def main():
         )
     finally:
         os.chdir(cwd)
+    # the zoo's "if rank == 0: callbacks.append(ckpt_cb)": one rank asks, nobody waits
+    alone = checkpoint_writer(os.path.join(OUT, "writer", "alone")) if rank == 1 else True
+    if group_size > 1:
+        torch.distributed.barrier()  # as a training step's all-reduce: every rank registered
+    answers = {"own": own, "shared": shared, "aliased": aliased, "alone": alone}
+    answers = {name: bool(answer) for name, answer in answers.items()}
+    answers["again"] = bool(shared)  # the first answer, kept
     # different moving means on each rank, then rank 0's everywhere
     bn = nn.BatchNorm1d(3)
     bn.moving_mean.add_(rank)
@@ -173,7 +183,7 @@ def main():
     broadcast_parameters(bn)
     after = [t.detach().sum().item() for t in (*bn.parameters(), *bn.buffers())]
     with open(os.path.join(OUT, f"writer_world{group_size}_rank{rank}.json"), "w") as f:
-        json.dump({"own": own, "shared": shared, "aliased": aliased}, f)
+        json.dump(answers, f)
     with open(os.path.join(OUT, f"broadcast_world{group_size}_rank{rank}.json"), "w") as f:
         json.dump({"before": before, "after": after}, f)
 

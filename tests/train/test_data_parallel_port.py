@@ -74,13 +74,14 @@ def test_two_processes_train_what_one_process_trains_on_the_combined_batch(runs,
 @pytest.mark.timeout(300)
 def test_checkpoint_writer_picks_one_rank_per_directory(runs):
     """Own directories: every rank writes (MindSpore); a shared one, named alike, relatively
-    or through a symlink: only the lowest rank writes. One process: it writes."""
+    or through a symlink: the lowest rank writes; a directory only rank 1 asks about (the
+    zoo's rank-0-only callback, on another rank): it writes, and nobody waited. One process:
+    it writes."""
     ranks = [_report(runs, f"writer_world2_rank{r}.json") for r in (0, 1)]
-    assert ranks[0] == {"own": True, "shared": True, "aliased": True}
-    assert ranks[1] == {"own": True, "shared": False, "aliased": False}
-    assert _report(runs, "writer_world1_rank0.json") == {
-        "own": True, "shared": True, "aliased": True,
-    }  # fmt: skip
+    want = {"own": True, "shared": True, "aliased": True, "alone": True, "again": True}
+    assert ranks[0] == want
+    assert ranks[1] == dict(want, shared=False, aliased=False, again=False)
+    assert _report(runs, "writer_world1_rank0.json") == want
 
 
 @pytest.mark.timeout(300)
