@@ -1,9 +1,12 @@
 """Automatic mixed precision: MindSpore's levels O0-O3 on PyTorch, fp16 and bf16, and loss
-scaling decided on the device (see ``precision``, ``loss_scale`` and ``train_step``).
+scaling decided on the device (see ``precision``, ``loss_scale`` and ``train_step``). On a
+CPU without bf16 instructions the low-precision levels warn once with their measured cost
+(:class:`SoftwareBf16Warning`, ``cpu_bf16``).
 
 Each level is a :class:`Precision` (``levels``): ``precision_for(level, network)`` makes one,
 ``convert_module``/``forward_context``/``default_loss_scale_manager`` are what it does."""
 
+from .cpu_bf16 import SoftwareBf16Warning
 from .loss_scale import (
     DynamicLossScaleManager,
     FixedLossScaleManager,
@@ -33,6 +36,7 @@ __all__ = [
     "LossScaler",
     "MixedPrecisionNetwork",
     "Precision",
+    "SoftwareBf16Warning",
     "StaticLossScaler",
     "TrainStep",
     "all_finite",
