@@ -6,12 +6,15 @@ per-step list's float32 table, written after the slots; none for a ``LearningRat
 ``learning_rate_group_<i>`` per group with group rates), the optimizer's own scalars
 (``momentum``, ``beta1_power``, ``beta2_power``) and one slot per parameter and kind,
 ``<slot>.<parameter name>`` (``moments.*``; ``moment1.*``/``moment2.*``/``vhat.*`` ...), in
-the order MindSpore's optimizer creates them (recorded from MindSpore 2.10, the same in 2.0.0:
-tests/fixtures/ms_optimizer_ckpt/).
+the order MindSpore's optimizer creates them (the slots in ``order_params``' order where a
+group gives one; every name prefixed after ``optimizer.update_parameters_name(prefix)``:
+``optim_g.global_step``, ``optim_g.moment1.<name>``), recorded from MindSpore 2.10, the same
+in 2.0.0 (tests/fixtures/ms_optimizer_ckpt/).
 
 :func:`optimizer_entries` gives those entries for a jisu.nn optimizer (the same names, order,
 dtypes and shapes as MindSpore's file of the equivalent optimizer), for ``torch.optim.SGD``
-(``moments.*``, as MindSpore's ``Momentum``), ``Adam``/``AdamW`` (as MindSpore's ``Adam``:
+(``learning_rate``, ``momentum``, ``moments.*``, as MindSpore's ``Momentum``; no
+``global_step``: torch's SGD counts no steps), ``Adam``/``AdamW`` (as MindSpore's ``Adam``:
 ``moment1.*``, ``moment2.*``, ``vhat.*``, beta powers from the step) and, for any other torch
 optimizer, every per-parameter state tensor as ``<state key>.<parameter name>`` (jisu's naming;
 MindSpore loads them as parameters its network does not have, which ``load_param_into_net``
