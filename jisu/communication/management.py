@@ -48,6 +48,7 @@ def init(backend_name: str | None = None) -> None:
             f"Received: backend_name={backend_name!r}"
         )
     if distributed.world_size_from_env() <= 1:
+        _refuse_other_launchers()
         return
     backend = "gloo" if backend_name in ("gloo", "mccl") else distributed.default_backend()
     if backend_name == "nccl" and backend != "nccl" and not distributed.is_initialized():
@@ -63,6 +64,25 @@ def init(backend_name: str | None = None) -> None:
             stacklevel=2,
         )
     distributed.init(backend)
+
+
+#: what MindSpore's launchers set for every process of a job: the zoo's
+#: run_distribute_train.sh (RANK_SIZE), mpirun (OpenMPI, MPICH), msrun
+_OTHER_LAUNCHERS = ("RANK_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MS_WORKER_NUM")
+
+
+def _refuse_other_launchers() -> None:
+    """Outside ``torchrun``, a process that another launcher started as one of several would
+    train alone, silently: refuse, naming the torchrun command."""
+    for name in _OTHER_LAUNCHERS:
+        value = os.environ.get(name, "")
+        if value.isdigit() and int(value) > 1:
+            raise RuntimeError(
+                f"init: this process is one of {value} started by another launcher ({name}="
+                f"{value}: the zoo's run_distribute_train.sh, mpirun or msrun); jisu joins "
+                f"jobs started by torchrun: torchrun --nproc_per_node={value} train.py ... "
+                f"(or unset {name} to train in one process)"
+            )
 
 
 #: groups made by create_group: name -> (sorted world ranks, torch ProcessGroup or None)

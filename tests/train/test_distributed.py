@@ -91,3 +91,18 @@ def test_one_process_writes_its_checkpoints(tmp_path):
     from jisu.distributed import checkpoint_writer
 
     assert bool(checkpoint_writer(str(tmp_path))) is True
+
+
+def test_init_refuses_a_process_another_launcher_started_as_one_of_several(monkeypatch):
+    """The zoo's run_distribute_train.sh (RANK_SIZE), mpirun or msrun: without torchrun each
+    process would train alone; init says which torchrun command to use instead."""
+    from jisu.communication import init
+
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    for name in ("RANK_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MS_WORKER_NUM"):
+        with monkeypatch.context() as env:
+            env.setenv(name, "8")
+            with pytest.raises(RuntimeError, match=rf"{name}=8.*torchrun --nproc_per_node=8"):
+                init()
+    monkeypatch.setenv("RANK_SIZE", "1")  # the zoo's one-device runs set it too
+    init()
