@@ -195,11 +195,11 @@ def test_a_run_resumed_mid_epoch_in_sink_mode_continues_the_schedule(tmp_path, n
     first_rates = record_rates(first.optimizer)
     first.train(EPOCHS, data()[0], callbacks=[*callbacks, StopAt(7)])
     path = tmp_path / "mid.ckpt"
-    jisu.train.save_checkpoint(first.state_dict(), path)
-    state = jisu.train.load_checkpoint(path)
-    assert (state["epoch"], state["step_in_epoch"]) == (1, 2)
+    jisu.train.save_checkpoint(first, path)  # the Model: a MindSpore .ckpt with its state
     resumed, callbacks = CONFIGS[name]()
-    resumed.load_state_dict(state)
+    jisu.train.load_checkpoint(path, model=resumed)
+    state = resumed.state_dict()
+    assert (state["epoch"], state["step_in_epoch"]) == (1, 2)
     resumed_rates = record_rates(resumed.optimizer)
     resumed.train(EPOCHS, data()[0], callbacks=callbacks, dataset_sink_mode=True,
                   initial_epoch=1)  # fmt: skip

@@ -67,7 +67,11 @@ class CheckpointConfig:
         integrated_save, async_save, exception_save, crc_check, format: MindSpore's flags,
             accepted: jisu always saves the whole (gathered) state synchronously and
             atomically, with MindSpore's CRC-32 trailer.
-        saved_network, enc_key: not supported (an error when given).
+        saved_network: (MindSpore) a network to save instead of the training state: each
+            file then holds that network's tensors under MindSpore's names (and its
+            torch-only buffers), no optimizer and no resume position, as
+            ``save_checkpoint(saved_network, ...)`` writes.
+        enc_key: not supported (an error when given).
 
     Raises:
         ValueError, TypeError: an argument out of range or of the wrong type; ``save_top_k``
@@ -102,12 +106,17 @@ class CheckpointConfig:
         format: str = "ckpt",  # MindSpore's name
     ) -> None:
         self.append_info = _check_append_info(append_info)
-        for name, value in (("saved_network", saved_network), ("enc_key", enc_key)):
-            if value is not None:
-                raise ValueError(
-                    f"CheckpointConfig: {name} is not supported by jisu (the whole model "
-                    f"state is saved, unencrypted). Received {name}={value!r}"
-                )
+        if enc_key is not None:
+            raise ValueError(
+                "CheckpointConfig: enc_key is not supported by jisu (checkpoints are saved "
+                f"unencrypted). Received enc_key={enc_key!r}"
+            )
+        if saved_network is not None and not isinstance(saved_network, torch.nn.Module):
+            raise TypeError(
+                "CheckpointConfig: saved_network must be None or a network (a Cell). "
+                f"Received: saved_network of type {type(saved_network).__name__}"
+            )
+        self.saved_network = saved_network
         if format not in ("ckpt",):
             raise ValueError(f"CheckpointConfig: format must be 'ckpt'. Received {format!r}")
         if not isinstance(zero_pad, bool):

@@ -20,7 +20,7 @@ from typing import Any
 
 from ...distributed import is_main_process
 from ...files import host_tag, remove_dead_temporaries
-from ..ckpt_state import model_entries
+from ..ckpt_state import model_entries, object_entries
 from ..serialization import write_checkpoint
 from .base import Callback, RunContext, loss_value
 from .checkpoint_config import CheckpointConfig, appended_entries
@@ -283,8 +283,14 @@ class ModelCheckpoint(Callback):
     def _entries(self, params: Any, extra: dict[str, Any] | None) -> tuple[list, dict]:
         """What a file written at ``params``' step holds: the Model's entries (network and
         optimizer under MindSpore's names), the ``append_info`` entries, and the resume
-        state (with ``extra``, the monitored value)."""
-        items, resume = model_entries(params.model, extra)
+        state (with ``extra``, the monitored value); or, with ``saved_network``, that
+        network's entries (its resume state: its torch-only buffers, and ``extra``)."""
+        if self.config.saved_network is not None:
+            items, resume = object_entries(self.config.saved_network)
+            if extra:
+                resume = dict(resume or {}, **extra)
+        else:
+            items, resume = model_entries(params.model, extra)
         return items + appended_entries(self.config.append_info, params), resume
 
     def _replace_last(self, source: str, entries: tuple[list, dict]) -> None:
