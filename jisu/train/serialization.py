@@ -164,7 +164,9 @@ def load_checkpoint(
         from .safetensors_format import read_safetensors
 
         params: OrderedDict[str, Any] = OrderedDict(
-            (k, v) for k, v in read_safetensors(path).items() if keep is None or keep(k)
+            (k, v)
+            for k, v in read_safetensors(path, crc_check=crc_check).items()
+            if keep is None or keep(k)
         )
     elif _is_zip(path):  # jisu's earlier format
         return _load_earlier_format(path, net, strict_load, optimizer, model)
@@ -396,7 +398,7 @@ def write_checkpoint(
 
         tensors = [(k, v.detach()) for k, v in items if isinstance(v, torch.Tensor)]
         strings = {k: v for k, v in items if isinstance(v, str)}
-        write_safetensors(path, tensors, strings or None)
+        write_safetensors(path, tensors, strings or None, crc_check=bool(crc_check))
         return path
     with atomic_write(path) as f:
         ms_checkpoint.write_ckpt(f, items, crc_check=bool(crc_check))

@@ -41,3 +41,53 @@ def test_a_damaged_jisu_checkpoint_is_refused(tmp_path):
     path.write_bytes(bytes(data))
     with pytest.raises(MalformedFileError, match=r"net\.ckpt"):
         serialization.load_checkpoint(str(path))
+
+
+def test_safetensors_round_trip_through_the_one_save_and_load(tmp_path):
+    """``format="safetensors"`` writes MindSpore-named tensors (``.safetensors`` appended, as
+    MindSpore does) that load back by name, the resume entry included."""
+    torch.manual_seed(0)
+    net = _net()
+    path = tmp_path / "net"
+    jisu.save_checkpoint(net, str(path), format="safetensors")
+    written = tmp_path / "net.safetensors"
+    assert written.exists()
+    params = jisu.load_checkpoint(str(written), format="safetensors")
+    assert set(params) == set(jisu.load_checkpoint(_saved_ckpt(net, tmp_path)))
+    fresh = _net()
+    param_not_load, ckpt_not_load = jisu.load_param_into_net(fresh, params)
+    assert param_not_load == [] and ckpt_not_load == []
+    for (name, a), b in zip(net.state_dict().items(), fresh.state_dict().values()):
+        assert torch.equal(a, b), name
+
+
+def _saved_ckpt(net, folder):
+    path = str(folder / "net.ckpt")
+    jisu.save_checkpoint(net, path)
+    return path
+
+
+def test_update_parameters_name_keeps_its_names_in_the_file(tmp_path):
+    """DCGAN's tutorial: ``optimizer.update_parameters_name("optim_g.")`` renames the
+    generator's parameters too, so its generator.ckpt holds ``optim_g.``-prefixed names
+    (MindSpore renames the Parameter objects); the moving statistics keep theirs."""
+    net = _net()
+    opt = nn.Adam(net.trainable_params(), 0.1)
+    opt.update_parameters_name("optim_g.")
+    path = str(tmp_path / "generator.ckpt")
+    jisu.save_checkpoint(net, path)
+    params = jisu.load_checkpoint(path)
+    assert list(params)[:-1] == [
+        "optim_g.0.weight",
+        "1.moving_mean",
+        "1.moving_variance",
+        "optim_g.1.gamma",
+        "optim_g.1.beta",
+    ]
+    assert params["optim_g.0.weight"].name == "optim_g.0.weight"
+    # the tutorial's reload: a fresh generator finds them under the prefix
+    fresh = _net()
+    with pytest.warns(UserWarning, match="prefix 'optim_g.'"):
+        param_not_load, _ = jisu.load_param_into_net(fresh, params)
+    assert param_not_load == []
+    assert torch.equal(fresh[0].weight, net[0].weight)

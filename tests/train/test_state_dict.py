@@ -90,3 +90,24 @@ def test_resuming_from_a_state_dict_checks_an_explicit_epoch():
         fresh.train(3, data()[0], initial_epoch=0)  # an explicit epoch is checked
     with pytest.raises(ValueError, match="train to more than 2 epochs"):
         fresh.train(2, data()[0])
+
+
+def test_a_checkpoint_of_the_earlier_format_still_resumes_exactly(tmp_path):
+    """jisu's earlier files (a torch.save zip of the nested state with a checksum comment,
+    written here from that documented format) load read-only through load_checkpoint."""
+    from tests.train.test_checkpoint_safety import torch_bytes, with_checksum
+
+    seed_all(1)
+    reference = train(noisy_model("torch"), 4, False, -1)
+    seed_all(1)
+    first = noisy_model("torch")
+    train(first, 2, False, -1)
+    path = tmp_path / "old.ckpt"
+    path.write_bytes(
+        with_checksum(torch_bytes(dict(first.state_dict(), epoch_num=torch.tensor(2))))
+    )
+    resumed = noisy_model("torch")
+    seed_all(999)
+    flat = jisu.load_checkpoint(str(path), model=resumed)
+    assert flat["epoch_num"].item() == 2 and "hidden.0.weight" in flat  # torch's names
+    assert train(resumed, 4, False, -1) == reference[10:]  # bit for bit
