@@ -154,6 +154,12 @@ def load_checkpoint(
         )
     if model is not None and net is not None:
         raise ValueError("load_checkpoint: pass net= or model=, not both")
+    for name, flag in (("strict_load", strict_load), ("crc_check", crc_check)):
+        if not isinstance(flag, bool):  # jisu's earlier third argument was the optimizer
+            raise TypeError(
+                f"load_checkpoint: {name} must be a bool; pass an optimizer as "
+                f"optimizer=... (keyword only). Received: {name} of type {type(flag).__name__}"
+            )
     specify = _check_prefix(specify_prefix, "specify_prefix")
     filters = _check_prefix(filter_prefix, "filter_prefix")
     keep = choice_func

@@ -76,9 +76,12 @@ def test_mindspore_read_every_entry_and_loaded_the_network(recorded, file):
     if "train_cell_not_loaded" in read:  # a TrainOneStepCell with Momentum takes the rest
         not_loaded = [n for n in ORDER[file] if n in ("epoch_num", "step_num", RESUME_ENTRY)]
         assert read["train_cell_not_loaded"] == [[], not_loaded]
-    # jisu reads the same names and dtypes
+    # jisu reads the same names and dtypes, and its load_param_into_net returns MindSpore's
+    # lists but for the resume entry, which jisu uses (its torch-only buffers) and never lists
     params = jisu.load_checkpoint(os.path.join(HERE, file))
     assert list(params) == read["order"]
+    lists = jisu.load_param_into_net(_fixture_module().jisu_net(), params)
+    assert lists == ([], [n for n in ckpt_not_load if n != RESUME_ENTRY])
     for name, value in params.items():
         assert ms_checkpoint.TENSOR_TYPES[value.dtype] == read["dtypes"][name], name
         assert list(value.shape) == read["shapes"][name], name

@@ -91,3 +91,13 @@ def test_update_parameters_name_keeps_its_names_in_the_file(tmp_path):
         param_not_load, _ = jisu.load_param_into_net(fresh, params)
     assert param_not_load == []
     assert torch.equal(fresh[0].weight, net[0].weight)
+
+
+def test_an_optimizer_passed_where_strict_load_goes_is_refused(tmp_path):
+    """jisu's earlier load_checkpoint(path, net, optimizer): the third place is now
+    MindSpore's strict_load, so an optimizer there is refused, not read as True."""
+    net = _net()
+    path = _saved_ckpt(net, tmp_path)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    with pytest.raises(TypeError, match="strict_load must be a bool; pass an optimizer as"):
+        jisu.load_checkpoint(path, net, opt)
