@@ -39,6 +39,7 @@ PATHS = [
     "common.initializer._calculate_gain", "common.initializer._calculate_correct_fan",
     "common.initializer._calculate_fan_in_and_fan_out", "common.initializer._assignment",
     "train.train_thor.ConvertModelUtils", "jit", "ms_function",
+    "export", "train.export", "train.serialization.export",
 ]  # fmt: skip
 
 

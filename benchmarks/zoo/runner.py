@@ -351,11 +351,20 @@ def run(args: argparse.Namespace) -> dict:
         return record
 
     def do_export() -> dict:
-        net = p.trained if getattr(p, "trained", None) is not None else driver.network(p)
+        record: dict[str, Any] = {}
+        ckpt = workdir / "reload.ckpt"
+        if ckpt.exists():
+            # as the zoo's export.py does: a fresh network with the trained checkpoint loaded
+            # (in float32 where training converted the network to amp O2/O3's half precision)
+            torch.manual_seed(2)
+            net = driver.network(p)
+            jisu.load_param_into_net(net, jisu.load_checkpoint(str(ckpt)))
+            record["network"] = "fresh + trained checkpoint"
+        else:
+            net = p.trained if getattr(p, "trained", None) is not None else driver.network(p)
         net.set_train(False) if hasattr(net, "set_train") else net.eval()
         name = str(workdir / "exported")
         inputs = driver.inputs(p)
-        record: dict[str, Any] = {}
         own = project_format(project)
         if own:
             # what the project's own export would ask for: MINDIR/AIR are refused by name

@@ -8,9 +8,10 @@ Lite, Ascend's offline model tools) that no PyTorch runtime reads; a ported proj
 
 The exported file is checked before it is given its name: the network runs eagerly on the
 export inputs (eval mode, no grad), the written model runs on the same inputs (onnxruntime for
-ONNX, ``torch.export.load`` for ``.pt2``) and every output must agree within :data:`TOLERANCES`;
-a mismatch raises with the largest error. The file is written to a temporary name in the target
-folder and renamed at the end, so a failed export (exporter error, failed check) leaves no file.
+ONNX, ``torch.export.load`` for ``.pt2``) and every output must agree within the tolerance
+:data:`jisu.train.export_check.TOLERANCES` states; a mismatch raises with the largest error.
+The file is written to a temporary name in the target folder and renamed at the end, so a
+failed export (exporter error, failed check) leaves no file.
 onnx, onnxscript and onnxruntime (``pip install jisu[export]``) are imported only here.
 """
 
@@ -31,6 +32,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from ..nn.cell_overrides import train_mode
+from .export_check import TOLERANCES, compare, onnx_half, pt2_half, run_onnx
 
 __all__ = ["TOLERANCES", "export"]
 
@@ -42,21 +44,6 @@ _EXPORTERS = ("auto", "dynamo", "torchscript")
 #: ONNX is one protobuf message, which holds at most 2 GiB (MindSpore refuses the same)
 _PROTO_LIMIT = 2**31 - 1
 _INSTALL = "pip install 'jisu[export]'"
-
-#: (rtol, atol) by output dtype, the check ``|exported - eager| <= atol * scale + rtol * |eager|``
-#: with ``scale = max(1, max |eager|)``. float32/float64: onnxruntime's kernels (MLAS
-#: convolutions and GEMMs, fused LSTM cells, other summation orders) round differently from
-#: torch's; over a ResNet-18 the difference is ~1e-6 of the output's scale, so 1e-4 relative /
-#: 1e-5 of the scale leaves margin, while a wrong graph (a branch traced as a constant, a
-#: dropped op) is off by orders more. float16/bfloat16 carry ~3 decimal digits. Integer and bool
-#: outputs (argmax, masks) must be equal.
-TOLERANCES: dict[str, tuple[float, float]] = {
-    "float32": (1e-4, 1e-5),
-    "float64": (1e-4, 1e-5),
-    "float16": (1e-2, 1e-3),
-    "bfloat16": (2e-2, 1e-2),
-}
-
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -88,7 +75,7 @@ def export(
             program saved with ``torch.export.save``, checked by ``torch.export.load``).
             ``"MINDIR"`` and ``"AIR"`` raise ``NotImplementedError``: MindSpore runtime formats.
         verify: check the written model's outputs against the network's (jisu extension;
-            default True; :data:`TOLERANCES` gives the tolerance). ``verify=False`` skips the
+            default True; ``export_check.TOLERANCES`` gives the tolerance). ``verify=False`` skips the
             check, and with it the need for onnxruntime.
         exporter: for ONNX, ``"dynamo"`` (``torch.onnx.export(dynamo=True)``: torch.export then
             onnxscript, torch's default), ``"torchscript"`` (the older tracing exporter) or
@@ -150,7 +137,8 @@ def export(
             if fmt == "ONNX":
                 _write_onnx(net, args, tmp, exporter)
                 if verify:
-                    _compare(net, _run_onnx(tmp, args), expected, "onnxruntime")
+                    got = run_onnx(tmp, args)
+                    compare(net, got, expected, "onnxruntime", onnx_half(tmp))
                 if encrypt is not None:
                     with open(tmp, "rb") as f:
                         data = encrypt(f.read())
@@ -159,8 +147,9 @@ def export(
             else:
                 _write_pt2(net, args, tmp)
                 if verify:
-                    loaded = torch.export.load(tmp).module()
-                    _compare(net, _tensors(loaded(*args)), expected, "torch.export.load")
+                    program = torch.export.load(tmp)
+                    got = _tensors(program.module()(*args))
+                    compare(net, got, expected, "torch.export.load", pt2_half(program))
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):
@@ -357,70 +346,3 @@ def _write_pt2(net: torch.nn.Module, args: tuple, tmp: str) -> None:
         raise RuntimeError(
             f"export: {type(net).__name__} cannot be exported by torch.export: {_reason(exc)}"
         ) from exc
-
-
-def _run_onnx(path: str, args: tuple) -> list[torch.Tensor]:
-    try:
-        import onnxruntime
-    except ImportError as exc:
-        raise ImportError(
-            f"export: checking the ONNX model needs onnxruntime: {_INSTALL} (or pass "
-            "verify=False to write the model unchecked)"
-        ) from exc
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3
-    session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-    tensors = [t for t in pytree.tree_leaves(args) if torch.is_tensor(t)]
-    feed = {}
-    for i, t in enumerate(tensors):
-        if t.dtype == torch.bfloat16:
-            raise RuntimeError(
-                "export: onnxruntime's Python API takes no bfloat16 input; pass float32 "
-                "inputs or verify=False"
-            )
-        feed[f"input_{i}"] = t.cpu().numpy()
-    wanted = {i.name for i in session.get_inputs()}  # the exporter drops unused inputs
-    outputs = session.run(None, {k: v for k, v in feed.items() if k in wanted})
-    return [torch.from_numpy(np.asarray(o)) for o in outputs]
-
-
-def _compare(
-    net: torch.nn.Module, got: list[torch.Tensor], expected: list[torch.Tensor], runtime: str
-) -> None:
-    """Raise unless ``got`` (the exported model's outputs) matches ``expected`` (the network's
-    eager outputs) within :data:`TOLERANCES`."""
-    name = type(net).__name__
-    if len(got) != len(expected):
-        raise RuntimeError(
-            f"export: {name}: {runtime} gives {len(got)} outputs, the network {len(expected)}"
-        )
-    for i, (a, b) in enumerate(zip(got, expected)):
-        b = b.detach().cpu()
-        if tuple(a.shape) != tuple(b.shape):
-            raise RuntimeError(
-                f"export: {name}: output {i} has shape {tuple(a.shape)} in {runtime}, "
-                f"{tuple(b.shape)} in the network"
-            )
-        if not b.is_floating_point():
-            if not torch.equal(a.to(b.dtype), b):
-                raise RuntimeError(f"export: {name}: output {i} ({b.dtype}) differs in {runtime}")
-            continue
-        rtol, atol = TOLERANCES.get(str(b.dtype).removeprefix("torch."), (1e-4, 1e-5))
-        a, b = a.double(), b.double()
-        if not (torch.isfinite(a) == torch.isfinite(b)).all():
-            raise RuntimeError(
-                f"export: {name}: output {i}'s non-finite values differ in {runtime}"
-            )
-        fin = torch.isfinite(b)
-        if not fin.any():
-            continue
-        a, b = a[fin], b[fin]
-        scale = max(1.0, float(b.abs().max()))
-        err = (a - b).abs()
-        if (err > atol * scale + rtol * b.abs()).any():
-            raise RuntimeError(
-                f"export: {name}: output {i} differs between {runtime} and the network: max "
-                f"abs error {float(err.max()):.3g} (output scale {scale:.3g}; tolerance rtol "
-                f"{rtol:g}, atol {atol:g} x scale); nothing was written (verify=False writes "
-                "it unchecked)"
-            )

@@ -4,7 +4,7 @@ file.
 
 The expectation is the network's own eager output on the export inputs, computed here in eval
 mode, and compared with onnxruntime's (an independent runtime: its own kernels) within the
-tolerance export's docstring states (:data:`jisu.train.exporting.TOLERANCES`).
+tolerance export's docstring states (:data:`jisu.train.export_check.TOLERANCES`).
 """
 
 from __future__ import annotations
@@ -173,10 +173,51 @@ def test_failed_check_writes_nothing(tmp_path, monkeypatch):
     def wrong(path, args):
         return [torch.zeros(2, 10)]
 
-    monkeypatch.setattr(exporting, "_run_onnx", wrong)
+    monkeypatch.setattr(exporting, "run_onnx", wrong)
     with pytest.raises(RuntimeError, match="max abs error"):
         ms.export(CNN(), torch.randn(2, 3, 8, 8), file_name=str(tmp_path / "m"), file_format="ONNX")
     assert os.listdir(tmp_path) == []
+
+
+def test_half_precision_inside_gets_the_half_tolerance(tmp_path):
+    """A zoo Dense computing in float16 (``to_float``) with float32 outputs: onnxruntime's
+    float16 rounding differs from torch's, and the check allows float16's tolerance."""
+    torch.manual_seed(0)
+    net = nn.SequentialCell([nn.Dense(64, 64), nn.ReLU(), nn.Dense(64, 8)])
+    net.to_float(ms.float16)
+    x = np.random.default_rng(4).standard_normal((4, 64)).astype(np.float32)
+    path = ms.export(net, x, file_name=str(tmp_path / "half"), file_format="ONNX")
+    got, want = _onnx_outputs(path, x)[0].astype(np.float32), _eager(net, x)[0].astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-3 * max(1.0, np.abs(want).max()))
+
+
+def test_torchscript_exporter_and_unchecked_write(tmp_path):
+    torch.manual_seed(0)
+    net = CNN()
+    x = np.random.default_rng(5).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    path = ms.export(
+        net, x, file_name=str(tmp_path / "ts"), file_format="ONNX", exporter="torchscript"
+    )
+    _close(_onnx_outputs(path, x), _eager(net, x))
+    path = ms.export(net, x, file_name=str(tmp_path / "raw"), file_format="ONNX", verify=False)
+    assert sorted(os.listdir(tmp_path)) == ["raw.onnx", "ts.onnx"]
+
+
+def test_missing_onnxruntime_names_the_extra(tmp_path, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "onnxruntime", None)
+    with pytest.raises(ImportError, match=r"pip install 'jisu\[export\]'.*verify=False"):
+        ms.export(CNN(), torch.randn(1, 3, 8, 8), file_name=str(tmp_path / "m"), file_format="ONNX")
+    assert os.listdir(tmp_path) == []
+
+
+def test_mindspore_keywords():
+    x = np.zeros((1, 3, 8, 8), np.float32)
+    with pytest.raises(TypeError, match="unknown keyword"):
+        ms.export(CNN(), x, file_name="m", file_format="ONNX", file_fromat="ONNX")
+    with pytest.raises(ValueError, match="custom_func is for MINDIR only"):
+        ms.export(CNN(), x, file_name="m", file_format="ONNX", custom_func=print)
+    with pytest.raises(ValueError, match="only support customized encryption"):
+        ms.export(CNN(), x, file_name="m", file_format="ONNX", enc_key=b"0" * 16)
 
 
 def test_mindspore_paths():
