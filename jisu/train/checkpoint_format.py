@@ -6,7 +6,7 @@ CRC-32 of the rest (``jisu-checkpoint v1 crc32=<8 hex digits>``). Nothing writes
 any more (every ``.ckpt`` jisu writes is MindSpore's); :func:`read_state` still reads such
 files for :func:`jisu.train.serialization.load_checkpoint`: the checksum verified (a file
 without one only with ``crc_check=False``), unpickled with ``weights_only``, its structure
-checked before anything uses it. :func:`_safe_load` also reads the resume entry of the new
+checked before anything uses it. :func:`safe_load` also reads the resume entry of the new
 files (:mod:`jisu.train.ckpt_state`), and :func:`check_resume_fields` checks both."""
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def read_state(f: IO[bytes], path: str) -> dict[str, Any]:
             else "is not a checkpoint (neither MindSpore's format nor a torch.save zip archive)",
         )
     f.seek(0)
-    state = _safe_load(f, path, verified=True)
+    state = safe_load(f, path, verified=True)
     _check_structure(state, path)
     return state
 
@@ -97,7 +97,7 @@ def _crc_of_prefix(f: IO[bytes], length: int, path: str) -> int:
     return crc
 
 
-def _safe_load(f: IO[bytes], path: str, verified: bool) -> Any:
+def safe_load(f: IO[bytes], path: str, verified: bool) -> Any:
     """``torch.load(weights_only=True)`` with its failures turned into one clear error."""
     try:
         return torch.load(f, map_location="cpu", weights_only=True)

@@ -17,7 +17,7 @@ with what an exact resume needs and MindSpore's file has no place for::
      "monitor": {"name": str, "value": float}}                   # ModelCheckpoint's ranking
 
 Only tensors and plain values go in (checked when saving), and the bytes are read back with
-``torch.load(weights_only=True)`` (:func:`jisu.train.checkpoint_format._safe_load`): nothing
+``torch.load(weights_only=True)`` (:func:`jisu.train.checkpoint_format.safe_load`): nothing
 but tensors and plain values is rebuilt. MindSpore's ``load_checkpoint`` reads the entry as one
 more parameter, and its ``load_param_into_net`` skips it (it names no parameter of the net).
 """
@@ -34,7 +34,7 @@ from torch import nn
 
 from ..dataset.record.validate import MalformedFileError
 from ..nn.cell import mindspore_named_tensors
-from .checkpoint_format import _safe_load, check_resume_fields
+from .checkpoint_format import check_resume_fields, safe_load
 from .optimizer_names import load_optimizer_entries, optimizer_entries
 
 #: the name of the entry holding jisu's resume state
@@ -80,7 +80,7 @@ def unpack_resume(value: Any, path: str) -> dict[str, Any]:
     """
     if not isinstance(value, torch.Tensor) or value.dtype != torch.uint8 or value.dim() != 1:
         raise MalformedFileError(path, f"holds a {RESUME_ENTRY!r} entry that is not a uint8 vector")
-    state = _safe_load(io.BytesIO(value.numpy().tobytes()), path, verified=False)
+    state = safe_load(io.BytesIO(value.numpy().tobytes()), path, verified=False)
     if not isinstance(state, dict) or state.get("format") != RESUME_FORMAT:
         raise MalformedFileError(
             path, f"holds a {RESUME_ENTRY!r} entry of an unknown format (not a version-1 dict)"
