@@ -225,13 +225,14 @@ class Model:
         if self._train_step is None:
             raise ValueError("Model.train: the Model has no optimizer (nor a train cell)")
         _check_count("train", "epoch", epoch, 1)
-        if initial_epoch is None:
-            return  # 0, or the loaded position: checked when the epoch's steps are known
-        _check_count("train", "initial_epoch", initial_epoch, 0)
-        if initial_epoch >= epoch:
-            raise ValueError(
-                f"Model.train: initial_epoch ({initial_epoch}) must be less than epoch ({epoch})"
-            )
+        # None: 0, or the loaded position (checked when the epoch's steps are known)
+        if initial_epoch is not None:
+            _check_count("train", "initial_epoch", initial_epoch, 0)
+            if initial_epoch >= epoch:
+                raise ValueError(
+                    f"Model.train: initial_epoch ({initial_epoch}) must be less than epoch "
+                    f"({epoch})"
+                )
         if (
             isinstance(sink_size, bool)
             or not isinstance(sink_size, int)

@@ -23,9 +23,9 @@ but tensors and plain values is rebuilt, so loading a checkpoint runs no code.
 
 Differences from MindSpore 2.10:
 
-- ``save_checkpoint`` writes the CRC trailer by default (``crc_check=True``; MindSpore's
-  default is False, and MindSpore reads files with a trailer either way); pass
-  ``crc_check=False`` for MindSpore's exact bytes.
+- ``save_checkpoint`` writes a ``.ckpt``'s CRC trailer by default (``crc_check`` None:
+  True for ``.ckpt``; MindSpore's default is False, and MindSpore reads files with a trailer
+  either way); pass ``crc_check=False`` for MindSpore's exact bytes.
 - ``load_checkpoint`` returns ``jisu.Parameter`` objects (``torch.nn.Parameter`` with the
   name recorded: ``.name``, ``.asnumpy()``, ``.data``) that do not require gradients.
 - A CRC trailer that is present is always verified (MindSpore only with ``crc_check=True``);
@@ -289,7 +289,7 @@ def save_checkpoint(
     enc_key: bytes | None = None,
     enc_mode: str = "AES-GCM",
     choice_func: Callable[[str], bool] | None = None,
-    crc_check: bool = True,
+    crc_check: bool | None = None,
     format: str = "ckpt",  # MindSpore's name
     **kwargs: Any,
 ) -> None:
@@ -317,8 +317,10 @@ def save_checkpoint(
             tensor; not filtered by ``choice_func``, as in MindSpore.
         enc_key, enc_mode: encryption; not supported (``enc_key`` must be None).
         choice_func: ``choice_func(name)`` decides which entries of ``save_obj`` to save.
-        crc_check: append MindSpore's CRC-32 trailer (default True, unlike MindSpore's
-            False: jisu then refuses a damaged file; MindSpore reads such files either way).
+        crc_check: write MindSpore's CRC-32 (a ``.ckpt``'s trailer, a ``.safetensors``'s
+            ``crc_num``). Default None: True for ``"ckpt"`` (unlike MindSpore's False: jisu
+            then refuses a damaged file, and MindSpore reads such files either way), False
+            for ``"safetensors"`` (MindSpore 2.10's CRC there fails on bfloat16 tensors).
         format: ``"ckpt"`` or ``"safetensors"`` (MindSpore-named tensors; strings go to the
             file's metadata).
         kwargs: MindSpore's ``incremental``, ``global_step_num``, ``remove_redundancy`` are
@@ -355,6 +357,8 @@ def save_checkpoint(
         raise TypeError(
             f"save_checkpoint: ckpt_file_name must be a path. Received: {ckpt_file_name!r}"
         )
+    if crc_check is None:
+        crc_check = format == "ckpt"
     items, resume = items_of(save_obj, choice_func)
     write_checkpoint(
         os.fspath(ckpt_file_name), items + appended_items(append_dict), resume, crc_check, format
