@@ -142,6 +142,19 @@ def compare(
             raise RuntimeError(
                 f"export: {name}: output {i} differs between {runtime} and the network: max "
                 f"abs error {float(err.max()):.3g} (output scale {scale:.3g}; tolerance rtol "
-                f"{rtol:g}, atol {atol:g} x scale, {kind}); nothing was written (verify=False "
-                "writes it unchecked)"
+                f"{rtol:g}, atol {atol:g} x scale, {kind}){_batch_statistics(net)}; nothing was "
+                "written (verify=False writes it unchecked)"
             )
+
+
+def _batch_statistics(net: torch.nn.Module) -> str:
+    """A hint when ``net`` normalizes with batch statistics in eval mode: torch's ONNX exporter
+    writes such a batch_norm as an inference BatchNormalization (running statistics)."""
+    cells = [m for m in net.modules() if getattr(m, "use_batch_statistics", None) is True]
+    if not cells:
+        return ""
+    return (
+        f"; {len(cells)} BatchNorm cells use batch statistics in eval mode "
+        "(use_batch_statistics=True), which torch's ONNX exporter writes with the running "
+        "statistics instead (microsoft/onnxscript#1791)"
+    )

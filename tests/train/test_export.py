@@ -179,6 +179,23 @@ def test_failed_check_writes_nothing(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
+def test_a_wrong_model_from_the_exporter_is_caught(tmp_path):
+    """torch 2.13's ONNX exporter writes a batch-statistics BatchNorm (MindSpore's
+    use_batch_statistics=True, DeepLabV3's) with the running statistics: the check catches the
+    wrong outputs and nothing is written. (Should a later torch export it right, the model
+    must then match.)"""
+    torch.manual_seed(0)
+    net = nn.SequentialCell([nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4, use_batch_statistics=True)])
+    x = (np.random.default_rng(6).random((2, 3, 6, 6), dtype=np.float32) * 3 + 1).astype("f4")
+    try:
+        path = ms.export(net, x, file_name=str(tmp_path / "bs"), file_format="ONNX")
+    except RuntimeError as exc:
+        assert "max abs error" in str(exc) and "use_batch_statistics=True" in str(exc)
+        assert os.listdir(tmp_path) == []
+    else:
+        _close(_onnx_outputs(path, x), _eager(net, x))
+
+
 def test_half_precision_inside_gets_the_half_tolerance(tmp_path):
     """A zoo Dense computing in float16 (``to_float``) with float32 outputs: onnxruntime's
     float16 rounding differs from torch's, and the check allows float16's tolerance."""
