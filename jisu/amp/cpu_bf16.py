@@ -37,15 +37,17 @@ __all__ = [
 ]
 
 #: train-step time at each level / at O0 on a CPU without bf16 instructions, by what torch
-#: does there: "avx512" (AVX-512 without BF16/AMX: oneDNN's jit kernels emulate bf16) and
-#: "other" (AVX2 or less, or Arm without BF16: torch's reference bf16 convolutions). Measured
-#: by ``python benchmarks/amp_cpu.py`` (its ``avx512_core`` and ``avx2`` caps on the 2-core
-#: Xeon of docs/benchmarks.md; the main job's small CNN, batch 64, 32x32; the median of 3
-#: runs, each the median step of 24 per level with the levels taking turns; torch 2.13 CPU
-#: build, 2026-12-07; a shared machine, so the figures are noisy: read them as "about")
+#: does there: "avx512" (AVX-512 without BF16/AMX, e.g. Skylake/Cascade Lake: oneDNN's jit
+#: kernels emulate bf16) and "other" (AVX2 or less, or Arm without BF16: torch's reference
+#: bf16 convolutions). Measured by ``python benchmarks/amp_cpu.py --repeats 3 --steps 6
+#: --rounds 4`` (its ``avx512_core`` and ``avx2`` caps of oneDNN/ATen on a 2-core Xeon with
+#: AMX, torch 2.13 CPU build, 2 threads, 2026-12-07): the main job's small CNN, batch 64,
+#: 32x32, the median of 3 runs, each the median of 24 steps per level with the levels taking
+#: turns. The machine was shared and loaded: read the figures as "about" (the same run with
+#: ``--threads 1`` gave 1.9/1.7/1.6 and 5.5/5.6/5.7).
 SOFTWARE_BF16_COST: dict[str, dict[str, float]] = {
-    "avx512": {"O1": 1.6, "O2": 1.3, "O3": 1.3},
-    "other": {"O1": 6.0, "O2": 20.0, "O3": 33.0},
+    "avx512": {"O1": 1.6, "O2": 1.3, "O3": 1.2},
+    "other": {"O1": 4.9, "O2": 4.6, "O3": 4.6},
 }
 #: where the figures above come from, named in the warning
 COST_SOURCE = "benchmarks/amp_cpu.py, docs/benchmarks.md"
@@ -57,6 +59,8 @@ _BF16_ISAS = ("BF16", "AMX", "FP16", "AVX10", "VNNI_2", "ALL", "DEFAULT")
 #: the flags oneDNN's AVX-512 kernels (avx512_core, which emulate bf16) need
 _AVX512_CORE = frozenset({"avx512f", "avx512bw", "avx512vl", "avx512dq"})
 _LOW_LEVELS = ("O1", "O2", "O3", "auto")
+#: a cost this many times another's is clearly more (the figures are noisy)
+_CLEARLY_LESS = 1.1
 
 #: cpu_bf16_support's answer, the software kind and why bf16 is in software (read once)
 _support: list[tuple[str | None, str, str]] = []
@@ -142,15 +146,16 @@ def software_bf16_note(level: str, device: torch.device | str = "cpu") -> str | 
 
 def software_bf16_advice(level: str, device: torch.device | str = "cpu") -> str | None:
     """The warning's text, and ``jisu doctor``'s advice: :func:`software_bf16_note` and what
-    to use instead (O0; the cheapest bf16 level too when it is not ``level``)."""
+    to use instead: O0, or O1 where it costs clearly less than ``level`` (O1 keeps fp32
+    weights and runs only matmuls and convolutions in bf16)."""
     note = software_bf16_note(level, device)
     if note is None:
         return None
     costs = SOFTWARE_BF16_COST[_software_kind()]
-    cheaper = min(costs, key=costs.__getitem__)
+    own = costs["O1" if level == "auto" else level]
     then = (
-        f" (or amp_level='{cheaper}', {costs[cheaper]:.1f}x, if you need bf16)"
-        if cheaper != ("O1" if level == "auto" else level)
+        f" (or amp_level='O1', {costs['O1']:.1f}x, if you need bf16)"
+        if costs["O1"] * _CLEARLY_LESS < own
         else ""
     )
     return f"{note}; use amp_level='O0' on this CPU{then}"
