@@ -75,8 +75,8 @@ def export(
             program saved with ``torch.export.save``, checked by ``torch.export.load``).
             ``"MINDIR"`` and ``"AIR"`` raise ``NotImplementedError``: MindSpore runtime formats.
         verify: check the written model's outputs against the network's (jisu extension;
-            default True; ``export_check.TOLERANCES`` gives the tolerance). ``verify=False`` skips the
-            check, and with it the need for onnxruntime.
+            default True; ``export_check.TOLERANCES`` gives the tolerance). ``verify=False``
+            skips the check, and with it the need for onnxruntime.
         exporter: for ONNX, ``"dynamo"`` (``torch.onnx.export(dynamo=True)``: torch.export then
             onnxscript, torch's default), ``"torchscript"`` (the older tracing exporter) or
             ``"auto"`` (default: dynamo, then the tracing exporter when dynamo fails for another
@@ -121,7 +121,7 @@ def export(
             "network's input tensors (e.g. one batch of the dataset's 'image' column)"
         )
     encrypt = _encryption(fmt, kwargs)
-    args = tuple(_as_input(x) for x in inputs)
+    args = _on_device(net, tuple(_as_input(x) for x in inputs))
     path = os.path.realpath(file_name)
     if not path.endswith(_EXTENSIONS[fmt]):
         path += _EXTENSIONS[fmt]
@@ -208,6 +208,17 @@ def _as_input(x: Any) -> Any:
     if isinstance(x, (tuple, list)):
         return type(x)(_as_input(v) for v in x)
     return x
+
+
+def _on_device(net: torch.nn.Module, args: tuple) -> tuple:
+    """CPU tensor inputs moved to the device of ``net``'s parameters (MindSpore's inputs carry
+    no device: ``Tensor(np.zeros(...))`` for a network on CUDA)."""
+    device = next((p.device for p in net.parameters()), None)
+    if device is None or device.type == "cpu":
+        return args
+    return pytree.tree_map(
+        lambda t: t.to(device) if torch.is_tensor(t) and t.device.type == "cpu" else t, args
+    )
 
 
 def _tensors(output: Any) -> list[torch.Tensor]:

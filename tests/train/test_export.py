@@ -10,6 +10,7 @@ tolerance export's docstring states (:data:`jisu.train.export_check.TOLERANCES`)
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -225,6 +226,24 @@ def test_missing_onnxruntime_names_the_extra(tmp_path, monkeypatch):
     with pytest.raises(ImportError, match=r"pip install 'jisu\[export\]'.*verify=False"):
         ms.export(CNN(), torch.randn(1, 3, 8, 8), file_name=str(tmp_path / "m"), file_format="ONNX")
     assert os.listdir(tmp_path) == []
+
+
+def test_customized_encryption_as_mindspore(tmp_path):
+    """MindSpore's ONNX encryption: the file holds ``enc_mode(model_bytes, enc_key)``, after
+    the check ran on the plain model; missing folders are made."""
+    torch.manual_seed(0)
+    net = CNN()
+    x = np.random.default_rng(7).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    key = b"k" * 16
+    path = ms.export(
+        net, x, file_name=str(tmp_path / "sub" / "enc.onnx"), file_format="ONNX",
+        enc_key=key, enc_mode=lambda data, k: k + data[::-1],
+    )  # fmt: skip
+    data = Path(path).read_bytes()
+    assert data.startswith(key)
+    plain = tmp_path / "plain.onnx"
+    plain.write_bytes(data[len(key) :][::-1])
+    _close(_onnx_outputs(str(plain), x), _eager(net, x))
 
 
 def test_mindspore_keywords():
