@@ -168,3 +168,28 @@ def test_device_id_is_checked_before_anything_is_set(no_cuda):
         "device_target": None,
         "device_id": 0,
     }
+
+
+def test_a_gpu_script_trains_on_the_cpu_under_the_switch(no_cuda, monkeypatch):
+    """What a ported zoo script does first (set_context with the config's "GPU"), then a
+    Model step: with JISU_DEVICE_TARGET=CPU it trains on the CPU, unchanged."""
+    from torch import nn
+
+    monkeypatch.setenv(context.ENV_DEVICE_TARGET, "CPU")
+    with pytest.warns(UserWarning, match="replaced by JISU_DEVICE_TARGET=CPU"):
+        jisu.set_context(mode=jisu.PYNATIVE_MODE, device_target="GPU")
+    torch.manual_seed(0)
+    net = nn.Linear(3, 2)
+    model = jisu.Model(net, nn.MSELoss(), torch.optim.SGD(net.parameters(), lr=0.1))
+    model.train(1, [(torch.randn(4, 3), torch.randn(4, 2))])
+    assert model.device == torch.device("cpu")
+
+
+def test_jisu_train_on_a_missing_gpu_fails_in_one_line(no_cuda, capsys):
+    """The CLI says what set_context says, before any data is written or read."""
+    from jisu import cli
+
+    assert cli.main(["train", "--device", "GPU", "--epochs", "1"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("jisu train: error: RuntimeError: set_context: device_target='GPU'")
+    assert "JISU_DEVICE_TARGET=CPU" in err[0]
