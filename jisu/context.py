@@ -76,7 +76,9 @@ _context.update(_WITHOUT_EFFECT)
 
 def set_context(**kwargs: Any) -> None:
     """Set ``mode`` (GRAPH_MODE or PYNATIVE_MODE), ``device_target`` ("CPU", "GPU",
-    "Ascend"), ``device_id`` and ``enable_graph_kernel`` (GRAPH_MODE compiles with
+    "Ascend"; a missing device is a ``RuntimeError`` saying what to do, and
+    ``JISU_DEVICE_TARGET`` replaces it: see the module), ``device_id`` (0-4095, checked
+    against the visible devices) and ``enable_graph_kernel`` (GRAPH_MODE compiles with
     ``mode="max-autotune"`` when True), ``sink_capture`` (how sink mode runs the train step on
     CUDA: "cuda_graph", the default, captures the whole step once and replays it per batch;
     "reduce-overhead" compiles the forward and backward with ``torch.compile(mode=
