@@ -275,25 +275,47 @@ class ParallelMode:
 
 _auto_parallel: dict[str, Any] = {
     "parallel_mode": ParallelMode.STAND_ALONE,
-    "gradients_mean": True,
+    "gradients_mean": False,  # MindSpore's default: the ranks' gradients are summed
     "device_num": 1,
     "global_rank": 0,
     "parameter_broadcast": False,
 }
+#: MindSpore's other settings, set since the last reset (see _AUTO_PARALLEL_DEFAULTS)
+_auto_parallel_set: dict[str, Any] = {}
+_AUTO_PARALLEL_BOOLS = (
+    "gradients_mean", "parameter_broadcast", "full_batch", "gradient_fp32_sync",
+    "loss_repeated_mean", "enable_parallel_optimizer", "enable_alltoall",
+    "optimizer_weight_shard_aggregated_save", "sharding_propagation",
+)  # fmt: skip
+_AUTO_PARALLEL_INTS = {
+    "device_num": (1, 4096),
+    "global_rank": (0, 4095),
+    "pipeline_stages": (1, None),
+    "grad_accumulation_step": (1, None),
+}
 
 
 def set_auto_parallel_context(**kwargs: Any) -> None:
-    """MindSpore's data-parallel settings: ``parallel_mode`` (``ParallelMode.DATA_PARALLEL``
-    or ``STAND_ALONE``), ``gradients_mean`` (True: gradients averaged across the ranks, as
-    DistributedDataParallel does; False, summed, is not provided), ``device_num``,
-    ``global_rank``, ``parameter_broadcast`` (rank 0's weights go to every rank at the start:
-    DistributedDataParallel always does). ``Model`` joins the ``torchrun`` job and wraps the
-    network by itself; these settings are checked against what it does."""
-    unknown = set(kwargs) - set(_auto_parallel)
+    """MindSpore's parallel settings. jisu runs ``STAND_ALONE`` and ``DATA_PARALLEL`` (under
+    ``torchrun``; ``Model`` joins the job and wraps the network in DistributedDataParallel):
+    ``gradients_mean`` (MindSpore's default False: the ranks' gradients are summed; True:
+    averaged), ``device_num`` (the divisor of the mean), ``global_rank``,
+    ``parameter_broadcast`` (DistributedDataParallel always starts every rank from rank 0's
+    weights). MindSpore's other settings (``all_reduce_fusion_config``, ``full_batch``,
+    ``strategy_ckpt_save_file``, ``pipeline_stages``, ``enable_parallel_optimizer`` ...) are
+    checked, recorded for :func:`get_auto_parallel_context`, and have no effect: they tune
+    MindSpore's fusion, or apply to its other parallel modes.
+
+    Raises:
+        ValueError: an unknown keyword; ``parallel_mode`` other than the two; an int out of
+            MindSpore's range (``device_num`` in [1, 4096], ``global_rank`` in [0, 4095]).
+        TypeError: a bool setting that is not a bool; ``all_reduce_fusion_config`` not a list.
+    """
+    unknown = set(kwargs) - set(_auto_parallel) - set(_AUTO_PARALLEL_DEFAULTS)
     if unknown:
         raise ValueError(
-            f"set_auto_parallel_context: unknown or unsupported argument(s) {sorted(unknown)}; "
-            f"supported: {sorted(_auto_parallel)}"
+            f"set_auto_parallel_context: unknown argument(s) {sorted(unknown)}; known: "
+            f"{sorted({*_auto_parallel, *_AUTO_PARALLEL_DEFAULTS})}"
         )
     mode = kwargs.get("parallel_mode", _auto_parallel["parallel_mode"])
     if mode not in (ParallelMode.STAND_ALONE, ParallelMode.DATA_PARALLEL):
@@ -301,17 +323,37 @@ def set_auto_parallel_context(**kwargs: Any) -> None:
             f"set_auto_parallel_context: parallel_mode {mode!r} is not provided; jisu runs "
             "data parallel (ParallelMode.DATA_PARALLEL) under torchrun"
         )
-    if kwargs.get("gradients_mean", True) is not True:
-        raise ValueError(
-            "set_auto_parallel_context: gradients_mean=False (summed gradients) is not "
-            "provided; DistributedDataParallel averages them"
+    for key in _AUTO_PARALLEL_BOOLS:
+        if key in kwargs and not isinstance(kwargs[key], bool):
+            raise TypeError(
+                f"set_auto_parallel_context: {key} must be a bool. Received: {key}={kwargs[key]!r}"
+            )
+    for key, (low, high) in _AUTO_PARALLEL_INTS.items():
+        value = kwargs.get(key, low)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"set_auto_parallel_context: {key} must be an int. Received: {value!r}")
+        if value < low or (high is not None and value > high):
+            raise ValueError(
+                f"set_auto_parallel_context: {key} must be in [{low}, {high or 'inf'}]. "
+                f"Received: {key}={value}"
+            )
+    fusion = kwargs.get("all_reduce_fusion_config", [])
+    if not isinstance(fusion, list) or not all(isinstance(i, int) for i in fusion):
+        raise TypeError(
+            "set_auto_parallel_context: all_reduce_fusion_config must be a list of ints. "
+            f"Received: {fusion!r}"
         )
-    _auto_parallel.update(kwargs)
+    for key, value in kwargs.items():
+        if key in _auto_parallel:
+            _auto_parallel[key] = value
+        else:
+            _auto_parallel_set[key] = copy.deepcopy(value)
 
 
 #: MindSpore 2.0.0's answers to get_auto_parallel_context for the settings of its other
-#: parallel modes, which a single process or data parallelism leaves as they are (read-only
-#: here: the zoo's models read them, e.g. Wide&Deep's full_batch)
+#: parallel modes and of its all-reduce fusion, which data parallelism on torch leaves
+#: without effect (the zoo's models set and read them, e.g. ResNet's
+#: all_reduce_fusion_config, Wide&Deep's full_batch)
 _AUTO_PARALLEL_DEFAULTS: dict[str, Any] = {
     "gradient_fp32_sync": True,
     "loss_repeated_mean": True,
@@ -330,22 +372,27 @@ _AUTO_PARALLEL_DEFAULTS: dict[str, Any] = {
     "optimizer_weight_shard_size": -1,
     "optimizer_weight_shard_aggregated_save": False,
     "sharding_propagation": False,
+    "comm_fusion": None,
+    "parallel_optimizer_config": None,
 }
 
 
 def get_auto_parallel_context(key: str) -> Any:
-    """One auto-parallel setting: those ``set_auto_parallel_context`` takes, or MindSpore's
-    default of one of its other settings (``full_batch``, ``pipeline_stages`` ...)."""
+    """One auto-parallel setting, as set, or MindSpore's default."""
     if key in _auto_parallel:
         return _auto_parallel[key]
+    if key in _auto_parallel_set:
+        return copy.deepcopy(_auto_parallel_set[key])
     if key in _AUTO_PARALLEL_DEFAULTS:
         return copy.deepcopy(_AUTO_PARALLEL_DEFAULTS[key])
     raise ValueError(f"get_auto_parallel_context: unknown key {key!r}")
 
 
 def reset_auto_parallel_context() -> None:
+    """Every auto-parallel setting back to MindSpore's default."""
+    _auto_parallel_set.clear()
     set_auto_parallel_context(
-        parallel_mode=ParallelMode.STAND_ALONE, gradients_mean=True, device_num=1,
+        parallel_mode=ParallelMode.STAND_ALONE, gradients_mean=False, device_num=1,
         global_rank=0, parameter_broadcast=False,
     )  # fmt: skip
 

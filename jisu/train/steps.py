@@ -23,7 +23,7 @@ from torch.nn.parallel import DistributedDataParallel
 from .. import distributed
 from ..amp import TrainStep
 from ..amp.train_step import loss_forward
-from ..context import get_context, graph_mode
+from ..context import get_auto_parallel_context, get_context, graph_mode
 from .metrics import Loss, Metric
 
 
@@ -31,10 +31,22 @@ def data_parallel(
     step: TrainStep, loss_fn: Callable[..., torch.Tensor] | None, device: torch.device
 ) -> TrainStep:
     """``step`` over ``DistributedDataParallel(step.network)``: the same update, with the
-    gradients averaged across the ranks during the backward."""
+    gradients averaged across the ranks during the backward; summed in ``DATA_PARALLEL``
+    mode with ``gradients_mean=False`` (MindSpore's default; its grad reducer's rule)."""
     ids = [device] if device.type == "cuda" else None
     network = DistributedDataParallel(step.network, device_ids=ids)
+    if get_auto_parallel_context("parallel_mode") == "data_parallel" and not (
+        get_auto_parallel_context("gradients_mean")
+    ):
+        network.register_comm_hook(None, _summed)
     return step.with_forward(loss_forward(network, loss_fn))
+
+
+def _summed(state, bucket):
+    """DistributedDataParallel's all-reduce without its division by the number of ranks
+    (unannotated: DDP refuses a hook whose annotations are not its own types)."""
+    work = torch.distributed.all_reduce(bucket.buffer(), async_op=True)
+    return work.get_future().then(lambda done: done.value()[0])
 
 
 class CompiledStep:

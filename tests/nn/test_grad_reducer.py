@@ -29,11 +29,12 @@ def test_one_process_returns_the_gradients_as_they_are():
     assert isinstance(out, tuple) and all(a is b for a, b in zip(out, grads))
     assert reducer.degree == 1  # mean=None: the context's gradients_mean, as MindSpore
     assert reducer.mean is jisu.get_auto_parallel_context("gradients_mean")
-    jisu.set_auto_parallel_context(gradients_mean=True)
-    try:
-        assert nn.DistributedGradReducer((torch.ones(2),)).mean is True
-    finally:
-        jisu.reset_auto_parallel_context()
+    for mean in (True, False):
+        jisu.set_auto_parallel_context(gradients_mean=mean)
+        try:
+            assert nn.DistributedGradReducer((torch.ones(2),)).mean is mean
+        finally:
+            jisu.reset_auto_parallel_context()
 
 
 def test_the_reducer_checks_its_arguments():

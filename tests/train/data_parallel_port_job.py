@@ -4,8 +4,10 @@ Run by test_data_parallel_port.py twice: under ``torchrun --nproc_per_node=2`` (
 and as one plain process (``init()`` has no job to join; ``get_group_size()`` is 1), with the
 same global batch. Two ways of training, as in the zoo: ``Model(net, loss, opt).train`` and a
 custom train cell that builds its ``DistributedGradReducer`` from ``_get_device_num()`` and
-``_get_gradients_mean()``; each rank saves its checkpoints into ``ckpt_<rank>``. Writes
-``<variant>_rank<r>.json`` (what each rank saw and its weights) into the output folder.
+``_get_gradients_mean()``; each with the gradients averaged (``gradients_mean=True``) and
+summed (``False``, MindSpore's default); each rank saves its checkpoints into
+``ckpt_<rank>``. Writes ``<variant>_rank<r>.json`` (what each rank saw and its weights) into
+the output folder.
 """
 
 import json
@@ -112,14 +114,19 @@ def main():
     x[:, 0] = np.arange(ROWS, dtype=np.float32) / ROWS  # the row id, exact in float32
     y = x[:, 1:4].argmax(1).astype(np.int32)
 
-    for variant in ("model", "cell"):
+    for variant in ("model", "cell", "model_sum", "cell_sum"):
+        # *_sum: MindSpore's default gradients_mean=False sums the ranks' gradients; the
+        # script divides its learning rate by the group size to train the same weights
+        summed = variant.endswith("_sum")
+        context.set_auto_parallel_context(gradients_mean=not summed)
         ms.set_seed(1)  # the same initial weights on every rank, as the zoo's set_seed
-        kind = "numpy" if variant == "model" else "generator"
+        kind = "numpy" if variant.startswith("model") else "generator"
         data = create_dataset(kind, x, y, group_size, rank)
         net = Net()
         loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-        opt = nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9)
-        if variant == "model":
+        lr = 0.2 / group_size if summed else 0.1
+        opt = nn.Momentum(net.trainable_params(), learning_rate=lr, momentum=0.9)
+        if variant.startswith("model"):
             model = ms.Model(net, loss_fn=loss, optimizer=opt)
         else:
             cell = TrainOneStepCell(nn.WithLossCell(net, loss), opt)
@@ -146,7 +153,7 @@ def main():
             },
             "saved": saver.saved,
         }
-        if variant == "cell":
+        if variant.startswith("cell"):
             report["reducer"] = type(cell.grad_reducer).__name__
         name = os.path.join(OUT, f"{variant}_world{group_size}_rank{rank}.json")
         with open(name, "w") as f:

@@ -22,7 +22,9 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 JOB = os.path.join(HERE, "data_parallel_port_job.py")
-VARIANTS = ("model", "cell")  # Model(net, loss, opt).train; Model(own TrainOneStepCell)
+#: Model(net, loss, opt).train; Model(own TrainOneStepCell); each with gradients_mean=False
+#: (summed over the ranks; the script's learning rate is 0.2 / group_size), as MindSpore sums
+VARIANTS = ("model", "cell", "model_sum", "cell_sum")
 
 
 @pytest.fixture(scope="module")
@@ -55,9 +57,10 @@ def test_two_processes_train_what_one_process_trains_on_the_combined_batch(runs,
     one = _report(runs, f"{variant}_world1_rank0.json")
     for r, report in enumerate(ranks):
         assert (report["world"], report["rank"], report["device_num"]) == (2, r, 2)
-        assert report["parallel_mode"] == "data_parallel" and report["gradients_mean"] is True
+        assert report["parallel_mode"] == "data_parallel"
+        assert report["gradients_mean"] is not variant.endswith("_sum")
         assert report["steps"] == one["steps"] == 4  # 32 rows per rank, 8 per step
-    if variant == "cell":
+    if variant.startswith("cell"):
         assert ranks[0]["reducer"] == ranks[1]["reducer"] == "DistributedGradReducer"
     # shuffle=False, num_shards=2: rank r reads rows r, r + 2, ...; step t of the two ranks
     # together is step t of one process (16 consecutive rows)

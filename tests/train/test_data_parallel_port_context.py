@@ -1,8 +1,14 @@
 """``mindspore.parallel._utils``' getters the zoo's train cells read, as MindSpore 2.0.0's
 source defines them (parallel/_utils.py: 1 device and rank 0 in ``stand_alone`` mode, else
-``device_num`` when set, else the group's size), and what a train cell builds from them."""
+``device_num`` when set, else the group's size), what a train cell builds from them, and
+``set_auto_parallel_context`` against MindSpore 2.0.0's recorded answers
+(tests/fixtures/ms_data_parallel/context-2.0.0.json)."""
 
 from __future__ import annotations
+
+import ast
+import json
+import os
 
 import pytest
 import torch
@@ -17,6 +23,8 @@ from jisu.parallel._utils import (
     _get_gradients_mean,
     _get_parallel_mode,
 )
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @pytest.fixture(autouse=True)
@@ -63,3 +71,34 @@ def test_a_train_cell_reduces_in_data_parallel_mode_only():
     assert (step.grad_reducer.mean, step.grad_reducer.degree) == (True, 1)
     grads = (torch.ones(2, 3), torch.ones(2))
     assert all(a is b for a, b in zip(step.grad_reducer(grads), grads))  # one process
+
+
+def _recorded():
+    path = os.path.join(os.path.dirname(HERE), "fixtures", "ms_data_parallel", "context-2.0.0.json")
+    with open(path) as f:
+        return json.load(f)
+
+
+def _read(keys):
+    return {k: jisu.get_auto_parallel_context(k) for k in keys}
+
+
+def test_set_auto_parallel_context_reads_and_records_as_mindspore_2_0():
+    """Defaults (gradients_mean False: summed), every setting the zoo passes (ResNet's
+    all_reduce_fusion_config, full_batch, strategy files ...) read back, and reset."""
+    want = _recorded()
+    assert _read(want["defaults"]) == want["defaults"]
+    for key, value in want["set"].items():
+        jisu.set_auto_parallel_context(**{key: value})
+    assert _read(want["set"]) == want["set"]
+    jisu.reset_auto_parallel_context()
+    assert _read(want["reset"]) == want["reset"]
+
+
+def test_set_auto_parallel_context_refuses_what_mindspore_2_0_refuses():
+    for case, error in _recorded()["errors"].items():
+        key, _, text = case.partition("=")
+        value = ast.literal_eval(text)
+        with pytest.raises({"TypeError": TypeError, "ValueError": ValueError}[error]):
+            jisu.set_auto_parallel_context(**{key: value})
+        jisu.reset_auto_parallel_context()
