@@ -356,7 +356,7 @@ def test_callback_manager_calls_every_callback_by_either_name():
 
 
 def test_set_device_and_recursion_limit_set_the_context():
-    before = context.get_context("device_target"), context.get_context("max_call_depth")
+    before = context.stored_settings("device_target", "device_id", "max_call_depth")
     try:
         jisu.set_device("CPU")
         assert context.get_context("device_target") == "CPU"
@@ -368,7 +368,7 @@ def test_set_device_and_recursion_limit_set_the_context():
         with pytest.raises(ValueError, match="device_target"):
             jisu.set_device("TPU")
     finally:
-        context.set_context(device_target=before[0], max_call_depth=before[1])
+        context.set_context(**before)
 
 
 def test_more_names_at_mindspores_paths():
