@@ -16,10 +16,12 @@ Guarantees:
   with :class:`MalformedFileError` and nothing in it runs. ``save_checkpoint`` refuses to write
   such values in the first place. The MindSpore entries are parsed by a bounded reader that
   checks every size before allocating.
-- **Integrity.** jisu writes MindSpore's CRC-32 trailer; a file whose bytes changed (a flipped
-  bit, a truncation) is refused with :class:`MalformedFileError` naming it. CRC-32 detects
-  every error burst of up to 32 bits, so every single-byte change, and misses a random larger
-  damage with probability 2**-32.
+- **Integrity.** With ``crc_check=True`` (``save_checkpoint``, ``CheckpointConfig``) jisu
+  writes MindSpore's CRC-32 trailer, and a file whose bytes changed (a flipped bit, a
+  truncation) is refused with :class:`MalformedFileError` naming it: CRC-32 detects every
+  error burst of up to 32 bits, so every single-byte change, and misses a random larger damage
+  with probability 2**-32. A trailer that is present is always verified. It is off by
+  default, as in MindSpore, because MindSpore 2.0's reader cannot parse a file with it.
 - **Atomic.** A checkpoint is written to a temporary file in the same folder, fsynced and
   renamed: readers see the old file or the whole new one. A full disk raises ``OSError``
   (errno ENOSPC) naming the file and its folder, and leaves the old file and no temporary one.

@@ -10,7 +10,9 @@ and norm-layer moving statistics under MindSpore's names
 running_mean/running_var`` are ``gamma/beta/moving_mean/moving_variance``, an ``Embedding``'s
 ``weight`` is ``embedding_table``; names given by ``update_parameters_name`` kept), the
 optimizer's state under MindSpore's names (``moments.*``, ``learning_rate``, ``global_step``:
-:mod:`jisu.train.optimizer_names`), ``append_dict`` entries, and MindSpore's CRC-32 trailer.
+:mod:`jisu.train.optimizer_names`), ``append_dict`` entries, and with ``crc_check=True``
+MindSpore's CRC-32 trailer (off by default, as in MindSpore: MindSpore 2.0's reader cannot
+parse a file with it; 2.10 reads both).
 What an exact resume needs beyond that (position, random states, data iterator, schedule,
 loss scale, torch-only buffers, the optimizer's exact torch state) travels in one more entry,
 ``"_jisu.resume_state"`` (:mod:`jisu.train.ckpt_state`), which MindSpore's
@@ -23,9 +25,6 @@ but tensors and plain values is rebuilt, so loading a checkpoint runs no code.
 
 Differences from MindSpore 2.10:
 
-- ``save_checkpoint`` writes a ``.ckpt``'s CRC trailer by default (``crc_check`` None:
-  True for ``.ckpt``; MindSpore's default is False, and MindSpore reads files with a trailer
-  either way); pass ``crc_check=False`` for MindSpore's exact bytes.
 - ``load_checkpoint`` returns ``jisu.Parameter`` objects (``torch.nn.Parameter`` with the
   name recorded: ``.name``, ``.asnumpy()``, ``.data``) that do not require gradients.
 - A CRC trailer that is present is always verified (MindSpore only with ``crc_check=True``);
@@ -289,7 +288,7 @@ def save_checkpoint(
     enc_key: bytes | None = None,
     enc_mode: str = "AES-GCM",
     choice_func: Callable[[str], bool] | None = None,
-    crc_check: bool | None = None,
+    crc_check: bool = False,
     format: str = "ckpt",  # MindSpore's name
     **kwargs: Any,
 ) -> None:
@@ -318,9 +317,9 @@ def save_checkpoint(
         enc_key, enc_mode: encryption; not supported (``enc_key`` must be None).
         choice_func: ``choice_func(name)`` decides which entries of ``save_obj`` to save.
         crc_check: write MindSpore's CRC-32 (a ``.ckpt``'s trailer, a ``.safetensors``'s
-            ``crc_num``). Default None: True for ``"ckpt"`` (unlike MindSpore's False: jisu
-            then refuses a damaged file, and MindSpore reads such files either way), False
-            for ``"safetensors"`` (MindSpore 2.10's CRC there fails on bfloat16 tensors).
+            ``crc_num``), which jisu and MindSpore 2.10 verify on load (a damaged file is
+            then refused). Off by default, as in MindSpore: MindSpore 2.0's ``load_checkpoint``
+            cannot parse a ``.ckpt`` with the trailer.
         format: ``"ckpt"`` or ``"safetensors"`` (MindSpore-named tensors; strings go to the
             file's metadata).
         kwargs: MindSpore's ``incremental``, ``global_step_num``, ``remove_redundancy`` are
@@ -357,8 +356,6 @@ def save_checkpoint(
         raise TypeError(
             f"save_checkpoint: ckpt_file_name must be a path. Received: {ckpt_file_name!r}"
         )
-    if crc_check is None:
-        crc_check = format == "ckpt"
     items, resume = items_of(save_obj, choice_func)
     write_checkpoint(
         os.fspath(ckpt_file_name), items + appended_items(append_dict), resume, crc_check, format
@@ -369,7 +366,7 @@ def write_checkpoint(
     ckpt_file_name: str,
     items: list[tuple[str, Any]],
     resume: dict[str, Any] | None = None,
-    crc_check: bool = True,
+    crc_check: bool = False,
     format: str = "ckpt",
 ) -> str:
     """Write ``items`` (``(name, tensor or str)``) and, last, the resume entry of ``resume``

@@ -230,9 +230,9 @@ def test_with_a_monitor_the_last_file_is_written_at_epoch_ends_unless_steps_are_
     monkeypatch.setattr(
         model_checkpoint,
         "write_checkpoint",
-        lambda path, items, resume: (
+        lambda path, items, resume, **options: (
             written.append((os.path.basename(path), resume["cur_step_num"]))
-            or real(path, items, resume)
+            or real(path, items, resume, **options)
         ),
     )
     values = [0.3, 0.2, 0.1]  # every epoch improves: its numbered file, linked as -last

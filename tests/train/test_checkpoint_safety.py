@@ -68,12 +68,13 @@ def with_checksum(data: bytes) -> bytes:
 @functools.cache
 def checkpoint_bytes(kind: str = "earlier") -> bytes:
     """The bytes of small_state() in jisu's earlier format, or ("mindspore") the bytes
-    jisu.save_checkpoint writes for the same network and optimizer (a train step)."""
+    jisu.save_checkpoint writes, with the CRC trailer, for the same network and optimizer
+    (a train step)."""
     if kind == "earlier":
         return with_checksum(torch_bytes(small_state()))
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "a.ckpt")
-        jisu.save_checkpoint(small_step(), path)
+        jisu.save_checkpoint(small_step(), path, crc_check=True)
         with open(path, "rb") as f:
             return f.read()
 
@@ -108,7 +109,7 @@ def assert_same(a, b):
         torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
 
 
-def test_a_file_jisu_writes_ends_with_mindsporess_crc_of_the_rest(tmp_path):
+def test_a_file_jisu_writes_with_crc_check_ends_with_mindspores_crc_of_the_rest(tmp_path):
     data = checkpoint_bytes("mindspore")
     assert data[-17:-10] == CRC_MARK
     assert int.from_bytes(data[-10:], "big") == zlib.crc32(data[:-17])
@@ -249,7 +250,7 @@ def test_a_file_without_checksum_is_refused_or_warned_about(tmp_path):
     path.write_bytes(b"not a checkpoint at all" * 10)
     with pytest.raises(MalformedFileError):
         jisu.load_checkpoint(str(path))
-    jisu.save_checkpoint(small_step(), str(path), crc_check=False)  # MindSpore's default
+    jisu.save_checkpoint(small_step(), str(path))  # MindSpore's default: no trailer
     assert path.read_bytes()[-17:-10] != CRC_MARK
     with pytest.warns(UserWarning, match="has no CRC trailer"):
         jisu.load_checkpoint(str(path), crc_check=True)  # MindSpore warns too

@@ -196,10 +196,10 @@ def test_mindspore_read_what_jisu_wrote():
 def test_jisu_writes_mindspore_bytes(tmp_path):
     """jisu's file of MindSpore's tensors is byte for byte the file MindSpore wrote, and
     MindSpore's re-save of jisu's file is jisu's file."""
-    save_checkpoint(load_checkpoint(MS_NET), str(tmp_path / "again"), crc_check=False)
+    save_checkpoint(load_checkpoint(MS_NET), str(tmp_path / "again"))
     with open(MS_NET, "rb") as a, open(tmp_path / "again.ckpt", "rb") as b:
         assert a.read() == b.read()
-    save_checkpoint(load_checkpoint(MS_NET), str(tmp_path / "crc.ckpt"))  # jisu's default
+    save_checkpoint(load_checkpoint(MS_NET), str(tmp_path / "crc.ckpt"), crc_check=True)
     with (
         open(os.path.join(HERE, "ms_net_crc.ckpt"), "rb") as a,
         open(tmp_path / "crc.ckpt", "rb") as b,

@@ -64,9 +64,11 @@ class CheckpointConfig:
             ``{"epoch_num": 0, "step_num": 0}`` (the model zoo's idiom) also means the
             current values. As in MindSpore 2.10, the entries are Int64 scalars and are
             written only when asked for.
-        integrated_save, async_save, exception_save, crc_check, format: MindSpore's flags,
-            accepted: jisu always saves the whole (gathered) state synchronously and
-            atomically, with MindSpore's CRC-32 trailer.
+        crc_check: (MindSpore) end each file with MindSpore's CRC-32 trailer, verified when
+            the file is loaded (by jisu always, by MindSpore 2.10 with ``crc_check=True``);
+            MindSpore 2.0's reader cannot parse such a file.
+        integrated_save, async_save, exception_save, format: MindSpore's flags, accepted:
+            jisu always saves the whole (gathered) state synchronously and atomically.
         saved_network: (MindSpore) a network to save instead of the training state: each
             file then holds that network's tensors under MindSpore's names (and its
             torch-only buffers), no optimizer and no resume position, as
@@ -117,6 +119,9 @@ class CheckpointConfig:
                 f"Received: saved_network of type {type(saved_network).__name__}"
             )
         self.saved_network = saved_network
+        if not isinstance(crc_check, bool):
+            raise TypeError(f"CheckpointConfig: crc_check must be a bool. Received: {crc_check!r}")
+        self.crc_check = crc_check
         if format not in ("ckpt",):
             raise ValueError(f"CheckpointConfig: format must be 'ckpt'. Received {format!r}")
         if not isinstance(zero_pad, bool):

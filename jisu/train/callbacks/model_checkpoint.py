@@ -50,7 +50,8 @@ class ModelCheckpoint(Callback):
     qualifies (``save_top_k``, ``save_best_only``); each such file also records the value
     (in its resume state: ``{"monitor": {"name", "value"}}``).
 
-    Each file is a MindSpore ``.ckpt`` with MindSpore's CRC trailer that MindSpore 2.10 loads
+    Each file is a MindSpore ``.ckpt`` (with MindSpore's CRC trailer when the config's
+    ``crc_check``) that MindSpore loads
     (the network and the optimizer under MindSpore's names, ``append_info``'s ``epoch_num``/
     ``step_num`` as Int64 scalars, as MindSpore's ModelCheckpoint writes them), and holds what
     an exact resume needs (``cb_params.model``'s state: loss scale, schedule, position, the
@@ -253,7 +254,7 @@ class ModelCheckpoint(Callback):
             None if value is None else {"monitor": {"name": self.config.monitor, "value": value}}
         )
         entries = self._entries(params, extra)
-        write_checkpoint(path, *entries)
+        write_checkpoint(path, *entries, crc_check=self.config.crc_check)
         if path in self.saved:
             self.saved.remove(path)
         self.saved.append(path)
@@ -277,7 +278,7 @@ class ModelCheckpoint(Callback):
             return
         self._before_first_save()
         path = os.path.join(self.directory, last_name(self.prefix))
-        write_checkpoint(path, *self._entries(params, None))
+        write_checkpoint(path, *self._entries(params, None), crc_check=self.config.crc_check)
         self.last_model_path = path
 
     def _entries(self, params: Any, extra: dict[str, Any] | None) -> tuple[list, dict]:
@@ -304,7 +305,7 @@ class ModelCheckpoint(Callback):
                 os.unlink(link)  # this process's own, from an interrupted call
             os.link(source, link)
         except OSError:
-            write_checkpoint(path, *entries)
+            write_checkpoint(path, *entries, crc_check=self.config.crc_check)
         else:
             try:
                 os.replace(link, path)
