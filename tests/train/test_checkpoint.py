@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import zlib
 
 import numpy as np
 import pytest
@@ -236,3 +237,17 @@ def test_save_checkpoint_of_a_train_step_saves_its_network_and_optimizer(tmp_pat
     loaded, saved = fresh.optimizer.state_dict(), m.optimizer.state_dict()
     for key, value in saved["state"][0].items():
         assert torch.equal(loaded["state"][0][key], value), key
+
+
+@pytest.mark.parametrize("crc", [False, True])
+def test_model_checkpoint_writes_mindspores_crc_trailer_when_asked(tmp_path, crc):
+    # MindSpore's default is False; MindSpore 2.0.0 cannot parse a file with the trailer
+    config = CheckpointConfig(save_checkpoint_steps=100, crc_check=crc)
+    m = model()
+    m.train(1, data()[0], callbacks=[ModelCheckpoint("c", str(tmp_path), config)])
+    data_bytes = (tmp_path / "c-1_5.ckpt").read_bytes()
+    assert (data_bytes[-17:-10] == b"crc_num") == crc
+    if crc:
+        assert int.from_bytes(data_bytes[-10:], "big") == zlib.crc32(data_bytes[:-17])
+    with pytest.raises(TypeError, match="crc_check must be a bool"):
+        CheckpointConfig(crc_check="yes")
