@@ -116,7 +116,10 @@ def check_plain(obj: Any, where: str) -> None:
 
 # --------------------------------------------------------------------------- saving
 def unwrap(network: nn.Module) -> nn.Module:
-    """The user's network inside a mixed-precision wrapper (its names are the network's)."""
+    """The user's network inside a mixed-precision or DistributedDataParallel wrapper (its
+    names are the network's, without the wrapper's ``network.``/``module.``)."""
+    if isinstance(network, nn.parallel.DistributedDataParallel):
+        network = network.module
     if hasattr(network, "precision") and isinstance(getattr(network, "network", None), nn.Module):
         return network.network
     return network
