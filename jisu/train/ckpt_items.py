@@ -61,9 +61,15 @@ def tensor_or_str(value: Any, name: Any, allow_str: bool = False) -> torch.Tenso
         return torch.from_numpy(np.ascontiguousarray(value))
     if allow_str and isinstance(value, str):
         return value
+    hint = ""
+    if isinstance(value, dict):  # jisu's earlier files held Model.state_dict() as it is
+        hint = (
+            "; a dict save_obj maps names to tensors (a MindSpore checkpoint is flat): save a "
+            "Model's whole state with save_checkpoint(model, path)"
+        )
     raise TypeError(
         f"save_checkpoint: {name!r} must be a tensor{' or str' if allow_str else ''}. "
-        f"Received: {type(value).__name__}"
+        f"Received: {type(value).__name__}{hint}"
     )
 
 
