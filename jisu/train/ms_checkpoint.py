@@ -1,4 +1,5 @@
-"""MindSpore's ``.ckpt`` file format, read and written without MindSpore.
+"""MindSpore's ``.ckpt`` file format, read and written without MindSpore: the format of every
+``.ckpt`` jisu writes (:mod:`jisu.train.serialization`).
 
 A MindSpore (2.x) checkpoint is a protobuf ``Checkpoint`` message::
 
@@ -441,8 +442,8 @@ def _uvarint(value: int) -> bytes:
 
 def looks_like_ckpt(head: bytes) -> bool:
     """Whether a file's first bytes may start a MindSpore checkpoint: a ``Checkpoint.value``
-    field (``0x0a``, a length) whose ``Value`` starts with its tag (``0x0a``). A jisu or torch
-    checkpoint starts with ``PK`` (a zip archive) instead."""
+    field (``0x0a``, a length) whose ``Value`` starts with its tag (``0x0a``). A torch file or
+    a checkpoint of jisu's earlier format starts with ``PK`` (a zip archive) instead."""
     if len(head) < 3 or head[0] != 0x0A:
         return False
     at = 1
