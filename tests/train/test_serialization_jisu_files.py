@@ -3,6 +3,8 @@
 official/nlp/Bert saves with ``ms.save_checkpoint`` and its run_classifier loads with the
 serialization one. Files of jisu's earlier format (torch zip) still load through it."""
 
+import os
+
 import pytest
 import torch
 
@@ -101,3 +103,35 @@ def test_an_optimizer_passed_where_strict_load_goes_is_refused(tmp_path):
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
     with pytest.raises(TypeError, match="strict_load must be a bool; pass an optimizer as"):
         jisu.load_checkpoint(path, net, opt)
+
+
+def test_a_mindspore_train_cell_checkpoint_resumes_a_model(tmp_path):
+    """MindSpore 2.10's file of TrainOneStepCell(WithLossCell(BatchNorm1d -> Dense), Momentum)
+    after two steps (H2's recorded fixture) loaded with model=: the network by name and the
+    optimizer's moments and step from MindSpore's entries (no resume entry: no position)."""
+    from jisu.train.ckpt_state import network_entries
+    from jisu.train.optimizer_names import optimizer_entries
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.Dense(4, 3)
+            self.bn = nn.BatchNorm1d(4)
+
+        def construct(self, x):
+            return self.dense(self.bn(x))
+
+    path = os.path.join(os.path.dirname(__file__), "..", "fixtures", "ms_optimizer_ckpt")
+    path = os.path.join(path, "momentum.ckpt")
+    stored = jisu.load_checkpoint(path)
+    net = Net()
+    opt = nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9)
+    model = jisu.Model(net, nn.MSELoss(), opt)
+    assert jisu.load_checkpoint(path, model=model) is not None
+    for name, value in network_entries(net)[0]:
+        assert torch.equal(value, stored[name]), name
+    entries, _ = optimizer_entries(opt, network_entries(net)[1])
+    moments = [(name, value) for name, value in entries if name.startswith("moments.")]
+    assert moments and all(torch.equal(value, stored[name]) for name, value in moments)
+    assert dict(entries)["global_step"].tolist() == stored["global_step"].tolist() == [2]
+    assert "epoch" not in model.state_dict()  # MindSpore's file has no position
