@@ -3,23 +3,22 @@
 A :class:`_Shard` opens a file (a regular file only), checks its header
 (:mod:`~jisu.dataset.record.mindrecord_header`), walks every page to find each row's records
 and checks that they fill their pages exactly, and cross-checks the row count with the SQLite
-``.db`` index beside it (:func:`_check_index`). Kept apart from the multi-shard reader
+``.db`` index beside it (:func:`_check_index`, reading it as data:
+:mod:`~jisu.dataset.record.mindrecord_index`). Kept apart from the multi-shard reader
 (:class:`~jisu.dataset.record.mindrecord.MindRecordReader`), which only combines shards.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
 import struct
 from array import array
-from contextlib import closing
-from pathlib import Path
 
 import msgpack
 import numpy as np
 
 from .mindrecord_header import _check_header, _read_header
+from .mindrecord_index import count_index_rows
 from .mindrecord_values import _blob_value, _Corrupt, _raw_value, _show
 from .pread import PreadFile
 from .schema import Field
@@ -183,25 +182,14 @@ class _Shard:
 def _check_index(shard: _Shard) -> None:
     """Cross-check a shard's row count with its SQLite index ``<shard>.db``, when there is one.
 
-    The index is a hostile file like the shard: it must be a regular file (a FIFO is refused
-    before SQLite opens it), it is opened read-only, and whatever SQLite cannot read of it is a
-    :class:`MalformedFileError` naming it.
+    The index is a hostile file like the shard, read as data only (no view, trigger or virtual
+    table, bounded work: :mod:`~jisu.dataset.record.mindrecord_index`); whatever SQLite cannot
+    read of it is a :class:`MalformedFileError` naming it.
     """
     db = shard.path + ".db"
     if not os.path.exists(db):
         return
-    fd = open_regular(db, shard.path)
-    try:
-        # SQLite opens by name: give it the checked descriptor's name where the system has
-        # one, so the file checked is the file read (no window to swap it in between)
-        by_fd = f"/proc/self/fd/{fd}"
-        name = by_fd if os.path.exists(by_fd) else db
-        with closing(sqlite3.connect(Path(name).as_uri() + "?mode=ro", uri=True)) as conn:
-            (count,) = conn.execute("SELECT COUNT(DISTINCT ROW_ID) FROM INDEXES").fetchone()
-    except (sqlite3.Error, UnicodeDecodeError) as exc:  # a damaged name SQLite decodes
-        raise MalformedFileError(db, f"is not a readable MindRecord index ({exc})") from None
-    finally:
-        os.close(fd)
+    count = count_index_rows(db, shard.path)
     if count != len(shard):
         raise MalformedFileError(
             shard.path, f"has {len(shard)} rows but its index '{db}' lists {count}"
