@@ -24,7 +24,7 @@ from torch import nn
 
 from .. import amp, distributed
 from ..context import ParallelMode as ParallelMode  # mindspore.train.model.ParallelMode
-from ..context import context_device
+from ..context import context_device, get_auto_parallel_context
 from ..nn.cell import train_mode
 from .callbacks.base import CallbackList, RunContext
 from .callbacks.progress_bar import ProgressBar
@@ -118,6 +118,8 @@ class Model:
         device = distributed.local_device() or context_device()
         if device is not None:
             network.to(device)
+        if distributed.is_initialized() and get_auto_parallel_context("parameter_broadcast"):
+            distributed.broadcast_parameters(network)  # every rank starts from rank 0's
         self.device = device or next((p.device for p in network.parameters()), torch.device("cpu"))
         self.network = network
         self.loss_fn = loss_fn

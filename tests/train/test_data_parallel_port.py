@@ -95,11 +95,6 @@ def test_broadcast_parameters_gives_every_rank_rank_0s_weights(runs):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.xfail(
-    strict=True,
-    reason="ModelCheckpoint writes on rank 0 only until it asks jisu.distributed."
-    "checkpoint_writer (the lead wires it into model_checkpoint.py; then drop this mark)",
-)
 def test_every_rank_saves_into_its_own_directory(runs):
     for variant in VARIANTS:
         for r in (0, 1):

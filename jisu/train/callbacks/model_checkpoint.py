@@ -18,7 +18,7 @@ import os
 import time
 from typing import Any
 
-from ...distributed import is_main_process
+from ...distributed import checkpoint_writer
 from ...files import host_tag, remove_dead_temporaries
 from ..ckpt_state import model_entries, object_entries
 from ..serialization import write_checkpoint
@@ -39,7 +39,9 @@ class ModelCheckpoint(Callback):
     """Saves checkpoints named ``{prefix}-{epoch}_{step}.ckpt`` (MindSpore's names, e.g.
     ``CKP-3_150.ckpt``: the 1-based epoch and the step in it; ``CheckpointConfig(zero_pad=True)``
     pads them, ``CKP-0003_000150.ckpt``) into ``directory``, as :class:`CheckpointConfig` says.
-    Only rank 0 writes.
+    Under ``torchrun`` every rank writes, as in MindSpore, when each has its own
+    ``directory`` (the zoo's ``ckpt_dir + "ckpt_" + str(rank)``); where ranks share one, only
+    the lowest of them writes (:func:`jisu.distributed.checkpoint_writer`).
 
     Without a ``monitor``: every ``save_checkpoint_steps`` steps (or seconds) and at the end
     of training. In sink mode a checkpoint is written at the end of the sink in which it fell
@@ -110,8 +112,12 @@ class ModelCheckpoint(Callback):
         self._recalled = False  # best_k_models holds the earlier runs' ranked files
         self._cleaned = False  # the killed runs' temporaries were removed
         self._told_no_metrics = False
+        self._writes: object = True  # this rank writes (decided by checkpoint_writer)
 
     # ------------------------------------------------------------------ hooks
+    def on_train_begin(self, run_context: RunContext) -> None:
+        self._writes = checkpoint_writer(self.directory)
+
     def on_train_step_end(self, run_context: RunContext) -> None:
         params = run_context.original_args()
         steps, seconds = self.config.save_checkpoint_steps, self.config.save_checkpoint_seconds
@@ -139,7 +145,7 @@ class ModelCheckpoint(Callback):
             return
         self._due = False  # a save_last refresh due at the last step: written below
         value = self._monitored(params)  # on every rank, so that an error stops them all
-        if value is not None and is_main_process():
+        if value is not None and self._writes:
             self._recall()
             if self._qualifies(value):
                 self._save(params, value)
@@ -244,7 +250,7 @@ class ModelCheckpoint(Callback):
         self._due = False
         self._last_time = time.monotonic()
         self._last_step = params.cur_step_num
-        if not is_main_process():
+        if not self._writes:
             return
         self._before_first_save()
         in_epoch = params.get("step_in_epoch", params.cur_step_num)
@@ -274,7 +280,7 @@ class ModelCheckpoint(Callback):
         self._due = False
         self._last_time = time.monotonic()
         self._last_file_step = params.cur_step_num
-        if not is_main_process():
+        if not self._writes:
             return
         self._before_first_save()
         path = os.path.join(self.directory, last_name(self.prefix))
