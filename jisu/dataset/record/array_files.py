@@ -3,8 +3,11 @@
 A NumPy file handed to ``jisu convert`` may come from anywhere, so it is never unpickled and
 is checked before its data is read: a ``.npy`` header against the bytes the file holds, and a
 ``.npz`` archive's members against caps on what their compressed arrays may inflate to (a few
-megabytes of zip can declare gigabytes). These checks are a self-contained piece of hostile-input
-parsing, kept apart from the conversion that uses their result (:func:`load_arrays`).
+megabytes of zip can declare gigabytes). A ``.npy`` is read by ``pread`` a chunk of rows at a
+time (:class:`NpyRows`), never memory-mapped: a file that shrinks while it is converted is an
+error naming it, not a SIGBUS that kills the process and leaves the temporary shards behind.
+These checks are a self-contained piece of hostile-input parsing, kept apart from the
+conversion that uses their result (:func:`load_arrays`).
 """
 
 from __future__ import annotations
@@ -16,18 +19,20 @@ from typing import Any
 
 import numpy as np
 
+from .pread import PreadFile
 from .validate import MalformedFileError, open_regular
 
 __all__ = [
     "NPZ_MAX_INFLATED_BYTES",
     "NPZ_MAX_RATIO",
     "NPZ_RATIO_FREE_BYTES",
+    "NpyRows",
     "load_arrays",
 ]
 
 #: the most bytes the compressed arrays of one ``.npz`` may inflate to, together (they are
 #: held in memory while converted; stored arrays and ``.npy`` files are not counted: they
-#: are as large on disk as in memory, and a ``.npy`` is read memory-mapped)
+#: are as large on disk as in memory, and a ``.npy`` is read a chunk of rows at a time)
 NPZ_MAX_INFLATED_BYTES = 4 << 30
 #: the most a compressed array may inflate over its compressed size (deflate reaches ~1,030x
 #: on zeros; real arrays rarely pass 100x) once it inflates to more than
@@ -137,13 +142,65 @@ def _check_npz(f: Any, path: str) -> None:
         )
 
 
-def load_arrays(path: str) -> dict[str, np.ndarray]:
+class NpyRows:
+    """The rows of a ``.npy`` file, read by ``pread`` when they are asked for (never mapped).
+
+    What conversion needs of an array: ``len``, ``shape``, ``dtype``, ``ndim`` and rows by
+    index or by a slice of step 1 (each a new C-ordered array). A file that shrank since its
+    header was checked gives a :class:`~jisu.dataset.record.validate.MalformedFileError`
+    naming it (:meth:`PreadFile.read_into`), at any read. Thread-safe.
+
+    Args:
+        file: the open file.
+        offset: where the data begins (after the header).
+        shape, dtype, fortran: from the header, already checked against the file's size.
+    """
+
+    def __init__(
+        self, file: PreadFile, offset: int, shape: tuple[int, ...], dtype: np.dtype, fortran: bool
+    ) -> None:
+        self.file, self.offset = file, offset
+        self.shape, self.dtype, self.fortran = shape, dtype, fortran
+        self.ndim = len(shape)
+        self._inner = math.prod(shape[1:])  # values in one row
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, key: int | slice) -> np.ndarray:
+        if isinstance(key, slice):
+            start, stop, step = key.indices(len(self))
+            if step != 1:
+                raise ValueError(f"NpyRows: only slices of step 1 are read. Received: {key}")
+            return self._rows(start, max(start, stop))
+        index = range(len(self))[key]  # IndexError past either end, negatives counted back
+        return self._rows(index, index + 1)[0]
+
+    def _rows(self, start: int, stop: int) -> np.ndarray:
+        """Rows ``[start, stop)``: one read in C order; in Fortran order (a row's values lie
+        one column apart) one read of the rows' run of each inner value."""
+        n, size = stop - start, self.dtype.itemsize
+        if n == 0:
+            return np.empty((0, *self.shape[1:]), self.dtype)
+        if not self.fortran or self.ndim < 2:
+            out = np.empty((n, *self.shape[1:]), self.dtype)
+            self.file.read_into(out, self.offset + start * self._inner * size)
+            return out
+        # the file holds a C-ordered (inner values, rows) matrix: read its columns start:stop
+        runs = np.empty((self._inner, n), self.dtype)
+        for value in range(self._inner):
+            self.file.read_into(runs[value], self.offset + (value * len(self) + start) * size)
+        return np.ascontiguousarray(runs.T.reshape((n, *self.shape[1:]), order="F"))
+
+
+def load_arrays(path: str) -> dict[str, np.ndarray | NpyRows]:
     """The arrays of a ``.npz`` or ``.npy`` file, checked before their data is read.
 
     Never unpickled (``allow_pickle=False``). A ``.npz``'s members are checked first
     (:func:`_check_npz`: the caps on what compressed arrays may inflate to), then read into
-    memory; a ``.npy`` is memory-mapped (its pages are read as they are converted), its
-    header checked against the file's size. The file is opened once (a FIFO is refused).
+    memory; a ``.npy``'s header is checked against the file's size and its rows are read by
+    ``pread`` as they are converted (:class:`NpyRows`; a file that shrinks meanwhile is a
+    :class:`MalformedFileError` at the read). The file is opened once (a FIFO is refused).
 
     Raises:
         MalformedFileError: a member that is not a ``.npy`` array, a header that declares
@@ -158,7 +215,7 @@ def load_arrays(path: str) -> dict[str, np.ndarray]:
             with np.load(f, allow_pickle=False) as archive:
                 return {name: archive[name] for name in archive.files}
         shape, fortran, dtype = _npy_header(f, path, os.fstat(f.fileno()).st_size)
-        if math.prod(shape) * dtype.itemsize == 0:  # NumPy cannot map an array of no bytes
+        if math.prod(shape) * dtype.itemsize == 0:  # no bytes to read
             return {"data": np.zeros(shape, dtype)}
-        order = "F" if fortran else "C"
-        return {"data": np.memmap(f, dtype, "r", offset=f.tell(), shape=shape, order=order)}
+        rows = NpyRows(PreadFile(path, os.dup(f.fileno())), f.tell(), shape, dtype, fortran)
+        return {"data": rows}
