@@ -81,25 +81,40 @@ class Tensor(metaclass=_TensorMeta):
         return torch.from_numpy(array)
 
 
-def Parameter(
-    default_input: Any, name: str | None = None, requires_grad: bool = True, **kwargs: Any
-) -> torch.nn.Parameter:
-    """A ``torch.nn.Parameter`` from a tensor, an array or a number, its MindSpore ``name``
-    recorded. Only ``name`` and ``requires_grad`` of MindSpore's options are used. An integer
-    or bool parameter (a step counter, a mask) never requires gradients: torch has no
-    gradients of integers, and MindSpore computes none for it either."""
-    from .parameter_names import _remember
+class _ParameterMeta(type):
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, torch.nn.Parameter)
 
-    unknown = set(kwargs) - {"layerwise_parallel", "parallel_optimizer", "storage_format"}
-    if unknown:
-        raise TypeError(f"Parameter: unknown argument(s) {sorted(unknown)}")
-    data = default_input if isinstance(default_input, torch.Tensor) else Tensor(default_input)
-    data = data.detach().clone()
-    differentiable = data.is_floating_point() or data.is_complex()
-    param = torch.nn.Parameter(data, requires_grad=requires_grad and differentiable)
-    if name is not None:
-        _remember(param, name)
-    return param
+
+class Parameter(metaclass=_ParameterMeta):
+    """MindSpore's ``Parameter(default_input, name, requires_grad)``: makes a
+    ``torch.nn.Parameter`` from a tensor, an array or a number, its MindSpore ``name``
+    recorded; ``isinstance(p, Parameter)`` holds for every torch parameter (the zoo's
+    ``isinstance(param, Parameter)`` filters).
+
+    Only ``name`` and ``requires_grad`` of MindSpore's options are used. An integer or bool
+    parameter (a step counter, a mask) never requires gradients: torch has no gradients of
+    integers, and MindSpore computes none for it either."""
+
+    def __new__(
+        cls,
+        default_input: Any,
+        name: str | None = None,
+        requires_grad: bool = True,
+        **kwargs: Any,
+    ) -> torch.nn.Parameter:
+        from .parameter_names import _remember
+
+        unknown = set(kwargs) - {"layerwise_parallel", "parallel_optimizer", "storage_format"}
+        if unknown:
+            raise TypeError(f"Parameter: unknown argument(s) {sorted(unknown)}")
+        data = default_input if isinstance(default_input, torch.Tensor) else Tensor(default_input)
+        data = data.detach().clone()
+        differentiable = data.is_floating_point() or data.is_complex()
+        param = torch.nn.Parameter(data, requires_grad=requires_grad and differentiable)
+        if name is not None:
+            _remember(param, name)
+        return param
 
 
 class ParameterTuple(tuple):

@@ -54,3 +54,16 @@ def test_the_forms_torch_accepts_keep_torchs_meaning():
     with pytest.raises(RuntimeError):  # a plain leaf tensor (not a parameter) still refuses
         t = torch.ones(2, requires_grad=True)
         t += 1
+
+
+def test_isinstance_parameter_holds_for_torch_parameters_only():
+    """The zoo filters with ``isinstance(x, Parameter)``: jisu's Parameter is a class for
+    that check, whose construction makes a plain ``torch.nn.Parameter``."""
+    import jisu
+
+    param = jisu.Parameter(torch.ones(2), name="w")
+    assert type(param) is torch.nn.Parameter and param.name == "w"
+    assert isinstance(param, jisu.Parameter)
+    assert isinstance(torch.nn.Parameter(torch.zeros(1)), jisu.Parameter)
+    assert not isinstance(torch.zeros(1), jisu.Parameter)
+    assert not isinstance(1.0, jisu.Parameter)
