@@ -19,15 +19,17 @@ _INSTALL = "pip install 'jisu[export]'"
 #: convolutions and GEMMs, fused LSTM cells, other summation orders) round differently from
 #: torch's; over a ResNet-18 the difference is ~1e-6 of the output's scale, so 1e-4 relative /
 #: 1e-5 of the scale leaves margin, while a wrong graph (a branch traced as a constant, a
-#: dropped op) is off by orders more. float16/bfloat16 carry ~3 and ~2 decimal digits; a graph
-#: that computes in them anywhere (a zoo Dense with ``compute_type=float16``, a network
-#: converted by amp O2/O3) is checked with their tolerance even where its outputs are float32.
+#: dropped op) is off by orders more. float16/bfloat16 (eps ~1e-3/~8e-3): about ten units in
+#: the last place at the output's scale, as roundings differ through a layer stack (DBNet's
+#: float16 convolutions: 6e-3 on sigmoid outputs); a graph that computes in them anywhere (a
+#: zoo Dense with ``compute_type=float16``, a network converted by amp O2/O3) is checked with
+#: their tolerance even where its outputs are float32.
 #: Integer and bool outputs (argmax, masks) must be equal.
 TOLERANCES: dict[str, tuple[float, float]] = {
     "float32": (1e-4, 1e-5),
     "float64": (1e-4, 1e-5),
-    "float16": (1e-2, 1e-3),
-    "bfloat16": (2e-2, 1e-2),
+    "float16": (2e-2, 1e-2),
+    "bfloat16": (5e-2, 5e-2),
 }
 
 
