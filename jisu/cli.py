@@ -212,6 +212,7 @@ def _convert(args: argparse.Namespace) -> int:
             overwrite=args.overwrite,
             file_names=args.file_names,
             follow_links=args.follow_links,
+            max_file_size=args.max_file_size,
         )
     except FileExistsError as exc:  # the writer names the file that exists (a shard, the
         # manifest); the flag replaces its keyword argument
@@ -419,20 +420,16 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument(
         "--workers",
         type=_positive_int,
-        default=None,
         help="reading/encoding threads (default: the CPUs this process may use)",
     )
     convert.add_argument(
         "--max-size",
         type=_positive_int,
-        default=None,
-        help="re-encode images as JPEG with the longer side at most this many pixels (default: "
-        "store the files' bytes as they are)",
+        help="re-encode as JPEG, longer side at most this many pixels (default: store files as is)",
     )
     convert.add_argument(
         "--quality",
         type=_number(int, 1, 100),
-        default=None,
         help="JPEG quality when re-encoding; giving it re-encodes (default: 90 with --max-size)",
     )
     convert.add_argument(
@@ -451,6 +448,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="image folders: also pack files that symbolic links lead out of SRC (by default "
         "such a file stops the conversion, naming it: a record file may be shared)",
+    )
+    convert.add_argument(
+        "--max-file-size", help="refuse image files over this size, such as 4GiB (default: 1GiB)"
     )
     _debug_flag(convert)
     convert.set_defaults(run=_convert)

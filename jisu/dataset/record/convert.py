@@ -25,8 +25,10 @@ from .chunk_writer import (
 )
 from .image_files import (
     IMAGE_EXTENSIONS,
+    RAISE_CAP,
     ImageFiles,
     check_inside,
+    check_sizes,
     folder_chunks,
     list_image_folder,
     read_files_column,
@@ -68,6 +70,7 @@ def convert(
     file_names: bool = False,
     storage_options: dict | None = None,
     follow_links: bool = False,
+    max_file_size: int | str | None = None,
 ) -> dict:
     """Convert an image folder, MindRecord files, a ``.npz``/``.npy`` file or a jisu record
     data set into a jisu record data set at ``dst``; returns the summary of the write.
@@ -97,6 +100,11 @@ def convert(
         follow_links: image folders only: also pack files whose real path lies outside
             ``src`` (through a symbolic link); by default such a file stops the conversion
             (:func:`check_inside`), as a record file may be shared.
+        max_file_size: image folders only: the largest image file packed, in bytes or as a
+            size such as ``"4GiB"`` (``jisu convert --max-file-size``); default
+            :data:`~jisu.dataset.sources.image_files.MAX_FILE_SIZE` (1 GiB: files are read
+            whole, 512 at a time). Every file's size is checked from ``stat`` before anything
+            is read or written, so a sparse 50 GiB ``.jpg`` is refused at once, named.
 
     Arrays (``.npz``/``.npy``) are never unpickled, and a ``.npz``'s compressed arrays are
     checked before they are inflated (:func:`load_arrays`: at most
@@ -107,10 +115,12 @@ def convert(
         FileNotFoundError: ``src`` is none of the above.
         FileExistsError: ``dst`` exists and ``overwrite`` is False.
         ValueError: a file that a link leads out of an image folder (without
-            ``follow_links``); arrays over the caps above, or malformed.
+            ``follow_links``), or over ``max_file_size``; arrays over the caps above, or
+            malformed.
     """
     from ..core.cpus import available_cpus
     from ..sources.generator import GeneratorDataset
+    from ..sources.image_files import file_size_cap
     from ..sources.record import RecordDataset
     from .mindrecord import is_mindrecord
 
@@ -124,14 +134,21 @@ def convert(
             f"convert: file_names=True applies to image folders only; '{src}' is not a folder. "
             "Leave file_names at False"
         )
+    cap = file_size_cap(max_file_size, "convert")
+    if max_file_size is not None and not os.path.isdir(src):
+        raise ValueError(
+            f"convert: max_file_size applies to image folders only; '{src}' is not a folder. "
+            "Leave max_file_size at None"
+        )
     if os.path.isdir(src):
         paths, labels, classes = list_image_folder(src)
         if not follow_links:
             check_inside(src, paths)  # before any byte is read
+        check_sizes(paths, cap)
         description = f"image folder {os.path.abspath(src)}; classes {classes}"
         class_indexing = classes  # sorted folder names -> 0, 1, ... (the labels written)
         if max_size is None and quality is None:  # bytes as stored: read and write by columns
-            chunks = folder_chunks(src, paths, labels, workers or available_cpus(), file_names)
+            chunks = folder_chunks(src, paths, labels, workers or available_cpus(), file_names, cap)
             return write_chunks(
                 dst,
                 shards,
@@ -145,7 +162,7 @@ def convert(
                 class_indexing,
             )
         data = GeneratorDataset(
-            ImageFiles(src, paths, labels, names=file_names),
+            ImageFiles(src, paths, labels, names=file_names, max_file_size=cap, raise_it=RAISE_CAP),
             list(image_schema),
             shuffle=False,
             num_parallel_workers=workers or 1,

@@ -20,7 +20,9 @@ import numpy as np
 
 from ..sources.image_files import (
     IMAGE_EXTENSIONS,
+    MAX_FILE_SIZE,
     ImageFiles,
+    check_file_size,
     files_outside,
     list_local_image_folder,
 )
@@ -29,13 +31,19 @@ from .validate import open_regular
 
 __all__ = [
     "IMAGE_EXTENSIONS",
+    "RAISE_CAP",
     "ImageFiles",
     "check_inside",
+    "check_sizes",
     "folder_chunks",
     "list_image_folder",
     "read_files_column",
     "reencoder",
 ]
+
+
+#: how a user of ``jisu convert`` raises the cap on one file's size (for the error)
+RAISE_CAP = "add --max-file-size SIZE (such as 4GiB) to jisu convert (convert(max_file_size=))"
 
 
 def _read_into(paths: list[str], offsets: np.ndarray, buffer: memoryview) -> None:
@@ -53,14 +61,46 @@ def _read_into(paths: list[str], offsets: np.ndarray, buffer: memoryview) -> Non
             raise OSError(f"convert: '{path}' changed size while it was being read")
 
 
-def read_files_column(pool: ThreadPoolExecutor, paths: list[str], workers: int) -> Any:
-    """The contents of ``paths`` as one Arrow binary column, read straight into its buffer."""
+def check_sizes(paths: Sequence[str], cap: int) -> None:
+    """Refuse, before anything is read or written, an image folder with a file over ``cap``
+    bytes (one ``stat`` per file): the first such file is named, with the cap and how to
+    raise it.
+
+    Raises:
+        ValueError: a file over the cap.
+    """
+    for path in paths:
+        check_file_size(path, os.stat(path).st_size, cap, RAISE_CAP)
+
+
+def read_files_column(
+    pool: ThreadPoolExecutor, paths: list[str], workers: int, max_file_size: int | None = None
+) -> Any:
+    """The contents of ``paths`` as one Arrow binary column, read straight into its buffer.
+
+    Each file's size is checked against ``max_file_size`` (default
+    :data:`~jisu.dataset.sources.image_files.MAX_FILE_SIZE`) from ``stat``, before the buffer
+    is allocated: a sparse 50 GiB ``.jpg`` is refused naming it, not a failed ``malloc``.
+
+    Raises:
+        ValueError: a file over the cap, naming it, the cap and how to raise it.
+        MemoryError: the chunk's files do not fit in memory (naming the first and the last).
+    """
     import pyarrow as pa
 
+    cap = MAX_FILE_SIZE if max_file_size is None else max_file_size
     sizes = np.fromiter((os.stat(p).st_size for p in paths), dtype=np.int64, count=len(paths))
+    for k in np.flatnonzero(sizes > cap):  # the first one over the cap
+        check_file_size(paths[k], int(sizes[k]), cap, RAISE_CAP)
     offsets = np.zeros(len(paths) + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
-    data = pa.allocate_buffer(int(offsets[-1]))  # from Arrow's pool: reused, not zero-filled
+    try:
+        data = pa.allocate_buffer(int(offsets[-1]))  # from Arrow's pool: reused, not zeroed
+    except MemoryError as exc:  # pyarrow's ArrowMemoryError is one; it names no file
+        raise MemoryError(
+            f"convert: the {len(paths)} files '{paths[0]}' to '{paths[-1]}' hold "
+            f"{int(offsets[-1])} bytes, more than this process can allocate ({exc})"
+        ) from None
     view = memoryview(data)
     step = max(1, -(-len(paths) // workers))
     tasks = [
@@ -75,17 +115,25 @@ def read_files_column(pool: ThreadPoolExecutor, paths: list[str], workers: int) 
 
 
 def folder_chunks(
-    root: str, paths: list[str], labels: list[int], workers: int, file_names: bool = False
+    root: str,
+    paths: list[str],
+    labels: list[int],
+    workers: int,
+    file_names: bool = False,
+    max_file_size: int | None = None,
 ) -> Iterator[tuple[int, dict]]:
     """Chunks of (file bytes, label[, name relative to ``root`` with ``file_names``]): the files
-    of the next chunk are read on ``workers`` threads while the writer packs this one."""
+    of the next chunk are read on ``workers`` threads while the writer packs this one; a file
+    over ``max_file_size`` bytes is an error (see :func:`read_files_column`)."""
     prefix = len(os.path.join(root, ""))
     names = [p[prefix:] for p in paths]  # paths come from os.walk(root)
     with ThreadPoolExecutor(workers) as readers, ThreadPoolExecutor(1) as ahead_pool:
 
         def submit(start: int) -> Any:
             chunk = paths[start : start + _CHUNK_ROWS]
-            return ahead_pool.submit(read_files_column, readers, chunk, workers) if chunk else None
+            if not chunk:
+                return None
+            return ahead_pool.submit(read_files_column, readers, chunk, workers, max_file_size)
 
         ahead = submit(0)
         for start in range(0, len(paths), _CHUNK_ROWS):

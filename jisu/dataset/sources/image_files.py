@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,14 +22,72 @@ from ..record.validate import open_regular
 
 __all__ = [
     "IMAGE_EXTENSIONS",
+    "MAX_FILE_SIZE",
     "ImageFiles",
     "RemoteImageFiles",
+    "check_file_size",
+    "file_size_cap",
     "files_outside",
     "list_local_image_folder",
     "list_remote_image_folder",
 ]
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
+
+#: The largest image file read whole (``ImageFolderDataset``, ``jisu convert``) unless a
+#: ``max_file_size`` says otherwise: 1 GiB, checked from ``stat`` before a byte is read. A file
+#: is read into memory at once (and ``jisu convert`` reads 512 at a time), so a sparse or
+#: runaway file of tens of GiB would otherwise fail in ``malloc`` naming nothing. 1 GiB is
+#: four times the decoded size of the largest image Pillow opens without a
+#: ``DecompressionBombWarning`` (89.5 megapixels of RGB, 268 MB); encoded files are smaller
+#: still. Set this (or pass ``max_file_size``) to change it for the process.
+MAX_FILE_SIZE = 1 << 30
+
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def file_size_cap(value: int | str | None, op: str) -> int:
+    """The cap in bytes that ``max_file_size=value`` means for ``op``: None is
+    :data:`MAX_FILE_SIZE`; a positive int is bytes; a string is bytes with an optional unit
+    (``"4GiB"``, ``"500M"``, ``"2g"``: powers of 1024).
+
+    Raises:
+        TypeError: ``value`` is neither.
+        ValueError: not positive, or a string that is not a size.
+    """
+    if value is None:
+        return MAX_FILE_SIZE
+    if isinstance(value, str):
+        found = re.fullmatch(r"(\d+)\s*(?:([kmgt])(?:ib|b)?|b)?", value.strip().lower())
+        if found and int(found[1]) > 0:
+            return int(found[1]) * _UNITS[found[2] or ""]
+    elif isinstance(value, int) and not isinstance(value, bool):
+        if value > 0:
+            return value
+    else:
+        raise TypeError(
+            f"{op}: max_file_size must be an int (bytes), a size such as '4GiB' or None. "
+            f"Received: max_file_size={value!r}"
+        )
+    raise ValueError(
+        f"{op}: max_file_size must be a positive number of bytes, or a size such as '4GiB' or "
+        f"'500MiB'. Received: max_file_size={value!r}"
+    )
+
+
+def check_file_size(path: str, size: int, cap: int, raise_it: str) -> None:
+    """Refuse the file ``path`` of ``size`` bytes if it is over ``cap`` (before it is read),
+    naming the file, its size, the cap and ``raise_it`` (how to raise the cap).
+
+    Raises:
+        ValueError: the file is over the cap.
+    """
+    if size > cap:
+        raise ValueError(
+            f"'{path}' is {size} bytes ({size / (1 << 30):.1f} GiB), over the cap of {cap} "
+            f"bytes on one image file (a sparse or runaway file?); if it is genuine, raise the "
+            f"cap: {raise_it}"
+        )
 
 
 def _path_max() -> int:
@@ -244,6 +303,10 @@ class ImageFiles:
     of hanging the read. With ``decode``, a decode error (``DecompressionBombError``, a
     ``ValueError`` for a corrupt file) propagates with its type; the file is named by the
     dataset's sample name (``ImageFolderDataset: reading source[i] ('path') failed``).
+
+    A file over ``max_file_size`` bytes (:data:`MAX_FILE_SIZE` by default) is refused before
+    it is read, naming it (a local file's size from ``fstat``; of a URL, at most the cap and
+    one byte are requested).
     """
 
     remote = False  # files are URLs, read by ``_read_remote`` (see ``RemoteImageFiles``)
@@ -256,6 +319,8 @@ class ImageFiles:
         names: bool = True,
         decode: bool = False,
         decrypt: Callable[[str], bytes] | None = None,
+        max_file_size: int | None = None,
+        raise_it: str = "pass max_file_size=",
     ) -> None:
         self.root = root
         self.paths = np.array(paths)  # one buffer, not a list of objects (see worker memory)
@@ -263,6 +328,8 @@ class ImageFiles:
         self.names = names
         self.decode = decode
         self.decrypt = decrypt  # path -> the file's decrypted bytes (ImageFolderDataset's)
+        self.max_file_size = MAX_FILE_SIZE if max_file_size is None else max_file_size
+        self.raise_it = raise_it  # how a user raises the cap, for the error
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -282,7 +349,10 @@ class ImageFiles:
                 # the OS's error, with errno and filename, raised where the source reads its file
                 raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path) from None
             with open(fd, "rb") as f:
-                raw = np.frombuffer(f.read(), dtype=np.uint8)
+                self._check_size(path, os.fstat(fd).st_size)
+                # at most one byte over the cap: a file that grew since is refused too
+                raw = np.frombuffer(f.read(self.max_file_size + 1), dtype=np.uint8)
+            self._check_size(path, len(raw))
         if self.decode:
             from ..vision import Decode
 
@@ -297,10 +367,17 @@ class ImageFiles:
             return data, label
         return data, label, np.array(os.path.relpath(path, self.root))
 
+    def _check_size(self, path: str, size: int) -> None:
+        check_file_size(path, size, self.max_file_size, self.raise_it)
+
     def _decrypted(self, path: str) -> np.ndarray:
         """``decrypt(path)``'s bytes, after checking that ``path`` is a regular file (a FIFO
-        named like an image would hang the user's function)."""
-        os.close(open_regular(path))
+        named like an image would hang the user's function) within the size cap."""
+        fd = open_regular(path)
+        try:
+            self._check_size(path, os.fstat(fd).st_size)
+        finally:
+            os.close(fd)
         data = self.decrypt(path)
         if not isinstance(data, bytes):
             raise TypeError(
@@ -324,10 +401,13 @@ class RemoteImageFiles(ImageFiles):
     def _read_remote(self, path: str) -> np.ndarray:
         if self._fs is None:
             self._fs = filesystem(path, self.storage_options)[0]
-        try:
-            data = self._fs.cat_file(self._fs._strip_protocol(path))
+        try:  # at most one byte over the cap is requested
+            data = self._fs.cat_file(
+                self._fs._strip_protocol(path), start=0, end=self.max_file_size + 1
+            )
         except FileNotFoundError:
             raise FileNotFoundError(f"'{path}' does not exist (any more)") from None
+        self._check_size(path, len(data))
         return np.frombuffer(data, dtype=np.uint8)
 
     def __getstate__(self) -> dict:

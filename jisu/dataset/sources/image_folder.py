@@ -12,6 +12,7 @@ from .generator import Source
 from .image_files import (
     ImageFiles,
     RemoteImageFiles,
+    file_size_cap,
     files_outside,
     list_local_image_folder,
     list_remote_image_folder,
@@ -44,6 +45,10 @@ class ImageFolderDataset(Source):
             ``image`` column. It must return ``bytes`` (anything else is a ``TypeError``
             naming the file); local folders only. It runs in the reading workers: with
             ``python_multiprocessing=True`` it must pickle (a module-level function).
+        max_file_size: the largest file read (each is read whole), in bytes or as a size
+            such as ``"4GiB"``; default :data:`~jisu.dataset.sources.image_files.MAX_FILE_SIZE`
+            (1 GiB). A larger file (a sparse or runaway file) fails the iteration, naming it,
+            before it is read. A jisu extension: MindSpore has no such cap.
 
     A file that cannot be read (a dangling symlink, no permission) or, with ``decode``,
     decoded fails the iteration with an error naming it; in error samples mode "skip" it is
@@ -83,9 +88,12 @@ class ImageFolderDataset(Source):
         storage_options: dict | None = None,
         cache: Any = None,
         decrypt: Callable[[str], bytes] | None = None,
+        max_file_size: int | str | None = None,
     ) -> None:
         op = type(self).__name__
         check_cache(op, cache)
+        cap = file_size_cap(max_file_size, op)
+        raise_it = f"pass {op}(..., max_file_size=) (bytes, or a size such as '4GiB')"
         if decrypt is not None and not callable(decrypt):
             raise TypeError(
                 f"{op}: decrypt must be a callable (path -> decrypted bytes) or None. "
@@ -107,13 +115,22 @@ class ImageFolderDataset(Source):
                 names=False,
                 decode=decode,
                 storage_options=storage_options,
+                max_file_size=cap,
+                raise_it=raise_it,
             )
         else:
             paths, labels, indexing = list_local_image_folder(
                 dataset_dir, extensions, class_indexing
             )
             source = ImageFiles(
-                dataset_dir, paths, labels, names=False, decode=decode, decrypt=decrypt
+                dataset_dir,
+                paths,
+                labels,
+                names=False,
+                decode=decode,
+                decrypt=decrypt,
+                max_file_size=cap,
+                raise_it=raise_it,
             )
         self.dataset_dir = dataset_dir
         self._outside: list[tuple[str, str]] | None = None
