@@ -214,8 +214,8 @@ class RemoteRecordReader(RecordReader):
                     try:
                         shard.local = self._map_cached(k, shard, cached, expected)
                         return  # the object itself is never asked for
-                    except FileNotFoundError:  # evicted by another reader since checked
-                        pass
+                    except FileNotFoundError:  # (found open: another reader's eviction is
+                        pass  # harmless; kept for a cache file replaced by hand)
             shard.open()  # its size checked, its version pinned
             if footers_now:
                 self._footer(k)
@@ -270,10 +270,10 @@ class RemoteRecordReader(RecordReader):
         try:
             claimed = self.cache is not None and shard.claim_fill()
             if claimed:
-                path = self.cache.fetch(shard.file, entry.crc32, self.manifest_path)
-                if path is not None:  # else verified only (no room): read by ranges
+                cached = self.cache.fetch(shard.file, entry.crc32, self.manifest_path)
+                if cached is not None:  # else verified only (no room): read by ranges
                     expected = arrow_schema(self.all_fields, None)
-                    shard.local = self._map_cached(k, shard, path, expected)
+                    shard.local = self._map_cached(k, shard, cached, expected)
                     self._recent.drop_shard(k)
                 return
             crc = read_whole(shard.file)  # no cache: checked, then read by ranges
@@ -289,14 +289,14 @@ class RemoteRecordReader(RecordReader):
             raise
 
     def _map_cached(
-        self, k: int, shard: RemoteShard, path: str, expected: pa.Schema
+        self, k: int, shard: RemoteShard, file: PreadFile, expected: pa.Schema
     ) -> tuple[PreadFile, list[list[Part]]]:
-        """The verified cache copy of shard ``k``, checked as a local shard is (errors name the
-        shard's URL), and where the columns lie in each of its batches."""
-        file = PreadFile.open(path)
+        """The verified cache copy of shard ``k`` (open: another reader of the cache may
+        remove it meanwhile), checked as a local shard is (errors name the shard's URL), and
+        where the columns lie in each of its batches."""
         if file.size != shard.entry.bytes:
             file.close()
-            raise MalformedFileError(path, "cache file changed size while being opened")
+            raise MalformedFileError(file.path, "cache file changed size while being opened")
         sizes, parts = self._open_shard_batches(k, shard.entry, file, shard.entry.path, expected)
         if sizes != shard.layout:
             raise MalformedFileError(
@@ -310,10 +310,10 @@ class RemoteRecordReader(RecordReader):
         """Download shard ``k`` into the cache, then switch its reads to the copy."""
         shard = self._shards[k]
         try:
-            path = self.cache.fetch(shard.file, shard.entry.crc32, self.manifest_path)
-            if path is not None:
+            cached = self.cache.fetch(shard.file, shard.entry.crc32, self.manifest_path)
+            if cached is not None:
                 expected = arrow_schema(self.all_fields, None)
-                shard.local = self._map_cached(k, shard, path, expected)
+                shard.local = self._map_cached(k, shard, cached, expected)
                 self._recent.drop_shard(k)
         except MalformedFileError as exc:
             shard.error = exc  # the shard's next read fails with it, even of a batch read

@@ -12,9 +12,13 @@ as :func:`.storage_requests.s3_range` pins it. Record batches read by ranges sta
 
 Each request runs on a thread of its own while the caller waits, so the wait is abandoned as
 soon as the caller's pipeline run stops (:class:`~jisu.dataset.engine.context.Stopped`), as
-for s3fs's requests; the abandoned request ends within its timeouts. A filesystem with
-options this client does not carry (a session of the user's, extra request arguments such
-as SSE-C keys) keeps s3fs's path (:func:`bulk_client` gives None).
+for s3fs's requests, or the request's deadline passes (a
+:class:`~.storage_requests.StorageError` naming the URL, the bytes received and the deadline;
+see :mod:`.remote_answers`); the abandoned request ends within its timeouts (its body is read
+a piece at a time, the thread stops between two). Each answer is checked as s3fs's are
+(:func:`~.remote_answers.answer_offset`: the object's ETag and version, the range). A
+filesystem with options this client does not carry (a session of the user's, extra request
+arguments such as SSE-C keys) keeps s3fs's path (:func:`bulk_client` gives None).
 """
 
 from __future__ import annotations
@@ -25,6 +29,13 @@ import time
 from typing import Any
 
 from . import storage_requests as requests
+from .remote_answers import (
+    DeadlineExceeded,
+    answer_offset,
+    deadline_for,
+    received_message,
+    store_of,
+)
 from .validate import MalformedFileError
 
 _NO_CLIENT = object()  # a filesystem whose options the blocking client cannot carry
@@ -120,9 +131,9 @@ def bulk_range(file: Any, client: Any, start: int, end: int) -> bytes:
         request["IfMatch"] = file.pin["ETag"]
     request.update(getattr(file.fs, "req_kw", None) or {})
     future: concurrent.futures.Future = concurrent.futures.Future()
-    attempts = _attempts(file.fs)
+    answer = _Answer(file, start, end, _attempts(file.fs))
     thread = threading.Thread(
-        target=_get_into, args=(client, request, attempts, future), name="jisu-s3-get",
+        target=_get_into, args=(client, request, answer, future), name="jisu-s3-get",
         daemon=True,
     )  # fmt: skip
     stop = current_stop()
@@ -130,12 +141,17 @@ def bulk_range(file: Any, client: Any, start: int, end: int) -> bytes:
         requests._inflight.add(future)
     data: Any = None
     began = time.perf_counter()
+    deadline = deadline_for(file.fs, end - start)
+    ends = time.monotonic() + deadline
     try:
         thread.start()
-        while not concurrent.futures.wait([future], None if stop is None else 0.05).done:
-            if stop.is_set():
-                future.cancel()  # its answer is dropped; the thread ends within its timeouts
+        while not concurrent.futures.wait([future], min(0.05, _left(ends))).done:
+            if stop is not None and stop.is_set():
+                answer.abandoned.set()  # the thread ends within its timeouts
                 raise Stopped("the pipeline stopped")
+            if time.monotonic() >= ends:
+                answer.abandoned.set()
+                raise DeadlineExceeded(deadline, answer.received)
         data = future.result()
     except concurrent.futures.CancelledError:  # by storage_requests._cancel_requests
         raise Stopped("the interpreter is exiting") from None
@@ -143,6 +159,10 @@ def bulk_range(file: Any, client: Any, start: int, end: int) -> bytes:
         raise FileNotFoundError(f"'{file.url}' does not exist (any more)") from None
     except (Stopped, MalformedFileError):
         raise
+    except DeadlineExceeded as exc:
+        what = f"reading bytes [{start}, {end})"
+        message = received_message(what, exc, end - start, file.fs)
+        raise requests.StorageError(file.url, message) from exc
     except Exception as exc:
         if requests.precondition_failed(exc):
             raise MalformedFileError(
@@ -158,12 +178,45 @@ def bulk_range(file: Any, client: Any, start: int, end: int) -> bytes:
             requests._inflight.discard(future)
         REQUESTS.add(time.perf_counter() - began, len(data) if isinstance(data, bytes) else 0)
     if len(data) != end - start:
-        raise MalformedFileError(
-            file.url,
-            f"reading bytes [{start}, {end}) gave {len(data)} bytes: the object is shorter "
-            f"than the {file.size} bytes expected (truncated or replaced)",
-        )
+        from .storage import short_answer
+
+        raise short_answer(file.url, start, end, len(data), file.size)
     return data
+
+
+def _left(ends: float) -> float:
+    return max(0.0, ends - time.monotonic())
+
+
+class _Answer:
+    """What the thread of one GET needs to check and read its answer, and how far it got."""
+
+    def __init__(self, file: Any, start: int, end: int, attempts: int) -> None:
+        self.url, self.size, self.pin = file.url, file.size, file.pin
+        self.store = store_of(file.fs, file.url)
+        self.start, self.end, self.attempts = start, end, attempts
+        self.received = 0  # bytes of the range received (the current attempt)
+        self.abandoned = threading.Event()  # the caller gave up: stop reading
+
+    def read(self, response: dict) -> bytes:
+        """The range's bytes from ``response`` (checked first), a piece at a time."""
+        skip = answer_offset(
+            response, self.url, self.store, self.start, self.end, self.size, self.pin
+        )
+        body, want = response["Body"], skip + self.end - self.start
+        raw = getattr(body, "_raw_stream", None)
+        read = getattr(raw, "read1", None) or body.read  # read1: what has arrived (urllib3 2)
+        parts, at = [], 0
+        self.received = 0
+        while at < want and not self.abandoned.is_set():
+            chunk = read(min(1 << 20, want - at))
+            if not chunk:
+                break
+            if at + len(chunk) > skip:
+                parts.append(chunk[max(0, skip - at) :])
+            at += len(chunk)
+            self.received = max(0, at - skip)
+        return b"".join(parts)
 
 
 def _attempts(fs: Any) -> int:
@@ -171,11 +224,12 @@ def _attempts(fs: Any) -> int:
     return max(1, int((config or {}).get("total_max_attempts") or requests.ATTEMPTS))
 
 
-def _get_into(client: Any, request: dict, attempts: int, future: Any) -> None:
+def _get_into(client: Any, request: dict, answer: _Answer, future: Any) -> None:
     """The GET, its body read again after a failure while it streams in (as ``s3_range``
     does; botocore retries the request itself); its bytes or error set on ``future``."""
     if not future.set_running_or_notify_cancel():
         return
+    attempts = answer.attempts
     try:
         for attempt in range(attempts):
             try:
@@ -189,7 +243,7 @@ def _get_into(client: Any, request: dict, attempts: int, future: Any) -> None:
                 raise
             body = response["Body"]
             try:
-                data = body.read()
+                data = answer.read(response)
                 break
             except requests._body_errors():
                 if attempt + 1 >= attempts:

@@ -32,9 +32,15 @@ when the storage cannot be reached or does not answer); see
   threads filling one shard at once download it once;
 * a cached file is checked again (size, CRC-32 once per file and process) before it is used;
   one that does not match (corrupted on disk) is removed and fetched again, never trusted;
+* a reader gets a cached shard already open (:class:`~.pread.PreadFile`): found open then
+  checked, or opened as it is renamed into place, before another process may evict it (under
+  the folder's eviction lock). Readers sharing one bounded folder evict each other's shards
+  at any time: the removed file stays readable through the open descriptor (POSIX), so no
+  read fails for it; one found gone before it was opened is fetched again;
 * the cache holds at most ``size_limit`` bytes: before a file is added, the least recently
-  used whole files are removed (use refreshes a file's time). A shard larger than the bound
-  is not cached (it is read by ranges);
+  used whole files are removed (use refreshes a file's time; the space of a removed file still
+  open in a reader is freed when that reader closes it). A shard larger than the bound is not
+  cached (it is read by ranges);
 * a folder with no room (a write fails with ENOSPC, EDQUOT or EFBIG) is not an error: the
   shard being downloaded is still verified, a warning names the folder (once per process),
   that cache stops writing, and its readers read the shards not yet cached by ranges.
@@ -58,11 +64,19 @@ from typing import Any
 
 from ...files import host_tag, pid_alive
 from .format import file_identity, memo_crc
+from .pread import PreadFile
 from .storage_requests import ATTEMPTS as ATTEMPTS  # re-exported (as X): defined here before
 from .storage_requests import CONNECT_TIMEOUT_S as CONNECT_TIMEOUT_S
 from .storage_requests import INSTALL_HINT as INSTALL_HINT
 from .storage_requests import READ_TIMEOUT_S as READ_TIMEOUT_S
-from .storage_requests import StorageError, call, precondition_failed, remote_info, s3_range
+from .storage_requests import (
+    StorageError,
+    call,
+    get_range,
+    is_s3fs,
+    precondition_failed,
+    remote_info,
+)
 from .storage_requests import exists as exists
 from .storage_requests import filesystem as filesystem
 from .storage_requests import remote_size as remote_size
@@ -109,6 +123,7 @@ class RemoteFile:
     ) -> None:
         self.fs, self.path, self.url, self.size = fs, path, url, size
         self.pin = pin or {}  # S3: the VersionId / ETag every read must match
+        self.s3 = is_s3fs(fs, url)  # read by s3_range: each answer checked
         self.closed = False
         self._pos = 0
         self._tail_start = max(0, size - tail)
@@ -157,10 +172,8 @@ class RemoteFile:
             )
         what = f"reading bytes [{start}, {end})"
         try:
-            if self.pin:
-                data = call(
-                    self.fs, self.url, what, s3_range, self.fs, self.path, start, end, self.pin
-                )
+            if self.s3:
+                data = get_range(self.fs, self.url, self.path, start, end, self.pin, self.size)
             else:
                 data = call(self.fs, self.url, what, "cat_file", self.path, start=start, end=end)
         except FileNotFoundError:
@@ -175,11 +188,7 @@ class RemoteFile:
                 ) from exc
             raise
         if len(data) != end - start:
-            raise MalformedFileError(
-                self.url,
-                f"reading bytes [{start}, {end}) gave {len(data)} bytes: the object is shorter "
-                f"than the {self.size} bytes expected (truncated or replaced)",
-            )
+            raise short_answer(self.url, start, end, len(data), self.size)
         return data
 
     # the file protocol that pyarrow.PythonFile needs
@@ -208,6 +217,16 @@ class RemoteFile:
 
     def close(self) -> None:
         self.closed = True
+
+
+def short_answer(url: str, start: int, end: int, got: int, size: int) -> MalformedFileError:
+    """The error of a read of bytes ``[start, end)`` answered with ``got`` bytes."""
+    how = "shorter" if got < end - start else "longer"
+    return MalformedFileError(
+        url,
+        f"reading bytes [{start}, {end}) gave {got} bytes, not {end - start}: the answer is "
+        f"{how} than asked for (the object of {size} bytes was truncated or replaced)",
+    )
 
 
 def read_whole(file: RemoteFile, sink: Any = None) -> int:
@@ -323,38 +342,36 @@ class ShardCache:
         digest = hashlib.sha256(url.encode()).hexdigest()[:32]
         return os.path.join(self.folder, f"{digest}-{size}-{crc32:08x}{CACHE_SUFFIX}")
 
-    def lookup(self, url: str, size: int, crc32: int) -> str | None:
-        """The verified cache file of a shard, or None. A file that fails the check is
-        removed (and will be fetched again)."""
+    def lookup(self, url: str, size: int, crc32: int) -> PreadFile | None:
+        """The verified cache file of a shard, open (it stays readable if another reader of
+        the folder evicts it now), or None. A file that fails the check is removed (and will
+        be fetched again)."""
         path = self.name(url, size, crc32)
-
-        def crc_of(f: Any) -> int:
-            crc = 0
-            while chunk := f.read(CHUNK_BYTES):
-                crc = zlib.crc32(chunk, crc)
-            return crc
-
         try:
-            with open(path, "rb") as f:
-                info = os.fstat(f.fileno())
-                crc = None  # a file of another size is not this shard's copy
-                if info.st_size == size:  # its CRC once per file and process, as the reader's
-                    crc = memo_crc(file_identity(path, info), lambda: crc_of(f))
+            file = _open_cached(path)
         except FileNotFoundError:
             return None
+        try:
+            info = os.fstat(file.acquire())
+            crc = None  # a file of another size is not this shard's copy
+            if info.st_size == size:  # its CRC once per file and process, as the reader's
+                crc = memo_crc(file_identity(path, info), lambda: file.crc32(size))
+        finally:
+            file.release()
         if info.st_size != size or crc != crc32:
+            file.close()
             with contextlib.suppress(FileNotFoundError):
                 os.remove(path)
             return None
         with contextlib.suppress(OSError):  # recently used: evicted last (the access time;
             os.utime(path, ns=(time.time_ns(), info.st_mtime_ns))  # mtime keys the CRC memo)
-        return path
+        return file
 
-    def fetch(self, file: RemoteFile, crc32: int, manifest: str) -> str | None:
+    def fetch(self, file: RemoteFile, crc32: int, manifest: str) -> PreadFile | None:
         """Download the shard into the cache (once, whatever the number of threads and
-        processes asking), verified against ``crc32``; its local path, or None when the
-        shard is larger than the cache may hold or the folder has no room (then it is only
-        verified; see the module docstring).
+        processes asking), verified against ``crc32``; its cache file, open (see
+        :meth:`lookup`), or None when the shard is larger than the cache may hold or the
+        folder has no room (then it is only verified; see the module docstring).
 
         Raises:
             MalformedFileError: the shard does not match its size or checksum (named by URL).
@@ -363,7 +380,7 @@ class ShardCache:
             self._verify(file, crc32, manifest)
             return None
         final = self.name(file.url, file.size, crc32)
-        verified = False
+        verified, opened = False, None
         try:
             with _flock(final + ".lock"):
                 found = self.lookup(file.url, file.size, crc32)
@@ -384,7 +401,8 @@ class ShardCache:
                     with _flock(os.path.join(self.folder, ".evict.lock")):  # one at once
                         self._evict(file.size, keep=final)
                         os.replace(temp, final)
-                    temp = None
+                        temp = None
+                        opened = _open_cached(final)  # before anyone may evict it
                 finally:
                     if temp is not None:
                         with contextlib.suppress(FileNotFoundError):
@@ -396,7 +414,7 @@ class ShardCache:
             if not verified:
                 self._verify(file, crc32, manifest)
             return None
-        return final
+        return opened
 
     @staticmethod
     def _verify(file: RemoteFile, crc32: int, manifest: str) -> None:
@@ -445,6 +463,11 @@ class ShardCache:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(path)  # readers that opened it keep reading it
             total -= size
+
+
+def _open_cached(path: str) -> PreadFile:
+    """A cache file, open."""
+    return PreadFile.open(path)
 
 
 def default_cache() -> tuple[str | None, int | None]:

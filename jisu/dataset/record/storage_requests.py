@@ -18,6 +18,13 @@ when the storage cannot be reached or does not answer, ``FileNotFoundError`` /
   tries of a request in all, with botocore's jittered exponential backoff (a second or two);
   s3fs's own retry loop, which would multiply them, is set to a single try.
 
+``read_timeout`` bounds each wait for bytes, not a request (a server that drips its answer
+never trips it): every request also has a deadline for the whole of it,
+:data:`~.remote_answers.REQUEST_DEADLINE_S` (120 s) plus one second per
+:data:`~.remote_answers.MIN_TRANSFER_RATE` (64 KiB) asked for, which
+``storage_options={"request_deadline": s, "min_transfer_rate": bytes_per_s}`` change (see
+:mod:`.remote_answers`, which also checks what each answer is before its bytes are used).
+
 So a dead endpoint fails a read within seconds and one that accepts connections and never
 answers within ``ATTEMPTS * read_timeout`` plus the backoff (about a minute by default), e.g.
 ``storage_options={"config_kwargs": {"connect_timeout": 2, "read_timeout": 5, "retries":
@@ -40,6 +47,15 @@ import time
 from typing import Any
 
 from ..core.request_counts import REQUESTS
+from .remote_answers import (
+    DeadlineExceeded,
+    answer_offset,
+    deadline_for,
+    deadline_setting,
+    received_message,
+    store_of,
+    warn_unverifiable,
+)
 from .validate import MalformedFileError
 
 INSTALL_HINT = 'pip install "jisu[s3]"'
@@ -129,10 +145,12 @@ def _cancel_requests() -> None:
         future.cancel()
 
 
-def _wait(fs: Any, coro: Any) -> Any:
+def _wait(fs: Any, coro: Any, deadline: float | None = None, progress: Any = None) -> Any:
     """Run the coroutine ``coro`` on ``fs``'s event loop and return its result. The wait (and
     the request) is abandoned when the pipeline run of this thread stops (then
-    :class:`~jisu.dataset.engine.context.Stopped` is raised) or the interpreter exits."""
+    :class:`~jisu.dataset.engine.context.Stopped` is raised), the interpreter exits, or
+    ``deadline`` seconds have passed (then :class:`~.remote_answers.DeadlineExceeded`, with
+    ``progress[0]``, the bytes received, if given)."""
     from ..engine.context import Stopped
     from ..engine.thread_pool import current_stop
 
@@ -143,12 +161,22 @@ def _wait(fs: Any, coro: Any) -> Any:
     future = asyncio.run_coroutine_threadsafe(coro, fs.loop)
     with _inflight_lock:
         _inflight.add(future)
+    ends = None if deadline is None else time.monotonic() + deadline
     try:
         # wait() rather than result(timeout): a request may itself raise TimeoutError
-        while not concurrent.futures.wait([future], None if stop is None else _POLL_S).done:
-            if stop.is_set():
+        while True:
+            poll = None if stop is None else _POLL_S
+            if ends is not None:
+                left = max(0.0, ends - time.monotonic())
+                poll = left if poll is None else min(poll, left)
+            if concurrent.futures.wait([future], poll).done:
+                break
+            if stop is not None and stop.is_set():
                 future.cancel()
                 raise Stopped("the pipeline stopped")
+            if ends is not None and time.monotonic() >= ends:
+                future.cancel()  # the task is cancelled: its connection is closed
+                raise DeadlineExceeded(deadline, None if progress is None else progress[0])
         try:
             return future.result()
         except concurrent.futures.CancelledError:  # by _cancel_requests
@@ -170,8 +198,9 @@ def _transport_failure(exc: BaseException) -> bool:
 
 def call(fs: Any, url: str, what: str, method: Any, *args: Any, **kwargs: Any) -> Any:
     """``fs.method(*args, **kwargs)`` as one bounded request (an async filesystem's coroutine
-    ``fs._method`` through :func:`_wait`), its failure named by ``url``. ``method`` may also
-    be a coroutine function (for an async filesystem only), called with the arguments.
+    ``fs._method`` through :func:`_wait`, within its deadline), its failure named by ``url``.
+    ``method`` may also be a coroutine function (for an async filesystem only), called with
+    the arguments.
 
     Raises:
         FileNotFoundError: as the filesystem raised it (the caller names the URL).
@@ -184,11 +213,13 @@ def call(fs: Any, url: str, what: str, method: Any, *args: Any, **kwargs: Any) -
     try:
         if getattr(fs, "async_impl", False) and not getattr(fs, "asynchronous", False):
             run = method if callable(method) else getattr(fs, "_" + method)
-            result = _wait(fs, run(*args, **kwargs))
+            result = _wait(fs, run(*args, **kwargs), deadline_for(fs))
         else:
             result = getattr(fs, method)(*args, **kwargs)
     except (FileNotFoundError, MalformedFileError, Stopped):
         raise
+    except DeadlineExceeded as exc:
+        raise StorageError(url, received_message(what, exc, 0, fs)) from exc
     except Exception as exc:
         raise named_failure(fs, url, what, exc) from exc
     finally:  # every request: a failed or abandoned one too
@@ -239,7 +270,9 @@ def filesystem(url: str, storage_options: dict | None = None) -> tuple[Any, str]
         raise ImportError(
             f"reading or writing '{url}' needs fsspec (and s3fs for s3://): {INSTALL_HINT}"
         ) from None
-    options = storage_options or {}
+    options, deadline = deadline_setting(storage_options or {})
+    if deadline is not None:  # a filesystem of its own, whose requests have this deadline
+        options = {**options, "skip_instance_cache": True}
     if _is_s3(url):
         options = _s3_options(options)
     try:
@@ -252,7 +285,14 @@ def filesystem(url: str, storage_options: dict | None = None) -> tuple[Any, str]
         # s3fs retries some errors itself around botocore's retries (twice over in reads:
         # 5 x 5 x 3 tries of a silent server); botocore's standard mode alone retries
         fs.retries = 1
+    if deadline is not None:
+        fs._jisu_deadline = deadline
     return fs, path
+
+
+def is_s3fs(fs: Any, url: str) -> bool:
+    """Whether ``url`` is read through s3fs (pinned, checked reads: :func:`s3_range`)."""
+    return _is_s3(url) and hasattr(fs, "_call_s3")
 
 
 def remote_info(fs: Any, path: str, url: str) -> tuple[int, dict[str, str]]:
@@ -276,8 +316,10 @@ def remote_info(fs: Any, path: str, url: str) -> tuple[int, dict[str, str]]:
     if not isinstance(size, int) or size < 0:
         raise MalformedFileError(url, f"the filesystem reports no size for it ({size!r})")
     pin = {}
-    if _is_s3(url) and hasattr(fs, "_call_s3"):  # s3fs: reads are pinned (see s3_range)
+    if is_s3fs(fs, url):  # s3fs: reads are pinned (see s3_range)
         pin = {k: info[k] for k in ("VersionId", "ETag") if info.get(k)}
+        if not pin:
+            warn_unverifiable(store_of(fs, url))
     return size, pin
 
 
@@ -300,6 +342,10 @@ def _body_errors() -> tuple[type[BaseException], ...]:
 
             errors.append(HTTPClientError)  # ReadTimeoutError, ResponseStreamingError...
         with contextlib.suppress(ImportError):
+            from urllib3.exceptions import ProtocolError, ReadTimeoutError
+
+            errors += [ProtocolError, ReadTimeoutError]  # a body read by pieces (s3_bulk)
+        with contextlib.suppress(ImportError):
             from aiohttp import ClientPayloadError
 
             errors.append(ClientPayloadError)
@@ -307,10 +353,21 @@ def _body_errors() -> tuple[type[BaseException], ...]:
     return _BODY_ERRORS
 
 
-async def s3_range(fs: Any, path: str, start: int, end: int, pin: dict[str, str]) -> bytes:
-    """Bytes ``[start, end)`` of an S3 object, pinned to ``pin`` (its VersionId and ETag). A
-    failure while the answer's body streams in is tried again (the request itself is retried
-    by botocore), up to the attempts of botocore's retry policy."""
+async def s3_range(
+    fs: Any,
+    path: str,
+    start: int,
+    end: int,
+    pin: dict[str, str],
+    size: int,
+    url: str,
+    progress: list[int] | None = None,
+) -> bytes:
+    """Bytes ``[start, end)`` of an S3 object of ``size`` bytes, pinned to ``pin`` (its
+    VersionId and ETag), the answer checked (:func:`~.remote_answers.answer_offset`). A failure
+    while the answer's body streams in is tried again (the request itself is retried by
+    botocore), up to the attempts of botocore's retry policy. ``progress[0]``: the bytes of
+    the range received so far (for the error of a request past its deadline)."""
     bucket, key, version = fs.split_path(path)
     request = {"Bucket": bucket, "Key": key, "Range": f"bytes={start}-{end - 1}"}
     version = pin.get("VersionId") or version
@@ -320,16 +377,55 @@ async def s3_range(fs: Any, path: str, start: int, end: int, pin: dict[str, str]
         request["IfMatch"] = pin["ETag"]
     config = fs.config_kwargs.get("retries") if isinstance(fs.config_kwargs, dict) else None
     attempts = (config or {}).get("total_max_attempts") or ATTEMPTS
+    store = store_of(fs, url)
     for attempt in range(max(1, int(attempts))):
         response = await fs._call_s3("get_object", **request, **fs.req_kw)
         try:
-            return await response["Body"].read()
+            skip = answer_offset(response, url, store, start, end, size, pin)
+            parts, at = [], 0  # at: the body's bytes read
+            while at < skip + end - start:
+                chunk = await response["Body"].read(min(1 << 20, skip + end - start - at))
+                if not chunk:
+                    break
+                if at + len(chunk) > skip:
+                    parts.append(chunk[max(0, skip - at) :])
+                at += len(chunk)
+                if progress is not None:
+                    progress[0] = max(0, at - skip)
+            return b"".join(parts)
         except _body_errors():
             if attempt + 1 >= attempts:
                 raise
         finally:
             response["Body"].close()
     raise AssertionError("unreachable")
+
+
+def get_range(fs: Any, url: str, path: str, start: int, end: int, pin: dict, size: int) -> bytes:
+    """Bytes ``[start, end)`` of the S3 object at ``path`` (see :func:`s3_range`), as one
+    request within its deadline (:func:`~.remote_answers.deadline_for`).
+
+    Raises:
+        FileNotFoundError, PermissionError, StorageError: as :func:`call` (a request past its
+            deadline: a StorageError naming the URL, the bytes received and the deadline).
+        MalformedFileError: the answer is of another object, or of other bytes.
+    """
+    from ..engine.context import Stopped
+
+    what = f"reading bytes [{start}, {end})"
+    progress, began, data = [0], time.perf_counter(), None
+    try:
+        coro = s3_range(fs, path, start, end, pin, size, url, progress)
+        data = _wait(fs, coro, deadline_for(fs, end - start), progress)
+    except (FileNotFoundError, MalformedFileError, Stopped):
+        raise
+    except DeadlineExceeded as exc:
+        raise StorageError(url, received_message(what, exc, end - start, fs)) from exc
+    except Exception as exc:
+        raise named_failure(fs, url, what, exc) from exc
+    finally:
+        REQUESTS.add(time.perf_counter() - began, len(data) if data is not None else 0)
+    return data
 
 
 def precondition_failed(exc: BaseException) -> bool:
