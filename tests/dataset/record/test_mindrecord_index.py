@@ -15,7 +15,7 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from jisu.dataset.record import mindrecord_index
@@ -225,13 +225,17 @@ def index_files(draw: st.DrawFn) -> tuple[list[str], list[tuple], list[tuple[int
     if "trigger" in extras and "table" not in extras:
         extras.append("table")
     statements += [EXTRAS[e] for e in sorted(extras, key=lambda e: e != "table")]
-    if key:  # a primary key: unique, non-null ids
+    if draw(st.booleans()):  # the shard's ids, in any order (repeated without a key)
+        ids = list(draw(st.permutations(range(ROWS))))
+        if not key:
+            ids += draw(st.lists(st.integers(0, ROWS - 1), max_size=4))
+    elif key:  # a primary key: unique, non-null ids
         ids = draw(st.lists(st.integers(0, ROWS + 1), max_size=ROWS + 2, unique=True))
     else:
         ids = draw(st.lists(ROW_IDS, max_size=ROWS * 2))
-    width = len(names) + (1 if has_row_id else 0)
-    rows = [((i,) if has_row_id else ()) + (draw(st.integers(-5, 5)),) * len(names) for i in ids]
-    rows = [r[:width] for r in rows if len(r) == width] if width else []
+    values = st.integers(-5, 5)
+    rows = [((i,) if has_row_id else ()) + tuple(draw(values) for _ in names) for i in ids]
+    rows = [row for row in rows if row]  # a table without columns is not built anyway
     flips = draw(
         st.lists(st.tuples(st.integers(0, 1 << 14), st.integers(1, 255)), max_size=3)
         if draw(st.booleans())
@@ -269,6 +273,7 @@ def test_random_indexes_read_right_or_give_one_error(case):
                     conn.executemany(f"INSERT INTO INDEXES VALUES ({marks})", rows)
                 conn.commit()
         except sqlite3.Error:  # a row the table's types refuse (WITHOUT ROWID, say)
+            event("not built")
             return
         words = None if flips else expected(statements, db)
         data = bytearray(db.read_bytes())
@@ -280,6 +285,7 @@ def test_random_indexes_read_right_or_give_one_error(case):
         except MalformedFileError as exc:
             assert exc.path in (str(db), str(shard)), exc
             result = exc
+        event(f"{'damaged' if flips else 'intact'}: {type(result).__name__}")
         if isinstance(result, list):
             assert result == baseline()
         if not flips:
