@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import zipfile
 import zlib
 from typing import Any
 
@@ -86,8 +87,6 @@ def _check_npz(f: Any, path: str) -> None:
     with its zip sizes, and the compressed ones within :data:`NPZ_MAX_INFLATED_BYTES` and
     :data:`NPZ_MAX_RATIO` (2.9 MB can inflate to a 3 GB array). Errors name the file and the
     member."""
-    import zipfile
-
     try:
         archive = zipfile.ZipFile(f)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
@@ -212,8 +211,14 @@ def load_arrays(path: str) -> dict[str, np.ndarray | NpyRows]:
         if path.endswith(".npz"):
             _check_npz(f, path)
             f.seek(0)
-            with np.load(f, allow_pickle=False) as archive:
-                return {name: archive[name] for name in archive.files}
+            try:
+                with np.load(f, allow_pickle=False) as archive:
+                    return {name: archive[name] for name in archive.files}
+            except (zipfile.BadZipFile, EOFError, zlib.error, ValueError, OSError) as exc:
+                # checked above: it changed since (it shrank, or was rewritten in place)
+                raise MalformedFileError(
+                    path, f"could not be read after its check: did it change? ({exc})"
+                ) from None
         shape, fortran, dtype = _npy_header(f, path, os.fstat(f.fileno()).st_size)
         if math.prod(shape) * dtype.itemsize == 0:  # no bytes to read
             return {"data": np.zeros(shape, dtype)}

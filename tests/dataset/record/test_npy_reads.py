@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import jisu.dataset as ds
+from jisu.dataset.record import array_files
 from jisu.dataset.record.array_files import NpyRows, load_arrays
 from jisu.dataset.record.validate import MalformedFileError
 
@@ -57,6 +58,21 @@ def test_a_file_that_shrank_is_named_at_the_read(tmp_path):
     os.truncate(path, 400)
     with pytest.raises(MalformedFileError, match=r"a.npy': was truncated while being read"):
         rows[50:60]
+
+
+@pytest.mark.parametrize("save", [np.savez, np.savez_compressed])
+def test_a_npz_that_shrinks_after_its_check_is_named(tmp_path, monkeypatch, save):
+    path = tmp_path / "a.npz"
+    save(path, a=np.arange(5000.0), b=np.arange(5000))
+    check = array_files._check_npz
+
+    def check_then_shrink(f, name):
+        check(f, name)
+        os.truncate(name, os.path.getsize(name) // 2)
+
+    monkeypatch.setattr(array_files, "_check_npz", check_then_shrink)
+    with pytest.raises(MalformedFileError, match=r"a.npz': could not be read after its check"):
+        load_arrays(str(path))
 
 
 # a child runs the CLI and shrinks the .npy after 3 chunks of rows are written (the same
