@@ -26,8 +26,11 @@ pages number 0, 1, ... with contiguous row ranges from 0, the raw pages list row
 (one per blob page) at offsets rising from 0 inside them; the file ends exactly where its last page
 does (a truncated file, appended bytes or a page table that lost entries are refused); every row's
 8-byte length fits in its page or row group, and the rows found fill each exactly, as many as the
-blob page declares; the ``.db`` index, when present, is a regular file SQLite reads (read-only) and
-lists as many rows. Shard addresses are plain file names looked for beside the shard that names them
+blob page declares; the ``.db`` index, when present, is a regular file SQLite reads (read-only) as
+data only (tables and their indexes: a view, trigger, virtual table or generated column is refused
+before any query; the count's work is bounded by the file's size, see
+:mod:`~jisu.dataset.record.mindrecord_index`) and lists as many rows. Shard addresses are plain
+file names looked for beside the shard that names them
 (MindSpore writes base names and reads ``dirname(shard) + name``; jisu never follows a name with a
 separator, ``..`` or an absolute path), 1 to 4096 of them, distinct, naming distinct files (no hard
 link read twice), and every shard names the same list. When a row is read: its msgpack map decodes
