@@ -6,6 +6,7 @@ byte damage gets the rows right or one MalformedFileError, never a hang or anoth
 from __future__ import annotations
 
 import functools
+import os
 import sqlite3
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from jisu.cli import main
 from jisu.dataset.record import mindrecord_index
 from jisu.dataset.record.mindrecord import MindRecordReader
 from jisu.dataset.record.validate import MalformedFileError
@@ -86,6 +88,16 @@ def test_a_view_over_an_endless_recursive_query_is_refused_quickly(tmp_path):
     assert f"'{shard}.db': holds the view 'INDEXES'" in done.stdout
     with pytest.raises(MalformedFileError, match=r"holds the view 'INDEXES': a MindRecord index"):
         read_quickly(shard)
+
+
+def test_jisu_convert_of_a_mindrecord_with_a_recursive_view_fails_at_once(tmp_path, capsys):
+    shard = with_index(tmp_path, RECURSIVE_VIEW, rows=0)
+    (tmp_path / "out").mkdir()
+    start = time.monotonic()
+    assert main(["convert", str(shard), str(tmp_path / "out" / "data")]) == 1
+    assert time.monotonic() - start < 10
+    assert f"'{shard}.db': holds the view 'INDEXES'" in capsys.readouterr().err
+    assert os.listdir(tmp_path / "out") == []
 
 
 @pytest.mark.parametrize(
