@@ -41,20 +41,39 @@ import sys
 import warnings
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import IO
 
 import numpy as np
 import torch
 
 from ..dataset.record.validate import MalformedFileError, open_regular
+from .ckpt_table import MAX_RANK, MAX_TAG_BYTES, TENSOR_TYPE_NAMES, Piece, entry_table
+
+__all__ = [
+    "DTYPES",
+    "MAX_ENTRIES",
+    "MAX_FILE_BYTES",
+    "MAX_RANK",
+    "MAX_TAG_BYTES",
+    "TENSOR_TYPES",
+    "looks_like_ckpt",
+    "parse_ckpt",
+    "read_ckpt",
+    "tensor_type_of",
+    "write_ckpt",
+]
 
 #: the largest file :func:`read_ckpt` reads (it also refuses one larger than the free memory)
 MAX_FILE_BYTES = 64 << 30
-#: the longest tag (parameter name), in UTF-8 bytes
-MAX_TAG_BYTES = 4096
-#: the highest rank of a tensor
-MAX_RANK = 32
+#: the most entries :func:`read_ckpt` reads. Each entry becomes a tensor of its own, and torch's
+#: objects for one (tensor, storage, ``Parameter``, dict slot) cost about a kilobyte however
+#: small its data: a file of tiny tensors costs far more memory than its size. A million is
+#: 100 times the entries of the largest networks' checkpoints (a 100-layer transformer with
+#: Adam's two slots per parameter holds a few thousand) and bounds that overhead near 1 GiB.
+MAX_ENTRIES = 1_000_000
+#: what :func:`read_ckpt` counts for each entry beyond its bytes when it checks the free memory
+ENTRY_OVERHEAD_BYTES = 1024
 #: MindSpore splits a tensor's bytes into values of at most this many bytes
 SLICE_BYTES = 512 << 20
 
@@ -77,14 +96,10 @@ DTYPES: dict[str, torch.dtype] = {
 #: torch dtypes -> MindSpore's ``tensor_type`` strings
 TENSOR_TYPES: dict[torch.dtype, str] = {dtype: name for name, dtype in DTYPES.items()}
 _STR = "str"
-_MAX_TYPE_BYTES = 16
+assert set(TENSOR_TYPE_NAMES) == {*DTYPES, _STR}  # the table reader's whitelist
 
 _CRC_MARK = b"crc_num"
 _CRC_TRAILER = len(_CRC_MARK) + 10
-
-# wire types
-_VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
-_SKIP = {_I64: 8, _I32: 4}
 
 Value = torch.Tensor | str
 
@@ -109,15 +124,19 @@ def read_ckpt(
 
     Raises:
         FileNotFoundError: no such file.
-        MalformedFileError: the file is not a regular file, too big, or malformed (the message
-            names the file and what is wrong).
+        MalformedFileError: the file is not a regular file, empty, too big (more than
+            :data:`MAX_FILE_BYTES`, :data:`MAX_ENTRIES` entries, or the free memory), or
+            malformed (the message names the file and what is wrong).
     """
     path = os.fspath(path)
     data = _read_bounded(path)
+    if not data:
+        raise MalformedFileError(path, "is empty (0 bytes): not a checkpoint")
+    end = len(data)
     if data[-_CRC_TRAILER:-10] == _CRC_MARK:
         expected = int.from_bytes(data[-10:], "big")
-        data = memoryview(data)[:-_CRC_TRAILER]
-        actual = zlib.crc32(data)
+        end -= _CRC_TRAILER
+        actual = zlib.crc32(memoryview(data)[:end])
         if actual != expected:
             raise MalformedFileError(
                 path,
@@ -128,7 +147,18 @@ def read_ckpt(
         warnings.warn(
             f"load_checkpoint: '{path}' has no CRC trailer, so it was not checked", stacklevel=3
         )
-    return parse_ckpt(data, path, keep)
+    pieces = entry_table(data, end, path, MAX_ENTRIES)
+    if not pieces:
+        raise MalformedFileError(path, f"holds no entry ({len(data)} bytes): not a checkpoint")
+    free = _free_memory()
+    need = len(pieces) * ENTRY_OVERHEAD_BYTES + end
+    if free is not None and need > free:
+        raise MalformedFileError(
+            path,
+            f"has {len(pieces)} entries, which would take about {need} bytes of memory to "
+            f"load, more than the free memory ({free} bytes)",
+        )
+    return _build(data, pieces, path, keep)
 
 
 def _read_bounded(path: str) -> bytes:
@@ -156,68 +186,69 @@ def _free_memory() -> int | None:
         return None
 
 
-class _Piece:
-    """One ``Value`` of the file, checked: a tag, a type, dims and a slice of the content."""
-
-    __slots__ = ("content", "dims", "tag", "tensor_type")
-
-    def __init__(self, tag: str, tensor_type: str, dims: tuple[int, ...], content: memoryview):
-        self.tag, self.tensor_type, self.dims, self.content = tag, tensor_type, dims, content
-
-
 def parse_ckpt(
     data: bytes | memoryview, path: str = "<bytes>", keep: Callable[[str], bool] | None = None
 ) -> OrderedDict[str, Value]:
     """Parse the protobuf bytes of a checkpoint (without its CRC trailer); see
     :func:`read_ckpt`. ``path`` names the source in errors."""
-    buf = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
+    buf = data if isinstance(data, bytes) else bytes(data)
+    return _build(buf, entry_table(buf, len(buf), path, MAX_ENTRIES), path, keep)
+
+
+def _build(
+    buf: bytes, pieces: list[Piece], path: str, keep: Callable[[str], bool] | None
+) -> OrderedDict[str, Value]:
+    """The values of the checked entries ``pieces`` (consecutive pieces of one tag are the
+    parts of one tensor), those that ``keep`` accepts built, in file order."""
     out: OrderedDict[str, Value] = OrderedDict()
     done: set[str] = set()
-    group: list[_Piece] = []
-    for piece in _pieces(buf, path):
-        if group and piece.tag != group[0].tag:
-            _finish(group, path, keep, out, done)
-            group = []
-        if not group and piece.tag in done:
-            raise MalformedFileError(path, f"holds the tag {piece.tag!r} twice")
-        group.append(piece)
-    if group:
-        _finish(group, path, keep, out, done)
+    i, count = 0, len(pieces)
+    while i < count:
+        tag = pieces[i][0]
+        j = i + 1
+        while j < count and pieces[j][0] == tag:
+            j += 1
+        if tag in done:
+            raise MalformedFileError(path, f"holds the tag {tag!r} twice")
+        done.add(tag)
+        _finish(buf, pieces[i:j] if j > i + 1 else (pieces[i],), path, keep, out)
+        while i < j:  # done with: freed as the tensors are built, so the peak stays low
+            pieces[i] = None  # type: ignore[call-overload]
+            i += 1
     return out
 
 
 def _finish(
-    group: list[_Piece],
+    buf: bytes,
+    group: Sequence[Piece],
     path: str,
     keep: Callable[[str], bool] | None,
     out: OrderedDict[str, Value],
-    done: set[str],
 ) -> None:
     """Check the pieces of one tag against each other and build the value if kept."""
-    first = group[0]
-    done.add(first.tag)
+    tag, tensor_type, dims = group[0][:3]
     for piece in group[1:]:
-        if piece.tensor_type != first.tensor_type or piece.dims != first.dims:
+        if piece[1] != tensor_type or piece[2] != dims:
             raise MalformedFileError(
                 path,
-                f"the parts of {first.tag!r} disagree: {first.tensor_type}{list(first.dims)} "
-                f"then {piece.tensor_type}{list(piece.dims)}",
+                f"the parts of {tag!r} disagree: {tensor_type}{list(dims)} "
+                f"then {piece[1]}{list(piece[2])}",
             )
-    total = sum(len(p.content) for p in group)
-    where = f"{first.tag!r} ({first.tensor_type}, dims {list(first.dims)}, {total} bytes)"
-    if first.tensor_type == _STR:
+    total = group[0][4] - group[0][3] if len(group) == 1 else sum(p[4] - p[3] for p in group)
+    if tensor_type == _STR:
         if total % 4:
+            where = _where(group[0], total)
             raise MalformedFileError(path, f"{where}: a str's bytes are not UTF-32")
-        if keep is None or keep(first.tag):
-            raw = b"".join(bytes(p.content) for p in group)
+        if keep is None or keep(tag):
+            raw = b"".join(buf[p[3] : p[4]] for p in group)
             try:
-                out[first.tag] = raw.decode("utf-32-le").rstrip("\0")
+                out[tag] = raw.decode("utf-32-le").rstrip("\0")
             except UnicodeDecodeError as exc:
+                where = _where(group[0], total)
                 raise MalformedFileError(path, f"{where}: not UTF-32 text ({exc})") from None
         return
-    dtype = DTYPES[first.tensor_type]
+    dtype = DTYPES[tensor_type]
     itemsize = dtype.itemsize
-    dims = first.dims
     if dims == (0,) and total == itemsize:  # MindSpore reads dims [0] as a scalar
         dims = ()
     numel = strides = 1
@@ -225,158 +256,32 @@ def _finish(
         numel *= d
         strides *= max(d, 1)
         if strides > 1 << 62:  # an empty tensor's strides must still fit torch's int64
-            raise MalformedFileError(path, f"{where}: the dims are too large")
+            raise MalformedFileError(path, f"{_where(group[0], total)}: the dims are too large")
     if numel * itemsize != total:
         raise MalformedFileError(
-            path, f"{where}: the dims need {numel} x {itemsize} bytes, the file holds {total}"
+            path,
+            f"{_where(group[0], total)}: the dims need {numel} x {itemsize} bytes, the file "
+            f"holds {total}",
         )
-    if keep is not None and not keep(first.tag):
+    if keep is not None and not keep(tag):
         return
-    buffer = bytearray(total)  # bounded by the file's size (checked above)
-    at = 0
-    for p in group:
-        buffer[at : at + len(p.content)] = p.content
-        at += len(p.content)
+    if len(group) == 1:  # one copy, into memory the tensor owns
+        buffer = bytearray(memoryview(buf)[group[0][3] : group[0][4]])
+    else:
+        buffer = bytearray(total)  # bounded by the file's size (checked above)
+        at = 0
+        for p in group:
+            buffer[at : at + p[4] - p[3]] = memoryview(buf)[p[3] : p[4]]
+            at += p[4] - p[3]
     if dtype == torch.bool and buffer.translate(None, b"\0\1"):
+        where = _where(group[0], total)
         raise MalformedFileError(path, f"{where}: a Bool tensor holds bytes other than 0 and 1")
     tensor = torch.frombuffer(buffer, dtype=dtype) if total else torch.empty(0, dtype=dtype)
-    out[first.tag] = tensor.reshape(dims)
+    out[tag] = tensor.reshape(dims) if len(dims) != 1 else tensor
 
 
-def _pieces(buf: memoryview, path: str) -> Iterable[_Piece]:
-    """The ``Checkpoint.value`` entries of ``buf``, each checked."""
-    for number, wire, value in _fields(buf, 0, len(buf), path, "the file"):
-        if number != 1:
-            continue  # an unknown field: skipped, as protobuf does
-        if wire != _LEN:
-            raise MalformedFileError(path, f"a Checkpoint.value has wire type {wire}, not 2")
-        yield _value(buf, *value, path)
-
-
-def _value(buf: memoryview, start: int, end: int, path: str) -> _Piece:
-    tag: str | None = None
-    tensor: tuple[int, int] | None = None
-    for number, wire, value in _fields(buf, start, end, path, "a Checkpoint.Value"):
-        if number in (1, 2, 3) and wire != _LEN:
-            raise MalformedFileError(path, f"Checkpoint.Value field {number} has wire type {wire}")
-        if number == 1:
-            if tag is not None:
-                raise MalformedFileError(path, f"a Checkpoint.Value has two tags ({tag!r})")
-            tag = _text(buf, *value, MAX_TAG_BYTES, path, "a tag")
-            if not tag or "\0" in tag:
-                raise MalformedFileError(path, f"a tag is empty or holds NUL: {tag!r}")
-        elif number == 2:
-            if tensor is not None:
-                raise MalformedFileError(path, "a Checkpoint.Value has two tensors")
-            tensor = value
-        elif number == 3:
-            raise MalformedFileError(
-                path, f"holds a MapParameter (maptensor) {tag!r}, which jisu does not read"
-            )
-    if tag is None:
-        raise MalformedFileError(path, "a Checkpoint.Value has no tag")
-    if tensor is None:
-        raise MalformedFileError(path, f"the value {tag!r} has no tensor")
-    tensor_type, dims, content = _tensor(buf, *tensor, path, tag)
-    return _Piece(tag, tensor_type, dims, content)
-
-
-def _tensor(
-    buf: memoryview, start: int, end: int, path: str, tag: str
-) -> tuple[str, tuple[int, ...], memoryview]:
-    dims: list[int] = []
-    tensor_type: str | None = None
-    content: memoryview | None = None
-    where = f"the tensor {tag!r}"
-
-    def add_dim(d: int) -> None:
-        if d >= 1 << 63:
-            raise MalformedFileError(path, f"{where} has a negative dim ({d - (1 << 64)})")
-        if len(dims) >= MAX_RANK:
-            raise MalformedFileError(path, f"{where} has more than {MAX_RANK} dims")
-        dims.append(d)
-
-    for number, wire, value in _fields(buf, start, end, path, where):
-        if number == 1 and wire == _VARINT:
-            add_dim(value)
-        elif number == 1 and wire == _LEN:  # packed dims: protobuf accepts both
-            at, stop = value
-            while at < stop:
-                d, at = _varint(buf, at, stop, path, where)
-                add_dim(d)
-        elif number in (2, 3) and wire != _LEN:
-            raise MalformedFileError(path, f"{where}: field {number} has wire type {wire}")
-        elif number == 2:
-            if tensor_type is not None:
-                raise MalformedFileError(path, f"{where} has two tensor_types")
-            tensor_type = _text(buf, *value, _MAX_TYPE_BYTES, path, f"{where}'s tensor_type")
-            if tensor_type not in DTYPES and tensor_type != _STR:
-                raise MalformedFileError(
-                    path,
-                    f"{where} has tensor_type {tensor_type!r}; jisu reads "
-                    f"{', '.join([*DTYPES, _STR])}",
-                )
-        elif number == 3:
-            if content is not None:
-                raise MalformedFileError(path, f"{where} has two tensor_contents")
-            content = buf[value[0] : value[1]]
-    if tensor_type is None or content is None:
-        raise MalformedFileError(path, f"{where} lacks its tensor_type or tensor_content")
-    return tensor_type, tuple(dims), content
-
-
-def _text(buf: memoryview, start: int, end: int, limit: int, path: str, what: str) -> str:
-    if end - start > limit:
-        raise MalformedFileError(path, f"{what} is {end - start} bytes long (at most {limit})")
-    try:
-        return bytes(buf[start:end]).decode("utf-8")
-    except UnicodeDecodeError:
-        raise MalformedFileError(path, f"{what} is not UTF-8: {bytes(buf[start:end])!r}") from None
-
-
-def _fields(buf: memoryview, start: int, end: int, path: str, where: str):
-    """``(field number, wire type, value)`` of the message in ``buf[start:end]``; the value
-    is an int (varint) or a ``(start, end)`` span (length-delimited); fixed-size fields are
-    skipped. Every length is checked against ``end``."""
-    at = start
-    while at < end:
-        key, at = _varint(buf, at, end, path, where)
-        number, wire = key >> 3, key & 7
-        if number == 0 or number >= 1 << 29:
-            raise MalformedFileError(path, f"{where}: bad field number {number}")
-        if wire == _VARINT:
-            value, at = _varint(buf, at, end, path, where)
-            yield number, wire, value
-        elif wire == _LEN:
-            length, at = _varint(buf, at, end, path, where)
-            if length > end - at:
-                raise MalformedFileError(
-                    path, f"{where}: a field of {length} bytes runs past its end (truncated?)"
-                )
-            yield number, wire, (at, at + length)
-            at += length
-        elif wire in _SKIP:
-            at += _SKIP[wire]
-            if at > end:
-                raise MalformedFileError(path, f"{where}: a fixed-size field is truncated")
-        else:
-            raise MalformedFileError(path, f"{where}: wire type {wire} is not valid here")
-
-
-def _varint(buf: memoryview, at: int, end: int, path: str, where: str) -> tuple[int, int]:
-    value = shift = 0
-    for i in range(10):
-        if at >= end:
-            raise MalformedFileError(path, f"{where}: truncated inside a number")
-        byte = buf[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            if i == 9 and byte > 1:
-                break
-            return value, at
-        shift += 7
-    raise MalformedFileError(path, f"{where}: a number longer than 64 bits")
+def _where(piece: Piece, total: int) -> str:
+    return f"{piece[0]!r} ({piece[1]}, dims {list(piece[2])}, {total} bytes)"
 
 
 # --------------------------------------------------------------------------- writing
