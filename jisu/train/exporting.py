@@ -79,9 +79,10 @@ def export(
             skips the check, and with it the need for onnxruntime.
         exporter: for ONNX, ``"dynamo"`` (``torch.onnx.export(dynamo=True)``: torch.export then
             onnxscript, torch's default), ``"torchscript"`` (the older tracing exporter) or
-            ``"auto"`` (default: dynamo, then the tracing exporter when dynamo fails for another
-            reason than Python control flow on a tensor's value, which tracing would silently
-            freeze; a warning names dynamo's reason). jisu extension.
+            ``"auto"`` (default: dynamo, then the tracing exporter when dynamo's capture, its
+            model's loading in onnxruntime or its check fails, but not on Python control flow
+            on a tensor's value, which a trace would silently freeze; a warning names dynamo's
+            reason). jisu extension.
         **kwargs: MindSpore's options: ``enc_key`` (bytes) with a callable ``enc_mode``
             (MindSpore's "customized encryption" for ONNX: the file holds
             ``enc_mode(model_bytes, enc_key)``); ``incremental`` (MINDIR-only, ignored as
@@ -135,10 +136,7 @@ def export(
         with torch.no_grad():
             expected = _tensors(net(*args))
             if fmt == "ONNX":
-                _write_onnx(net, args, tmp, exporter)
-                if verify:
-                    got = run_onnx(tmp, args)
-                    compare(net, got, expected, "onnxruntime", onnx_half(tmp))
+                _export_onnx(net, args, tmp, exporter, expected if verify else None)
                 if encrypt is not None:
                     with open(tmp, "rb") as f:
                         data = encrypt(f.read())
@@ -308,44 +306,67 @@ def _input_names(args: tuple) -> list[str]:
     return [f"input_{i}" for i, t in enumerate(pytree.tree_leaves(args)) if torch.is_tensor(t)]
 
 
-def _write_onnx(net: torch.nn.Module, args: tuple, tmp: str, exporter: str) -> None:
-    """``net`` as an ONNX model at ``tmp`` (one file: no external data, see :func:`_size_check`)
-    by the dynamo exporter, or the TorchScript one (see ``export``'s ``exporter``)."""
+def _export_onnx(
+    net: torch.nn.Module, args: tuple, tmp: str, exporter: str, expected: list | None
+) -> None:
+    """``net`` as an ONNX model at ``tmp`` (one file: no external data, see :func:`_size_check`),
+    checked against ``expected`` unless it is None. ``exporter="auto"`` tries the dynamo
+    exporter, then the TorchScript one when dynamo's capture, its model's loading or its check
+    fails (but not on Python control flow on a tensor's value, which a trace would freeze)."""
     _onnx_modules()
     _size_check(net)
     name = type(net).__name__
-    names = _input_names(args)
-    failed = None
-    if exporter in ("auto", "dynamo"):
+    kinds = ("dynamo", "torchscript") if exporter == "auto" else (exporter,)
+    failures = []
+    for kind in kinds:
         try:
-            with _quiet():
-                program = torch.onnx.export(
-                    net, args, None, dynamo=True, verbose=False, input_names=names
-                )
-                program.save(tmp, external_data=False)
-            return
+            _write_onnx(net, args, tmp, kind)
+            if expected is not None:
+                compare(net, run_onnx(tmp, args), expected, "onnxruntime", onnx_half(tmp))
+        except ImportError:
+            raise
         except Exception as exc:
-            if exporter == "dynamo" or _data_dependent(exc):
-                raise RuntimeError(
-                    f"export: {name} cannot be exported to ONNX by torch.export (torch.onnx's "
-                    f"dynamo exporter): {_reason(exc)}"
-                ) from exc
-            failed = exc
-    try:
-        with _quiet():
+            if (kind == "dynamo" and _data_dependent(exc)) or len(kinds) == 1:
+                if str(exc).startswith("export:"):  # the check's own message
+                    raise
+                raise _failure(name, kind, exc) from exc
+            failures.append((kind, exc))
+            continue
+        if failures:
+            warnings.warn(
+                f"export: {name} was exported by torch.onnx's TorchScript exporter (a trace of "
+                f"the export inputs, checked in onnxruntime) because with the dynamo exporter: "
+                f"{_what(failures[0][1])}",
+                stacklevel=4,
+            )
+        return
+    text = "; ".join(f"{kind} exporter: {_what(exc)}" for kind, exc in failures)
+    raise RuntimeError(f"export: {name} cannot be exported to ONNX: {text}") from failures[-1][1]
+
+
+def _what(exc: BaseException) -> str:
+    """What went wrong with one exporter: the check's message, or the capture's reason."""
+    text = str(exc).split("; nothing was written")[0]
+    if text.startswith("export: "):
+        return text[len("export: ") :]
+    return f"the capture failed: {_reason(exc)}"
+
+
+def _failure(name: str, kind: str, exc: BaseException) -> RuntimeError:
+    by = "torch.export (torch.onnx's dynamo exporter)" if kind == "dynamo" else kind
+    return RuntimeError(f"export: {name} cannot be exported to ONNX by {by}: {_reason(exc)}")
+
+
+def _write_onnx(net: torch.nn.Module, args: tuple, tmp: str, kind: str) -> None:
+    names = _input_names(args)
+    with _quiet():
+        if kind == "dynamo":
+            program = torch.onnx.export(
+                net, args, None, dynamo=True, verbose=False, input_names=names
+            )
+            program.save(tmp, external_data=False)
+        else:
             torch.onnx.export(net, args, tmp, dynamo=False, input_names=names)
-    except Exception as exc:
-        first = f"torch.export failed: {_reason(failed)}; " if failed is not None else ""
-        raise RuntimeError(
-            f"export: {name} cannot be exported to ONNX: {first}the TorchScript exporter "
-            f"failed: {_reason(exc)}"
-        ) from exc
-    if failed is not None:
-        warnings.warn(
-            f"export: {name} was exported by torch.onnx's TorchScript exporter (a trace of the "
-            f"export inputs) because torch.export failed: {_reason(failed)}",
-            stacklevel=3,
-        )
 
 
 def _write_pt2(net: torch.nn.Module, args: tuple, tmp: str) -> None:
