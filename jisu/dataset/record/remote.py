@@ -22,6 +22,9 @@ SIGBUS). A shard not in the cache is read by ranges, and its first read starts
 one background download into the cache (``jisu-cache-fill`` thread); the copy is published
 only once its CRC-32 matched, then later reads of the shard switch to it. A shard whose
 download does not match its checksum makes its next read fail with the error naming the URL.
+Readers in several processes may share one bounded cache folder: the cache hands a shard over
+open (:meth:`.storage.ShardCache.lookup`), so another reader evicting it afterwards (to make
+room for its own) never fails a read.
 
 Writing: :mod:`.remote_writer`.
 """

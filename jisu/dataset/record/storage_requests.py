@@ -213,7 +213,8 @@ def call(fs: Any, url: str, what: str, method: Any, *args: Any, **kwargs: Any) -
     try:
         if getattr(fs, "async_impl", False) and not getattr(fs, "asynchronous", False):
             run = method if callable(method) else getattr(fs, "_" + method)
-            result = _wait(fs, run(*args, **kwargs), deadline_for(fs))
+            nbytes = max(0, (kwargs.get("end") or 0) - (kwargs.get("start") or 0))  # cat_file
+            result = _wait(fs, run(*args, **kwargs), deadline_for(fs, nbytes))
         else:
             result = getattr(fs, method)(*args, **kwargs)
     except (FileNotFoundError, MalformedFileError, Stopped):
