@@ -387,7 +387,13 @@ def run(args: argparse.Namespace) -> dict:
             # a ported project sets file_format="ONNX" in its config; export checks the model
             # in onnxruntime against the network's own output (raises on a mismatch)
             try:
-                jisu.export(net, *inputs, file_name=name, file_format="ONNX")
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    jisu.export(net, *inputs, file_name=name, file_format="ONNX")
+                notes = [str(w.message)[:300] for w in caught]
+                notes = [n for n in notes if n.startswith("export:")]
+                if notes:  # e.g. the TorchScript exporter used where the dynamo one failed
+                    record["exporter_note"] = notes[0]
             except Exception as exc:
                 # export's own one-line message (network class, exporter's reason) is the
                 # blocker; the root cause's frame says where in jisu or the project it arose
