@@ -17,7 +17,7 @@ from torch import nn
 from ..nn.cell import mindspore_named_tensors
 from .ckpt_state import RESUME_ENTRY, load_buffers, unpack_resume
 
-__all__ = ["load_param_into_net"]
+__all__ = ["ParamLoad", "load_param_into_net", "plan_param_load"]
 
 _FLOATS = {torch.float16, torch.bfloat16, torch.float32, torch.float64}
 _INTS = {torch.int8, torch.int16, torch.int32, torch.int64}
@@ -69,6 +69,8 @@ def load_param_into_net(
         TypeError: ``net`` is not a module, or ``parameter_dict`` not a dict of str ->
             tensor/str.
         RuntimeError: a shape or dtype disagrees; the message names the parameter and both.
+            All or nothing: every shape and dtype is checked before the first copy, so the
+            net is then as it was.
     """
     _refuse("load_param_into_net", remove_redundancy=(remove_redundancy, False))
     if not isinstance(net, nn.Module):
@@ -88,33 +90,73 @@ def load_param_into_net(
                 "load_param_into_net: parameter_dict must map str to tensors or str. "
                 f"Received: {key!r}: {type(value).__name__}"
             )
+    plan = plan_param_load(net, parameter_dict, strict_load)
+    plan.apply()
+    return plan.param_not_load, plan.ckpt_not_load
+
+
+class ParamLoad:
+    """A checked :func:`load_param_into_net`, not yet applied: what goes where, and the two
+    lists. Every shape and dtype was checked when it was made, so :meth:`apply` only copies
+    (a load is all or nothing: a mismatch found while planning leaves the net untouched)."""
+
+    def __init__(self, net: nn.Module, parameter_dict: dict[str, Any]) -> None:
+        self.net, self.parameter_dict = net, parameter_dict
+        self.copies: list[tuple[torch.Tensor, torch.Tensor]] = []
+        self.param_not_load: list[str] = []
+        self.ckpt_not_load: list[str] = []
+
+    def apply(self) -> None:
+        """Copy every planned tensor (and the resume entry's torch-only buffers), then warn
+        about the net's parameters that received nothing."""
+        with torch.no_grad():
+            for target, value in self.copies:
+                target.copy_(value)
+        if RESUME_ENTRY in self.parameter_dict:
+            resume = unpack_resume(self.parameter_dict[RESUME_ENTRY], "the parameter dict")
+            load_buffers(self.net, resume, strict=False)
+        if self.param_not_load:
+            warnings.warn(
+                f"load_param_into_net: {len(self.param_not_load)} parameters of the net are not "
+                f"in the checkpoint and were not loaded: {self.param_not_load}",
+                stacklevel=3,
+            )
+
+
+def plan_param_load(
+    net: nn.Module, parameter_dict: dict[str, Any], strict_load: bool = False
+) -> ParamLoad:
+    """Check a :func:`load_param_into_net` of ``parameter_dict`` into ``net`` (a flat dict of
+    MindSpore names) and return it unapplied.
+
+    Raises:
+        RuntimeError: a shape or dtype disagrees (nothing was copied).
+        MalformedFileError: the resume entry is damaged (nothing was copied).
+    """
     strict_load = bool(strict_load)
+    plan = ParamLoad(net, parameter_dict)
     targets = list(mindspore_named_tensors(net))
-    param_not_load: list[str] = []
-    ckpt_not_load = [name for name in parameter_dict if name != RESUME_ENTRY]
+    param_not_load = plan.param_not_load
+    loaded: set[str] = set()
     for name, target in targets:
         if name in parameter_dict:
             value = parameter_dict[name]
             if isinstance(value, str):
                 continue  # MindSpore skips what has no data, and keeps it in neither list
-            _update(name, target, value, strict_load)
-            ckpt_not_load.remove(name)
+            plan.copies.append((target, _checked(name, target, value, strict_load)))
+            loaded.add(name)
         elif not name.startswith("accu_grads"):
             param_not_load.append(name)
     if param_not_load:
-        _load_by_torch_names(net, targets, parameter_dict, param_not_load, ckpt_not_load)
-    if RESUME_ENTRY in parameter_dict:
-        resume = unpack_resume(parameter_dict[RESUME_ENTRY], "the parameter dict")
-        load_buffers(net, resume, strict=False)
+        _load_by_torch_names(plan, targets, loaded)
+    if RESUME_ENTRY in parameter_dict:  # checked now: applying it cannot fail
+        unpack_resume(parameter_dict[RESUME_ENTRY], "the parameter dict")
     if param_not_load and not strict_load:
-        _load_under_prefix(targets, parameter_dict, param_not_load, strict_load)
-    if param_not_load:
-        warnings.warn(
-            f"load_param_into_net: {len(param_not_load)} parameters of the net are not in the "
-            f"checkpoint and were not loaded: {param_not_load}",
-            stacklevel=2,
-        )
-    return param_not_load, ckpt_not_load
+        _load_under_prefix(plan, targets, strict_load)
+    plan.ckpt_not_load.extend(
+        name for name in parameter_dict if name != RESUME_ENTRY and name not in loaded
+    )
+    return plan
 
 
 def _load_jisu_network(
@@ -133,8 +175,9 @@ def _load_jisu_network(
     return list(result.missing_keys), list(result.unexpected_keys)
 
 
-def _load_by_torch_names(net, targets, parameter_dict, param_not_load, ckpt_not_load) -> None:
-    """Load the net tensors not found by MindSpore name under their torch names."""
+def _load_by_torch_names(plan: ParamLoad, targets: list, loaded: set[str]) -> None:
+    """Plan the net tensors not found by MindSpore name under their torch names."""
+    net, parameter_dict, param_not_load = plan.net, plan.parameter_dict, plan.param_not_load
     torch_names = {id(t): key for key, t in net.state_dict(keep_vars=True).items()}
     for name, target in targets:
         key = torch_names.get(id(target))
@@ -142,15 +185,16 @@ def _load_by_torch_names(net, targets, parameter_dict, param_not_load, ckpt_not_
             value = parameter_dict[key]
             if isinstance(value, str):
                 continue
-            _update(name, target, value, False)
+            plan.copies.append((target, _checked(name, target, value, False)))
             param_not_load.remove(name)
-            ckpt_not_load.remove(key)
+            loaded.add(key)
 
 
-def _load_under_prefix(targets, parameter_dict, param_not_load, strict_load) -> None:
+def _load_under_prefix(plan: ParamLoad, targets: list, strict_load: bool) -> None:
     """MindSpore's second pass: find a checkpoint name ending with a missing net name, take
     what precedes it as a prefix, and load every missing name found under that prefix;
     repeat while that finds a new prefix."""
+    parameter_dict, param_not_load = plan.parameter_dict, plan.param_not_load
     sentinel = param_not_load[0]
     while param_not_load:
         prefix = sentinel
@@ -164,7 +208,7 @@ def _load_under_prefix(targets, parameter_dict, param_not_load, strict_load) -> 
         warnings.warn(
             f"load_param_into_net: loading the net's missing names under the checkpoint "
             f"prefix {prefix!r}",
-            stacklevel=3,
+            stacklevel=4,
         )
         loaded = 0
         for name, target in targets:
@@ -172,15 +216,16 @@ def _load_under_prefix(targets, parameter_dict, param_not_load, strict_load) -> 
                 value = parameter_dict[prefix + name]
                 if isinstance(value, str):
                     continue
-                _update(name, target, value, strict_load)
+                plan.copies.append((target, _checked(name, target, value, strict_load)))
                 param_not_load.remove(name)
                 loaded += 1
         if not loaded:  # only a str matched: nothing more can be found
             return
 
 
-def _update(name: str, target: torch.Tensor, value: Any, strict_load: bool) -> None:
-    """Copy ``value`` into ``target`` in place, checking shape and dtype as MindSpore does."""
+def _checked(name: str, target: torch.Tensor, value: Any, strict_load: bool) -> torch.Tensor:
+    """``value`` as it is to be copied into ``target``, its shape and dtype checked as
+    MindSpore checks them."""
     if isinstance(value, np.ndarray):
         value = torch.from_numpy(np.ascontiguousarray(value))
     conv1d = value.dim() == 4 == target.dim() + 1 and value.shape[2] == 1
@@ -203,5 +248,4 @@ def _update(name: str, target: torch.Tensor, value: Any, strict_load: bool) -> N
                 "in the checkpoint"
                 + ("; strict_load=True refuses the conversion" if strict_load else "")
             )
-    with torch.no_grad():
-        target.copy_(value.to(dtype=target.dtype))
+    return value.to(dtype=target.dtype)

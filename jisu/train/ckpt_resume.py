@@ -92,12 +92,21 @@ def resume_at(
     ``initial_epoch`` is refused.
 
     Raises:
-        ValueError: ``initial_epoch`` disagrees with the position, or ``epochs`` are already
-            done at it.
+        ValueError: ``initial_epoch`` disagrees with the position, ``epochs`` are already
+            done at it, or the position is further into an epoch than ``steps`` (a checkpoint
+            of another data set: the message names both numbers).
     """
     epoch, done = resume["epoch"], resume["step_in_epoch"]
     accepted = {epoch}
-    if steps and done >= steps:  # an epoch's end in the old numbering: the next epoch
+    if steps and done > steps:  # taken on another data set (or another sink_size)
+        raise ValueError(
+            f"Model.train: the loaded checkpoint was taken {done} steps into an epoch, but this "
+            f"data set has {steps} steps per epoch (its batches, or sink_size in sink mode): "
+            "the position does not fit it. Resume on the data set the checkpoint was taken "
+            "with (same size, batch size and sink_size), or load it without its position "
+            "(jisu.load_checkpoint(path, net=..., optimizer=...))"
+        )
+    if steps and done == steps:  # an epoch's end in the old numbering: the next epoch
         epoch, done = epoch + 1, 0
         accepted.add(epoch)
     if initial_epoch is not None and initial_epoch not in accepted:

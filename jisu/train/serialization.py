@@ -53,7 +53,7 @@ from ..files import atomic_write
 from . import ms_checkpoint
 from .checkpoint_format import read_state
 from .ckpt_items import appended_items, items_of
-from .ckpt_params import _refuse, load_param_into_net
+from .ckpt_params import _refuse, load_param_into_net, plan_param_load
 from .ckpt_state import (
     MODEL_KEYS,
     RESUME_ENTRY,
@@ -65,6 +65,7 @@ from .ckpt_state import (
     unpack_resume,
     unwrap,
 )
+from .ckpt_undo import all_or_nothing
 
 __all__ = ["MalformedFileError", "load_checkpoint", "load_param_into_net", "save_checkpoint"]
 
@@ -130,8 +131,9 @@ def load_checkpoint(
     Raises:
         FileNotFoundError: no such file.
         MalformedFileError: the file is damaged or not a checkpoint.
-        ValueError: an unsupported option, nothing left after the filters, or ``net``
-            together with ``model``.
+        ValueError: an unsupported option, nothing left after the filters (MindSpore's
+            message, and the filters given; an empty file is a :class:`MalformedFileError`
+            instead), or ``net`` together with ``model``.
         TypeError: a prefix of the wrong type.
 
     Example:
@@ -179,38 +181,61 @@ def load_checkpoint(
         params = ms_checkpoint.read_ckpt(path, keep, crc_check=crc_check)
     if not params and keep is None:
         raise MalformedFileError(path, "holds no parameter (an empty or truncated file)")
-    if not params:
+    if not params:  # the file has entries (an empty one is refused by the reader)
+        given = [
+            f"{name}={value!r}"
+            for name, value in (
+                ("filter_prefix", filter_prefix),
+                ("specify_prefix", specify_prefix),
+                ("choice_func", choice_func),
+            )
+            if value is not None
+        ]
         raise ValueError(
-            f"load_checkpoint: no parameter of '{path}' is left after filter_prefix, "
-            "specify_prefix or choice_func; check them"
+            "The loaded parameter dict is empty after filter or specify, please check whether "
+            "'filter_prefix' or 'specify_prefix' are set correctly. (load_checkpoint: "
+            f"'{path}' holds entries, but none passed {', '.join(given)})"
         )
     params = _as_parameters(params)
     if model is not None:
         load_into_model(model, params, path)
         return params
-    if net is not None:
-        load_param_into_net(net, params, strict_load)
-    if optimizer is not None:
-        resume = unpack_resume(params[RESUME_ENTRY], path) if RESUME_ENTRY in params else None
-        load_optimizer(optimizer, optimizer_names(optimizer, net), params, resume)
+    if net is not None and not isinstance(net, nn.Module):
+        raise TypeError(
+            f"load_checkpoint: net must be a torch nn.Module. Received: {type(net).__name__}"
+        )
+    with all_or_nothing(path, optimizer=optimizer):  # checked, then loaded: all or nothing
+        plan = None if net is None else plan_param_load(net, params, strict_load)
+        if optimizer is not None:
+            resume = unpack_resume(params[RESUME_ENTRY], path) if RESUME_ENTRY in params else None
+            load_optimizer(optimizer, optimizer_names(optimizer, net), params, resume)
+        if plan is not None:
+            plan.apply()
     return params
 
 
 def load_into_model(model: Any, params: Mapping[str, Any], path: str) -> None:
     """Load a checkpoint's entries into a :class:`jisu.Model`: the network by MindSpore's
     names, its torch-only buffers, the optimizer, and from the resume state the loss scale,
-    the learning-rate schedule and the position ``Model.train`` resumes at."""
+    the learning-rate schedule and the position ``Model.train`` resumes at. All or nothing:
+    the network's shapes and dtypes are checked before anything is loaded, and a failure of
+    any later step (another optimizer's state, a network without the file's buffers) puts
+    back what it changed; the error names ``path``. ``model._checkpoint_path`` then records
+    the file (:class:`~jisu.train.callbacks.ModelCheckpoint` continues its run's files)."""
     resume = unpack_resume(params[RESUME_ENTRY], path) if RESUME_ENTRY in params else None
     network = unwrap(model.network)
-    load_param_into_net(network, params)
-    load_buffers(network, resume, strict=True)
     optimizer = optimizer_of(model)
-    if optimizer is not None and (
-        (resume is not None and "optimizer" in resume) or "global_step" in params
-    ):
-        load_optimizer(optimizer, optimizer_names(optimizer, network), params, resume)
-    if resume is not None:
-        model.load_state_dict({key: resume[key] for key in MODEL_KEYS if key in resume})
+    with all_or_nothing(path, optimizer=optimizer, model=model, network=network, resume=resume):
+        plan = plan_param_load(network, params)  # every shape and dtype checked first
+        load_buffers(network, resume, strict=True)
+        if optimizer is not None and (
+            (resume is not None and "optimizer" in resume) or "global_step" in params
+        ):
+            load_optimizer(optimizer, optimizer_names(optimizer, network), params, resume)
+        if resume is not None:
+            model.load_state_dict({key: resume[key] for key in MODEL_KEYS if key in resume})
+        plan.apply()  # the network last: what comes before may still fail and be undone
+    model._checkpoint_path = os.path.realpath(path)  # ModelCheckpoint: whose files these are
 
 
 def _as_parameters(params: OrderedDict[str, Any]) -> OrderedDict[str, Any]:
@@ -233,6 +258,7 @@ def _load_earlier_format(
         state = read_state(f, path)
     if model is not None:
         model.load_state_dict(state)
+        model._checkpoint_path = os.path.realpath(path)
     else:
         if net is not None:
             load_param_into_net(net, state, strict_load)
