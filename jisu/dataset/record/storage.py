@@ -58,6 +58,7 @@ import secrets
 import threading
 import time
 import warnings
+import weakref
 import zlib
 from collections.abc import Iterator
 from typing import Any
@@ -466,8 +467,25 @@ class ShardCache:
 
 
 def _open_cached(path: str) -> PreadFile:
-    """A cache file, open."""
-    return PreadFile.open(path)
+    """A cache file, open. One whose descriptor pread's pool may close (a process holding
+    many files) is reopened by name later, by a link of this process's own that other
+    readers' evictions leave alone (removed with the file object; a dead process's, by the
+    next eviction)."""
+    file = PreadFile.open(path)
+    if not file.pinned:
+        link = f"{path}.tmp-{os.getpid()}-{host_tag()}{secrets.token_hex(4)}"
+        with contextlib.suppress(OSError):  # no links there: reopened by its name
+            os.link(path, link)
+            weakref.finalize(file, _remove_quietly, link)
+            info = os.stat(link)
+            if (info.st_dev, info.st_ino) == file.identity:  # else evicted, fetched again
+                file.path = link
+    return file
+
+
+def _remove_quietly(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.remove(path)
 
 
 def default_cache() -> tuple[str | None, int | None]:

@@ -13,6 +13,7 @@ of four, a fresh reader each epoch, and check every row of every epoch.
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -104,3 +105,43 @@ def test_processes_sharing_a_small_cache_read_every_epoch(s3, tmp_path, monkeypa
         assert "error" not in seen, seen["error"]
         assert seen["epochs"] == [list(range(ROWS))] * EPOCHS
         assert seen["evictions"] >= SHARDS  # the interleaving was forced, every shard at least
+
+
+def test_a_cached_shard_whose_descriptor_was_let_go_survives_its_eviction(
+    s3, tmp_path, monkeypatch
+):
+    """A process holding many files keeps only some descriptors (pread's pool) and reopens
+    the others by name: a cached shard evicted meanwhile by another reader used to fail its
+    reads ("replaced or removed while being read"). Here no file is pinned and one descriptor
+    is kept: every shard's descriptor is let go, then the folder is emptied."""
+    from jisu.dataset.record import pread, remote
+
+    monkeypatch.setattr(writer_module, "MAX_BLOCK_ROWS", 8)
+    monkeypatch.setattr(pread, "MAX_OPEN_FILES", 0)
+    monkeypatch.setattr(pread, "POOLED_FILES", 1)
+    monkeypatch.setattr(remote, "VIEW_BATCHES", 0)  # every row read from the file again
+    monkeypatch.setattr(remote, "VIEW_BYTES", 0)
+    url = f"s3://{s3.bucket}/pooled/train.rec"
+    writer = ds.FileWriter(url, shard_num=SHARDS)
+    writer.add_schema({"x": {"type": "int64"}, "blob": {"type": "bytes"}})
+    writer.write_raw_data([{"x": k, "blob": bytes([k % 256]) * 2000} for k in range(ROWS)])
+    writer.commit()
+    cache = tmp_path / "cache"
+    data = ds.RecordDataset(url, cache_dir=str(cache), shuffle=False)
+
+    def epoch() -> list[int]:
+        out = list(data.create_tuple_iterator(num_epochs=1, output_numpy=True))
+        assert all(bytes(b) == bytes([int(x) % 256]) * len(b) for x, b in out)
+        return [int(x) for x, _ in out]
+
+    assert epoch() == list(range(ROWS))  # every shard downloaded, then read from the cache
+    evicted = [p for p in cache.iterdir() if p.name.endswith(".arrow")]
+    assert len(evicted) == SHARDS
+    for path in evicted:  # another reader's eviction
+        path.unlink()
+    assert epoch() == list(range(ROWS))
+    links = [p for p in cache.iterdir() if ".tmp-" in p.name]  # this process's own links
+    assert len(links) == SHARDS
+    del data
+    gc.collect()
+    assert not [p for p in cache.iterdir() if ".tmp-" in p.name]  # gone with the reader
