@@ -35,7 +35,8 @@ when the storage cannot be reached or does not answer); see
 * a reader gets a cached shard already open (:class:`~.pread.PreadFile`): found open then
   checked, or opened as it is renamed into place, before another process may evict it (under
   the folder's eviction lock). Readers sharing one bounded folder evict each other's shards
-  at any time: the removed file stays readable through the open descriptor (POSIX), so no
+  at any time: the removed file stays readable through the open descriptor (POSIX; a
+  descriptor pread's pool lets go is reopened through a link of the reader's own), so no
   read fails for it; one found gone before it was opened is fetched again;
 * the cache holds at most ``size_limit`` bytes: before a file is added, the least recently
   used whole files are removed (use refreshes a file's time; the space of a removed file still
@@ -467,10 +468,9 @@ class ShardCache:
 
 
 def _open_cached(path: str) -> PreadFile:
-    """A cache file, open. One whose descriptor pread's pool may close (a process holding
-    many files) is reopened by name later, by a link of this process's own that other
-    readers' evictions leave alone (removed with the file object; a dead process's, by the
-    next eviction)."""
+    """A cache file, open; if pread's pool may close its descriptor (many files open), it is
+    reopened by a link of this process's own, which others' evictions leave alone (removed
+    with the file object; a dead process's, by the next eviction)."""
     file = PreadFile.open(path)
     if not file.pinned:
         link = f"{path}.tmp-{os.getpid()}-{host_tag()}{secrets.token_hex(4)}"
