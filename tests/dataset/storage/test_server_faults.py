@@ -191,3 +191,44 @@ def test_a_whole_object_of_another_size_is_an_error_saying_the_range_was_ignored
     message = str(caught.value)
     assert isinstance(caught.value, MalformedFileError)
     assert shard in message and "whole object" in message and "shorter" not in message
+
+
+# ------------------------------------------------------------------ the answer checks alone
+
+
+def answer(status: int = 206, **fields: object) -> dict:
+    return {"ResponseMetadata": {"HTTPStatusCode": status}, **fields}
+
+
+PIN = {"ETag": '"abc"', "VersionId": "v1"}
+
+
+@pytest.mark.parametrize(
+    ("response", "match"),
+    [
+        (answer(ETag='"xyz"', ContentRange="bytes 10-19/100"), "ETag"),
+        (answer(ETag='"abc"', VersionId="v2", ContentRange="bytes 10-19/100"), "version v2"),
+        (answer(ETag='"abc"', ContentRange="bytes 10-19/120"), "now has 120 bytes"),
+        (answer(ETag='"abc"', ContentRange="bytes 0-9/100"), "other bytes"),
+        (answer(ETag='"abc"'), "no valid Content-Range"),
+        (answer(200, ETag='"abc"', ContentLength=120), "ignored the byte range"),
+    ],
+)
+def test_an_answer_of_another_object_or_other_bytes_is_refused(response, match):
+    with pytest.raises(MalformedFileError, match=match) as caught:
+        remote_answers.answer_offset(response, "s3://b/k", "store", 10, 20, 100, PIN)
+    assert "s3://b/k" in str(caught.value)
+
+
+def test_what_an_answer_gives_and_what_is_warned():
+    ranged = answer(ETag='W/"abc"', VersionId="v1", ContentRange="bytes 10-19/100")
+    assert remote_answers.answer_offset(ranged, "s3://b/k", "s", 10, 20, 100, PIN) == 0
+    whole = answer(200, ETag='"abc"', ContentLength=100)
+    with pytest.warns(RuntimeWarning, match="ignores Range") as caught:
+        for _ in range(2):  # once per store
+            assert remote_answers.answer_offset(whole, "s3://b/k", "s", 10, 20, 100, PIN) == 10
+    assert len(caught) == 1
+    with pytest.warns(RuntimeWarning, match="carry no ETag"):
+        remote_answers.answer_offset(
+            answer(ContentRange="bytes 10-19/100"), "s3://b/k", "t", 10, 20, 100, PIN
+        )

@@ -129,17 +129,17 @@ def test_a_cached_shard_whose_descriptor_was_let_go_survives_its_eviction(
     cache = tmp_path / "cache"
     data = ds.RecordDataset(url, cache_dir=str(cache), shuffle=False)
 
-    def epoch() -> list[int]:
+    def epoch(data: ds.Dataset) -> list[int]:
         out = list(data.create_tuple_iterator(num_epochs=1, output_numpy=True))
         assert all(bytes(b) == bytes([int(x) % 256]) * len(b) for x, b in out)
         return [int(x) for x, _ in out]
 
-    assert epoch() == list(range(ROWS))  # every shard downloaded, then read from the cache
+    assert epoch(data) == list(range(ROWS))  # every shard downloaded, then read from the cache
     evicted = [p for p in cache.iterdir() if p.name.endswith(".arrow")]
     assert len(evicted) == SHARDS
     for path in evicted:  # another reader's eviction
         path.unlink()
-    assert epoch() == list(range(ROWS))
+    assert epoch(data) == list(range(ROWS))
     links = [p for p in cache.iterdir() if ".tmp-" in p.name]  # this process's own links
     assert len(links) == SHARDS
     del data
