@@ -107,7 +107,7 @@ def test_save_is_atomic(tmp_path, monkeypatch):
 
 
 def test_keep_checkpoint_max_counts_the_files_of_earlier_runs(tmp_path):
-    foreign = ["net2-1_1.ckpt", "netx-1_1.ckpt", "net-1_1.ckpt.bak", "net-last.ckpt", "n.txt"]
+    foreign = ["net2-1_1.ckpt", "netx-1_1.ckpt", "net-1_1.ckpt.bak", "net-last.txt", "n.txt"]
     for name in foreign:
         (tmp_path / name).write_bytes(b"not ours")
     config = CheckpointConfig(save_checkpoint_steps=2, keep_checkpoint_max=3)
@@ -125,11 +125,15 @@ def test_keep_checkpoint_max_counts_the_files_of_earlier_runs(tmp_path):
 
 def test_keep_checkpoint_max_keeps_the_newest_written_not_the_highest_numbered(tmp_path):
     hour_ago = time.time() - 3600
-    for name in ["net-9_1.ckpt", "net-9_2.ckpt"]:  # an abandoned run that got further
-        (tmp_path / name).write_bytes(b"old")
+    jisu.save_checkpoint(model(), str(tmp_path / "net-1_5.ckpt"))  # where the restart begins
+    for name in ["net-9_1.ckpt", "net-9_2.ckpt", "net-1_5.ckpt"]:  # the abandoned run got further
+        if name != "net-1_5.ckpt":
+            (tmp_path / name).write_bytes(b"old")
         os.utime(tmp_path / name, (hour_ago, hour_ago))
+    restarted = model()
+    jisu.load_checkpoint(str(tmp_path / "net-1_5.ckpt"), model=restarted)
     config = CheckpointConfig(save_checkpoint_steps=2, keep_checkpoint_max=2)
-    model().train(1, data()[0], callbacks=[ModelCheckpoint("net", str(tmp_path), config)])
+    restarted.train(1, data()[0], callbacks=[ModelCheckpoint("net", str(tmp_path), config)])
     assert sorted(os.listdir(tmp_path)) == ["net-1_4.ckpt", "net-1_5.ckpt"]
 
 

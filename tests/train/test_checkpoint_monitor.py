@@ -285,13 +285,13 @@ def test_zero_padded_file_names_sort_lexically_in_training_order(tmp_path):
 
 
 def test_keep_checkpoint_max_counts_padded_and_unpadded_names(tmp_path):
-    for name in ["run-1_1.ckpt", "run-1_2.ckpt", "run-3_1.ckpt"]:
-        jisu.save_checkpoint({"w": torch.zeros(1)}, str(tmp_path / name))
+    for name in ["run-1_1.ckpt", "run-1_2.ckpt", "run-3_1.ckpt"]:  # the run's earlier files
+        jisu.save_checkpoint(scripted_model([0.0]), str(tmp_path / name))
         os.utime(tmp_path / name, (1, 1))  # long ago
+    restarted = scripted_model([0.0])
+    jisu.load_checkpoint(str(tmp_path / "run-1_2.ckpt"), model=restarted)  # a restart
     config = CheckpointConfig(save_checkpoint_steps=2, keep_checkpoint_max=2, zero_pad=True)
-    scripted_model([0.0]).train(
-        2, train_data(), callbacks=[ModelCheckpoint("run", str(tmp_path), config)]
-    )
+    restarted.train(2, train_data(), callbacks=[ModelCheckpoint("run", str(tmp_path), config)])
     assert sorted(os.listdir(tmp_path)) == ["run-0001_000002.ckpt", "run-0002_000002.ckpt"]
 
 

@@ -48,6 +48,47 @@ def last_name(prefix: str) -> str:
 _SEPARATORS = (os.sep, os.altsep)
 
 
+def free_prefix(directory: str, prefix: str) -> str:
+    """``prefix``, or MindSpore's renamed ``{prefix}_{n}`` when ``directory`` already holds
+    checkpoints of it (MindSpore 2.10's ``_chg_ckpt_file_name_if_same_exist``): a ``.ckpt``
+    or ``.safetensors`` file (not ``*_breakpoint.ckpt``) whose name starts with ``prefix``
+    followed by a character that is not a letter; ``{prefix}-...`` makes ``n`` at least 1,
+    ``{prefix}_{k}-...`` at least ``k + 1``. A folder that does not exist holds none."""
+    try:
+        names = os.listdir(directory)
+    except (FileNotFoundError, NotADirectoryError):
+        return prefix
+    suffix, size = 0, len(prefix)
+    for name in names:
+        if os.path.splitext(name)[1] not in (".ckpt", ".safetensors"):
+            continue
+        if name.endswith("_breakpoint.ckpt") or not name.startswith(prefix):
+            continue
+        if len(name) <= size or name[size].isalpha():
+            continue
+        index = name[size:].find("-")
+        if index == 0:
+            suffix = max(suffix, 1)
+        elif index != -1:
+            number = name[size + 1 : size + index]
+            if number.isascii() and number.isdigit():
+                suffix = max(suffix, int(number) + 1)
+    return f"{prefix}_{suffix}" if suffix else prefix
+
+
+def resumed_prefix(loaded: str | None, directory: str, prefix: str) -> str | None:
+    """The prefix of the run that the checkpoint ``loaded`` (the file a Model was resumed
+    from) belongs to, when it is one of ``prefix``'s files in ``directory`` (numbered or
+    ``-last``), or of a renamed ``{prefix}_{n}``; None otherwise (the run resumed from
+    elsewhere, or did not resume)."""
+    if not loaded or os.path.dirname(loaded) != os.path.realpath(directory):
+        return None
+    match = re.fullmatch(
+        re.escape(prefix) + r"(_\d+)?-(?:\d+_\d+|last)\.ckpt", os.path.basename(loaded)
+    )
+    return None if match is None else prefix + (match[1] or "")
+
+
 def check_prefix(owner: str, prefix: Any) -> None:
     if not isinstance(prefix, str) or not prefix or any(s and s in prefix for s in _SEPARATORS):
         raise ValueError(

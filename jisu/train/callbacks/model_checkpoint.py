@@ -26,10 +26,12 @@ from .base import Callback, RunContext, loss_value
 from .checkpoint_config import CheckpointConfig, appended_entries
 from .checkpoint_files import (
     check_prefix,
+    free_prefix,
     last_name,
     numbered_name,
     numbered_pattern,
     recorded_value,
+    resumed_prefix,
 )
 
 logger = logging.getLogger("jisu.train")
@@ -69,13 +71,22 @@ class ModelCheckpoint(Callback):
     resumes at epoch index 2, step 0 (the third epoch). Inside an epoch they differ by one:
     ``run-3_10.ckpt`` resumes at epoch index 2, step 10 (the third epoch's 11th step).
 
+    Each run writes, rotates and ranks only its own files. When training begins, a folder
+    that already holds checkpoints of this prefix (``CKP-...``, ``CKP_1-...``) belongs to
+    another run, unless the Model was resumed from one of them
+    (``jisu.load_checkpoint(path, model=model)`` of a file of this prefix in ``directory``,
+    as :func:`latest_checkpoint` finds it): a restart continues its run's prefix (a
+    renamed one too), numbering and rotation; any other run gets a fresh prefix by
+    MindSpore's rule (``CKP`` -> ``CKP_1``, after ``CKP_1`` -> ``CKP_2``; ``self.prefix``
+    then says which), with a warning, and never removes or overwrites the other run's files.
+
     ``keep_checkpoint_max`` (0: keep all) counts every numbered file in ``directory`` for this
-    exact prefix (padded or not), also those of earlier runs (a restart), and removes the
-    oldest by modification time (as MindSpore does), ties broken by (epoch, step).
+    exact prefix (padded or not), also those the resumed run wrote before the restart, and
+    removes the oldest by modification time (as MindSpore does), ties broken by (epoch, step).
     Modification time rather than the numbers in the name: after a restart from an earlier
     checkpoint, the files the new run writes are the ones to keep even where an abandoned run
-    got further. ``save_top_k`` instead ranks the files by value, counting the earlier runs'
-    files that recorded a value of the same monitor (files without one are left alone). The
+    got further. ``save_top_k`` instead ranks the files by value, counting the resumed run's
+    earlier files that recorded a value of the same monitor (files without one are left alone). The
     file just written is never removed. Other prefixes' files (``CKP2-...`` for ``CKP``) and
     other files are never touched.
 
@@ -113,10 +124,53 @@ class ModelCheckpoint(Callback):
         self._cleaned = False  # the killed runs' temporaries were removed
         self._told_no_metrics = False
         self._writes: object = True  # this rank writes (decided by checkpoint_writer)
+        self._claimed = False  # the prefix was checked against the folder's files
 
     # ------------------------------------------------------------------ hooks
     def on_train_begin(self, run_context: RunContext) -> None:
         self._writes = checkpoint_writer(self.directory)
+        if self._writes and not self._claimed:
+            self._claimed = True
+            self._claim_prefix(run_context.original_args().get("model"))
+
+    def _claim_prefix(self, model: Any) -> None:
+        """Make sure this run writes, rotates and ranks only its own files: those of the run
+        the Model was resumed from (``load_checkpoint(path, model=...)`` of one of this
+        prefix's files in the folder: that run's prefix, renamed or not, is continued), or
+        else, when the folder holds another run's files of this prefix, a fresh prefix by
+        MindSpore's rule (``CKP`` -> ``CKP_1``), said in a warning."""
+        loaded = getattr(model, "_checkpoint_path", None)
+        resumed = resumed_prefix(loaded, self.directory, self.prefix)
+        if resumed is not None:
+            if resumed != self.prefix:
+                logger.warning(
+                    "ModelCheckpoint: the model resumed from '%s', so this run continues that "
+                    "run's files, with prefix %r (instead of %r)",
+                    loaded,
+                    resumed,
+                    self.prefix,
+                )
+            self._use_prefix(resumed)
+            return
+        fresh = free_prefix(self.directory, self.prefix)
+        if fresh != self.prefix:
+            logger.warning(
+                "ModelCheckpoint: '%s' already holds checkpoints with prefix %r of another "
+                "run; this run writes its own as %r (%s-...ckpt), as MindSpore does, and "
+                "leaves those untouched. To continue that run instead, resume from one of its "
+                "files first: jisu.load_checkpoint(jisu.latest_checkpoint(%r, %r), model=model)",
+                self.directory,
+                self.prefix,
+                fresh,
+                fresh,
+                self.directory,
+                self.prefix,
+            )
+            self._use_prefix(fresh)
+
+    def _use_prefix(self, prefix: str) -> None:
+        self.prefix = prefix
+        self._own_name = numbered_pattern(prefix)
 
     def on_train_step_end(self, run_context: RunContext) -> None:
         params = run_context.original_args()
