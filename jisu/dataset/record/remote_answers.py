@@ -107,7 +107,7 @@ def _tag(value: Any) -> str | None:
     if not value:
         return None
     value = str(value).strip()
-    return value[2:] if value.startswith("W/") else value
+    return (value[2:] if value.startswith("W/") else value).strip('"')  # as servers quote it
 
 
 def changed(url: str, what: str) -> MalformedFileError:
