@@ -156,6 +156,7 @@ class Model:
         if boost_level not in ("O0", None):
             raise ValueError(f"Model: boost_level {boost_level!r} is not provided; use 'O0'")
         self._resume: dict[str, Any] | None = None  # a loaded checkpoint's position
+        self._checkpoint_path: str | None = None  # the file load_checkpoint(model=) loaded
         self._state: TrainState | None = None  # the last train run's, live during it
 
     @property

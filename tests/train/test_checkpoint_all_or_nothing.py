@@ -75,6 +75,30 @@ def test_a_checkpoint_of_another_optimizer_changes_nothing(tmp_path):
     assert _same(before, _snapshot(adam))
 
 
+def test_a_failure_after_the_optimizer_was_loaded_puts_it_back(tmp_path, monkeypatch):
+    saved = model()
+    saved.train(1, data()[0])
+    path = str(tmp_path / "m.ckpt")
+    jisu.save_checkpoint(saved, path)
+    target = model(lr=0.5)
+    target.train(2, data(seed=3)[0])
+    before = _snapshot(target)
+
+    def fails(state):
+        raise RuntimeError("the schedule's state does not fit")
+
+    monkeypatch.setattr(target, "load_state_dict", fails)
+    with pytest.raises(RuntimeError, match="schedule's state does not fit") as info:
+        jisu.load_checkpoint(path, model=target)
+    assert path in str(info.value) and "nothing was loaded" in str(info.value)
+    monkeypatch.undo()
+    assert _same(before, _snapshot(target))
+    assert target._checkpoint_path is None
+    jisu.load_checkpoint(path, model=target)  # and it loads when nothing fails
+    assert _same(_snapshot(saved)["network"], _snapshot(target)["network"])
+    assert target._checkpoint_path == str(tmp_path / "m.ckpt")
+
+
 def test_a_checkpoint_of_another_network_changes_nothing(tmp_path):
     small = model()
     path = str(tmp_path / "small.ckpt")
