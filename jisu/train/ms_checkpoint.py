@@ -26,7 +26,9 @@ stripped before parsing. Encrypted files (``enc_key``) are not supported.
 
 The reader is a small wire-format parser (the schema has seven fields, so this is shorter
 and easier to bound than a generated message class), and treats the file as hostile: its
-size is checked against :data:`MAX_FILE_BYTES` and the free memory before it is read, and
+size is checked against :data:`MAX_FILE_BYTES` and the free memory before it is read, the
+number of its entries against :data:`MAX_ENTRIES` (and, with their cost, the free memory)
+before any tensor is built (:mod:`jisu.train.ckpt_table` reads the table in linear time), and
 every tag (a non-empty UTF-8 str of at most :data:`MAX_TAG_BYTES` bytes, no NUL), type (a
 whitelist), rank (at most :data:`MAX_RANK`), dim (non-negative) and byte count (product of
 dims x item size) is checked before any tensor is allocated, so no tensor is bigger than the
@@ -67,13 +69,17 @@ __all__ = [
 #: the largest file :func:`read_ckpt` reads (it also refuses one larger than the free memory)
 MAX_FILE_BYTES = 64 << 30
 #: the most entries :func:`read_ckpt` reads. Each entry becomes a tensor of its own, and torch's
-#: objects for one (tensor, storage, ``Parameter``, dict slot) cost about a kilobyte however
-#: small its data: a file of tiny tensors costs far more memory than its size. A million is
-#: 100 times the entries of the largest networks' checkpoints (a 100-layer transformer with
-#: Adam's two slots per parameter holds a few thousand) and bounds that overhead near 1 GiB.
+#: objects for one (tensor, storage, ``Parameter``, name, dict slot) cost one to two kilobytes
+#: however small its data: a file of 100,000 one-byte tensors (2 MB) takes some 170 MB loaded.
+#: The largest checkpoints in use hold far fewer entries (a 70B-parameter transformer about
+#: 700 tensors, a 256-expert mixture of experts some 50,000; with Adam's two moments three
+#: times that), so a million leaves room for them and bounds the overhead near 2 GiB.
+#: Set it (``jisu.train.ms_checkpoint.MAX_ENTRIES = ...``) to read a file with more.
 MAX_ENTRIES = 1_000_000
 #: what :func:`read_ckpt` counts for each entry beyond its bytes when it checks the free memory
-ENTRY_OVERHEAD_BYTES = 1024
+#: (measured: about 1.3 KB for a parsed tiny tensor, 1.7 KB once ``load_checkpoint`` made it a
+#: named ``Parameter``)
+ENTRY_OVERHEAD_BYTES = 2048
 #: MindSpore splits a tensor's bytes into values of at most this many bytes
 SLICE_BYTES = 512 << 20
 

@@ -135,6 +135,10 @@ def load_checkpoint(
             message, and the filters given; an empty file is a :class:`MalformedFileError`
             instead), or ``net`` together with ``model``.
         TypeError: a prefix of the wrong type.
+        ValueError, RuntimeError: the file does not fit ``model`` (or ``net``/``optimizer``):
+            another optimizer, a shape or dtype that differs. All or nothing: the message
+            names the file and the mismatch, and the network, optimizer, loss scale,
+            learning-rate schedule and position are then as they were.
 
     Example:
         >>> params = load_checkpoint("lenet.ckpt", choice_func=lambda n: n.startswith("fc"))
