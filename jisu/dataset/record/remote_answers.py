@@ -188,3 +188,13 @@ def received_message(what: str, exc: DeadlineExceeded, nbytes: int, fs: Any) -> 
         f"server is too slow; the deadline is request_deadline={base:g} s plus one second "
         f"per min_transfer_rate={rate:g} bytes asked for, as storage_options may set them)"
     )
+
+
+def short_answer(url: str, start: int, end: int, got: int, size: int) -> MalformedFileError:
+    """The error of a read of bytes ``[start, end)`` answered with ``got`` bytes."""
+    how = "shorter" if got < end - start else "longer"
+    return MalformedFileError(
+        url,
+        f"reading bytes [{start}, {end}) gave {got} bytes, not {end - start}: the answer is "
+        f"{how} than asked for (the object of {size} bytes was truncated or replaced)",
+    )

@@ -34,6 +34,7 @@ from .remote_answers import (
     answer_offset,
     deadline_for,
     received_message,
+    short_answer,
     store_of,
 )
 from .validate import MalformedFileError
@@ -178,8 +179,6 @@ def bulk_range(file: Any, client: Any, start: int, end: int) -> bytes:
             requests._inflight.discard(future)
         REQUESTS.add(time.perf_counter() - began, len(data) if isinstance(data, bytes) else 0)
     if len(data) != end - start:
-        from .storage import short_answer
-
         raise short_answer(file.url, start, end, len(data), file.size)
     return data
 

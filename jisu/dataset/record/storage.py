@@ -67,6 +67,7 @@ from typing import Any
 from ...files import host_tag, pid_alive
 from .format import file_identity, memo_crc
 from .pread import PreadFile
+from .remote_answers import short_answer
 from .storage_requests import ATTEMPTS as ATTEMPTS  # re-exported (as X): defined here before
 from .storage_requests import CONNECT_TIMEOUT_S as CONNECT_TIMEOUT_S
 from .storage_requests import INSTALL_HINT as INSTALL_HINT
@@ -219,16 +220,6 @@ class RemoteFile:
 
     def close(self) -> None:
         self.closed = True
-
-
-def short_answer(url: str, start: int, end: int, got: int, size: int) -> MalformedFileError:
-    """The error of a read of bytes ``[start, end)`` answered with ``got`` bytes."""
-    how = "shorter" if got < end - start else "longer"
-    return MalformedFileError(
-        url,
-        f"reading bytes [{start}, {end}) gave {got} bytes, not {end - start}: the answer is "
-        f"{how} than asked for (the object of {size} bytes was truncated or replaced)",
-    )
 
 
 def read_whole(file: RemoteFile, sink: Any = None) -> int:
