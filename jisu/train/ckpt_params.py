@@ -164,7 +164,22 @@ def _load_jisu_network(
 ) -> tuple[list[str], list[str]]:
     """The network of a jisu checkpoint (``Model.state_dict()``, torch's names) into ``net``:
     what a ported script's ``load_param_into_net(net, load_checkpoint(path))`` does with the
-    files ``ModelCheckpoint`` writes. Returns torch's missing and unexpected names."""
+    files ``ModelCheckpoint`` writes. Returns torch's missing and unexpected names. Checked
+    first (torch's ``load_state_dict`` copies what fits before it reports what does not)."""
+    own = net.state_dict()
+    for key, value in state.items():
+        if key in own and isinstance(value, torch.Tensor) and value.shape != own[key].shape:
+            raise RuntimeError(
+                f"load_param_into_net: {key!r} has shape {tuple(own[key].shape)} in the net but "
+                f"{tuple(value.shape)} in the checkpoint; check that the checkpoint is for "
+                "this network"
+            )
+    if strict_load and own.keys() != state.keys():
+        raise RuntimeError(
+            "load_param_into_net: with strict_load=True the checkpoint's names must be the "
+            f"net's: missing {sorted(own.keys() - state.keys())}, unexpected "
+            f"{sorted(state.keys() - own.keys())}"
+        )
     result = net.load_state_dict(state, strict=bool(strict_load))
     if result.missing_keys:
         warnings.warn(

@@ -36,10 +36,12 @@ def all_or_nothing(
     model: Any = None,
     network: nn.Module | None = None,
     resume: Mapping[str, Any] | None = None,
+    whole_network: bool = False,
 ) -> Iterator[None]:
     """Run a load; if it raises, put back ``optimizer``'s state, ``model``'s loss scale,
     schedule and pending position, and ``network``'s torch-only buffers that ``resume``
-    holds, then raise an error naming ``path`` (a ValueError for a KeyError; the same type
+    holds (all of ``network``'s state with ``whole_network``: a load that copies it before
+    it can fail), then raise an error naming ``path`` (a ValueError for a KeyError; the same type
     for ValueError, RuntimeError and TypeError; others, MalformedFileError included, as
     they are)."""
     saved_optimizer = _state(optimizer)
@@ -48,7 +50,9 @@ def all_or_nothing(
     saved_manager, saved_schedule = _state(manager), _state(schedule)
     saved_resume = copy.copy(getattr(model, "_resume", None))
     buffers = {}
-    if network is not None and resume and isinstance(resume.get("buffers"), dict):
+    if network is not None and whole_network:
+        buffers = {k: v.detach().clone() for k, v in network.state_dict(keep_vars=True).items()}
+    elif network is not None and resume and isinstance(resume.get("buffers"), dict):
         own = network.state_dict(keep_vars=True)
         buffers = {k: own[k].detach().clone() for k in resume["buffers"] if k in own}
     try:

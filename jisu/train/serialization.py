@@ -260,14 +260,24 @@ def _load_earlier_format(
     ``net``/``optimizer`` by torch's names, as it was; returned as a flat dict."""
     with open(path, "rb") as f:
         state = read_state(f, path)
+    network = None
     if model is not None:
-        model.load_state_dict(state)
-        model._checkpoint_path = os.path.realpath(path)
-    else:
+        network, optimizer = model.network, optimizer_of(model)
+    with all_or_nothing(
+        path,
+        optimizer=optimizer,
+        model=model,
+        network=net if net is not None else network,
+        whole_network=True,
+    ):
+        if model is not None:
+            model.load_state_dict(state)
         if net is not None:
             load_param_into_net(net, state, strict_load)
-        if optimizer is not None and "optimizer" in state:
+        if optimizer is not None and model is None and "optimizer" in state:
             optimizer.load_state_dict(state["optimizer"])
+    if model is not None:
+        model._checkpoint_path = os.path.realpath(path)
     flat: OrderedDict[str, Any] = OrderedDict(state["network"])
     for key, value in state.items():
         if key != "network" and isinstance(value, (torch.Tensor, str)):

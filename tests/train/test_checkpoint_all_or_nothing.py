@@ -180,3 +180,33 @@ def test_a_filter_that_removes_everything_says_mindspores_message(tmp_path):
     message = str(info.value)
     assert message.startswith(MS_EMPTY_AFTER_FILTER)
     assert path in message and "filter_prefix='a'" in message
+
+
+def test_a_nested_network_dict_is_checked_before_any_copy():
+    dst = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+    before = copy.deepcopy(dst.state_dict())
+    state = {k: torch.zeros_like(v) for k, v in before.items()}
+    state["2.weight"] = torch.zeros(4, 16)
+    with pytest.raises(RuntimeError, match=r"'2\.weight' has shape \(3, 16\)"):
+        jisu.load_param_into_net(dst, {"network": state})
+    assert _same(before, dst.state_dict())
+    del state["2.weight"]
+    with pytest.raises(RuntimeError, match=r"strict_load=True.*missing \['2\.weight'\]"):
+        jisu.load_param_into_net(dst, {"network": state}, strict_load=True)
+    assert _same(before, dst.state_dict())
+
+
+def test_a_file_of_the_earlier_format_that_does_not_fit_changes_nothing(tmp_path):
+    from tests.train.test_checkpoint_safety import checkpoint_bytes
+
+    path = tmp_path / "old.ckpt"
+    path.write_bytes(checkpoint_bytes("earlier"))  # Linear(4, 2) and a one-group SGD
+    torch.manual_seed(5)
+    net = nn.Linear(4, 2)
+    groups = [{"params": [net.weight]}, {"params": [net.bias]}]  # two groups: does not fit
+    m = jisu.Model(net, nn.MSELoss(), torch.optim.SGD(groups, lr=0.1, momentum=0.9))
+    before = _snapshot(m)
+    with pytest.raises(ValueError, match="parameter groups") as info:
+        jisu.load_checkpoint(str(path), model=m)
+    assert str(path) in str(info.value) and "nothing was loaded" in str(info.value)
+    assert _same(before, _snapshot(m))
