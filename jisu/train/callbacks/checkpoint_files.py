@@ -8,7 +8,9 @@ MindSpore writes them (``CKP-10_150.ckpt``: a MindSpore script that loads
 zero-padded (``CKP-0010_000150.ckpt``, widths :data:`EPOCH_DIGITS` and :data:`STEP_DIGITS`) so
 that a plain ``ls`` lists them in training order. Both forms are recognised: counted by
 ``keep_checkpoint_max``, ranked, removed and found by :func:`latest_checkpoint` alike.
-``{prefix}-last.ckpt`` is ``save_last``'s file.
+``{prefix}-last.ckpt`` is ``save_last``'s file. :func:`free_prefix` is MindSpore's renaming
+of a prefix whose files a folder already holds (``CKP`` -> ``CKP_1``), :func:`resumed_prefix`
+tells whether a run resumed from one of them (and so continues them).
 """
 
 from __future__ import annotations
