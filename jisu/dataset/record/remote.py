@@ -115,7 +115,8 @@ class RemoteRecordReader(RecordReader):
         columns: columns to read (default: all).
         verify: read every shard in full and check its CRC-32 (into the cache, if any) before
             serving a row of it (:mod:`.shard_checks`).
-        storage_options: keyword arguments of the fsspec filesystem.
+        storage_options: keyword arguments of the fsspec filesystem, and jisu's request
+            deadline settings (``request_deadline``, ``min_transfer_rate``: :mod:`.remote_answers`).
         cache_dir: a local folder for the node-local shard cache (None: no cache).
         cache_size: most bytes the cache may hold (None: no bound).
         read_ahead_bytes: the most bytes of record batches fetched ahead of the reads and in
