@@ -200,8 +200,31 @@ class ExecContext:
         with self._lock:
             return [pid for pool in self._pools.values() for pid in getattr(pool, "pids", [])]
 
-    def spawn(self, target: Callable[[], None], name: str) -> threading.Thread:
-        thread = threading.Thread(target=target, name=f"jisu-{name}", daemon=True)
+    def spawn(
+        self,
+        target: Callable[[], None],
+        name: str,
+        on_death: Callable[[BaseException], None] | None = None,
+    ) -> threading.Thread:
+        """Start a thread of this run running ``target``. Should it raise (anything but
+        :class:`Stopped`), ``on_death(exc)`` hands the error to whoever waits on the thread
+        (the iterator raises it instead of waiting forever); without one it is logged."""
+
+        def guarded() -> None:
+            try:
+                target()
+            except Stopped:
+                pass
+            except BaseException as exc:
+                if on_death is None:
+                    logger.error("jisu: thread jisu-%s failed", name, exc_info=exc)
+                    return
+                try:
+                    on_death(exc)
+                except Stopped:
+                    pass
+
+        thread = threading.Thread(target=guarded, name=f"jisu-{name}", daemon=True)
         with self._lock:
             if self.stop.is_set():
                 raise Stopped

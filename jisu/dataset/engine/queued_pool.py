@@ -41,7 +41,7 @@ class QueuedPool:
         future = TaskFuture()
         with self._lock:
             if self._broken is not None:
-                future.set_exception(self._broken)
+                future.set_exception(self._broken_error(epoch, item))
                 return future
             if self._closed:
                 future.cancel()
@@ -49,6 +49,11 @@ class QueuedPool:
             self._waiting.append(self._new_task(future, epoch, item))
             self._dispatch()
         return future
+
+    def _broken_error(self, epoch: int, item: Any) -> BaseException:
+        """What an item submitted to the broken pool fails with (lock held)."""
+        assert self._broken is not None
+        return self._broken
 
     def _break(self, error: BaseException, futures: list[TaskFuture]) -> None:
         """Break the pool (lock held): ``futures`` (tasks sent and lost) and every waiting task

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.cpus import available_cpus
 from . import policies
 from .context import ExecContext, RunSettings, Stopped, logger
+from .errors import with_context
 from .plan import Plan
 from .plan import plan as build_plan
 from .pools import local_pool
@@ -97,8 +98,13 @@ def start_run(
     )
     out = RowQueue(max(2, ctx.prefetch_size), OUTPUT_QUEUE_BYTES)
     # the driver must not reference an iterator, so that it can be garbage-collected
-    ctx.spawn(lambda: drive(root, ctx, out, epoch, position, num_epochs), "driver")
-    if tuner is not None:
+    # should the driver itself fail, the iterator gets its error instead of waiting forever
+    ctx.spawn(
+        lambda: drive(root, ctx, out, epoch, position, num_epochs),
+        "driver",
+        lambda exc: ctx.put(out, Failure(with_context(exc, "the pipeline's driver thread failed"))),
+    )
+    if tuner is not None:  # a failed AutoTune is logged: the pipeline runs on as it is
         ctx.spawn(lambda: tuner.run(ctx.stop), "autotune")
     live_runs.add(ctx)
     return ctx, out

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.cpus import available_cpus
 from .context import ExecContext, Stopped
-from .watchdog import StuckTaskWatch
+from .errors import with_context
+from .watchdog import StuckTaskWatch, stage_ops
 
 if TYPE_CHECKING:
     from .plan import Stage
@@ -102,7 +103,11 @@ def ordered_map(
                 except Exception:  # the stream is being torn down; nothing to report to
                     pass
 
-    ctx.spawn(feed, f"{name}-feeder")
+    def died(exc: BaseException) -> None:  # feed failed outside its own guard
+        futures.put(_Failure(with_context(exc, f"{stage_ops(task)}: its feeder thread failed")))
+        futures.put(_DONE)
+
+    ctx.spawn(feed, f"{name}-feeder", died)
     try:
         while True:
             entry = ctx.get(futures)

@@ -8,6 +8,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..core.position import position
+from .errors import with_context
+from .watchdog import describe_items, stage_ops
 from .worker_pool import TaskFuture
 
 if TYPE_CHECKING:
@@ -51,8 +53,9 @@ class ThreadPool:
         self._task = task
         self._tasks: queue.SimpleQueue = queue.SimpleQueue()
         self._stuck: set[threading.Thread] = set()
+        self._broken: BaseException | None = None  # a thread failed: every task fails
         self._threads = [
-            threading.Thread(target=self._run, name=f"jisu-{name}-{i}", daemon=True)
+            threading.Thread(target=self._serve, name=f"jisu-{name}-{i}", daemon=True)
             for i in range(workers)
         ]
         for thread in self._threads:
@@ -65,7 +68,36 @@ class ThreadPool:
     def submit(self, epoch: int, item: Any) -> TaskFuture:
         future = TaskFuture()
         self._tasks.put((future, epoch, item))
+        if self._broken is not None:  # no thread may be left to run it
+            self._fail_queued()
         return future
+
+    def _serve(self) -> None:
+        """A thread's target: :meth:`_run`, and should that fail (outside the task, which
+        delivers its own errors), the pool breaks: every queued task fails with the error,
+        naming the op and its sample, instead of waiting for a thread that is gone."""
+        try:
+            self._run()
+        except BaseException as exc:
+            self._broken = exc
+            self._fail_queued()
+
+    def _fail_queued(self) -> None:
+        exc = self._broken
+        assert exc is not None
+        while True:
+            try:
+                entry = self._tasks.get_nowait()
+            except queue.Empty:
+                return
+            if entry is None:
+                continue
+            future, epoch, item = entry
+            if future.done():
+                continue
+            if future.running() or future.set_running_or_notify_cancel():
+                where = f"{stage_ops(self._task)} at {describe_items(item)} of epoch {epoch}"
+                future.set_exception(with_context(exc, f"{where}: its worker thread failed"))
 
     def _run(self) -> None:
         me = threading.current_thread()
@@ -76,24 +108,31 @@ class ThreadPool:
             if entry is None:
                 return
             future, epoch, item = entry
-            if not future.set_running_or_notify_cancel():
-                continue
-            begin = time.perf_counter()
-            future.started = (begin, me, epoch, item)
             try:
-                result = self._task(self._ctx, epoch, item)
-            except BaseException as exc:  # delivered to the consumer, never lost
-                future.compute_s = time.perf_counter() - begin
-                future.started = None
-                future.set_exception(exc)
-            else:
-                future.compute_s = time.perf_counter() - begin
-                future.started = None
-                future.set_result(result)
+                self._run_one(me, future, epoch, item)
+            except BaseException:  # the task's future gets the error too (see _serve)
+                self._tasks.put(entry)
+                raise
             here.clear()
             if self._stuck:  # a task reported stuck ended after all
                 self._stuck.discard(me)
             self.busy_s += future.compute_s
+
+    def _run_one(self, me: threading.Thread, future: TaskFuture, epoch: int, item: Any) -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        begin = time.perf_counter()
+        future.started = (begin, me, epoch, item)
+        try:
+            result = self._task(self._ctx, epoch, item)
+        except BaseException as exc:  # delivered to the consumer, never lost
+            future.compute_s = time.perf_counter() - begin
+            future.started = None
+            future.set_exception(exc)
+        else:
+            future.compute_s = time.perf_counter() - begin
+            future.started = None
+            future.set_result(result)
 
     def mark_stuck(self, future: TaskFuture) -> None:
         """The task of ``future`` was reported stuck: shutdown will not wait for its thread."""
@@ -111,7 +150,7 @@ class ThreadPool:
         surplus thread exits after the task it is running."""
         workers = max(1, workers)
         for i in range(self.workers, workers):
-            thread = threading.Thread(target=self._run, name=f"jisu-{self.name}-{i}", daemon=True)
+            thread = threading.Thread(target=self._serve, name=f"jisu-{self.name}-{i}", daemon=True)
             self._threads.append(thread)
             thread.start()
         for _ in range(workers, self.workers):

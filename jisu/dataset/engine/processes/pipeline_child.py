@@ -45,11 +45,12 @@ import cloudpickle
 from ... import config
 from ...core.request_counts import REQUESTS
 from .. import policies
+from ..errors import with_context
 from ..row_queue import Rows
 from ..stage import EPOCH_END
 from .shared_arrays import loads_attached
-from .shm import Slab, pack
-from .worker import _error_message
+from .shm import Slab, pack, shared_memory_available
+from .worker import _error_message, plain, rebuild_failure
 
 #: rows smaller than this travel pickled in their message (a slab costs more than the copy)
 PICKLE_BELOW_BYTES = 64 << 10
@@ -81,6 +82,7 @@ class _Link:
         self.credits = credits
         self.freed: deque[int] = deque()
         self.stopped = False
+        self.failure: BaseException | None = None  # why listen() ended, when it failed
 
     def send(self, message: Any, fd: int | None = None) -> None:
         self.send_bytes(_dumps(message), fd)
@@ -112,6 +114,8 @@ class _Link:
                     self._cond.notify_all()
         except (EOFError, OSError):
             pass  # the parent is gone
+        except BaseException as exc:  # said to the parent as the pipeline's error (see main)
+            self.failure = exc
         finally:  # told to stop, or the parent is gone
             with self._cond:
                 self.stopped = True
@@ -137,9 +141,10 @@ class _Link:
 class _Slabs:
     """The child's slabs: made here, mapped by the parent, reused once it frees them."""
 
-    def __init__(self, link: _Link, limit: int) -> None:
+    def __init__(self, link: _Link, limit: int, available: Callable[[], int] | None = None) -> None:
         self.link = link
         self.limit = limit
+        self._available = available
         self.size = 0
         self._slabs: dict[int, Slab] = {}
         self._free: list[int] = []
@@ -154,7 +159,7 @@ class _Slabs:
         if nbytes < PICKLE_BELOW_BYTES:
             return None, row
         if nbytes > self.size:
-            self.size = max(_MIB, -(-int(nbytes * 1.25) // _MIB) * _MIB)
+            self._check_budget(max(_MIB, -(-int(nbytes * 1.25) // _MIB) * _MIB))
         while self._free:
             slab_id = self._free.pop()
             if self._slabs[slab_id].size == self.size:
@@ -167,6 +172,27 @@ class _Slabs:
         self._slabs[slab.id] = slab
         self.link.send(("slab", slab.id, slab.size), slab.fd)
         return slab.id, pack(row, slab.map)[0]
+
+    def _check_budget(self, size: int) -> None:
+        """Make slabs of ``size`` bytes from now on, if ``limit`` of them fit in the shared
+        memory available (what a worker-process pool checks, :class:`.slab_pool.SlabPool`):
+        a clear error up front, not minutes of growing memory ending in ``ENOMEM``.
+
+        Raises:
+            MemoryError: they do not fit.
+        """
+        need = self.limit * size
+        available = (self._available or shared_memory_available)() + sum(
+            s.size for s in self._slabs.values()
+        )
+        if need > available:
+            raise MemoryError(
+                f"pipeline process: rows of {size / _MIB:.1f} MiB need {need / _MIB:.0f} MiB "
+                f"of shared memory ({self.limit} buffers) but only {available / _MIB:.0f} MiB "
+                "is available. Use a smaller batch or smaller rows, or run the pipeline in "
+                "this process (config.set_pipeline_process(False))."
+            )
+        self.size = size
 
     def _retire(self, slab_id: int) -> None:
         self._slabs.pop(slab_id).close()
@@ -195,7 +221,8 @@ def _answers(ctx: Any) -> Callable[[str], Any]:
 
 
 def _start(conn: Connection) -> tuple | None:
-    """Receive the spec and start the run: ``(ctx, out, epoch, num_epochs, credits)``, or
+    """Receive the spec and start the run: ``(dataset, ctx, out, epoch, position,
+    num_epochs, credits)``, or
     None when the parent went away or the start failed (the error was sent)."""
     from multiprocessing.reduction import recv_handle
 
@@ -224,7 +251,7 @@ def _start(conn: Connection) -> tuple | None:
         with contextlib.suppress(OSError):
             conn.send_bytes(_dumps(("err", None, None, *_error_message(exc))))
         return None
-    return ctx, out, epoch, num_epochs, credits
+    return dataset, ctx, out, epoch, position, num_epochs, credits
 
 
 def main(conn: Connection) -> None:
@@ -235,11 +262,12 @@ def main(conn: Connection) -> None:
     started = _start(conn)
     if started is None:
         return
-    ctx, out, epoch, num_epochs, credits = started
+    dataset, ctx, out, epoch, position, num_epochs, credits = started
     link = _Link(conn, credits, _answers(ctx))
     threading.Thread(target=link.listen, name="jisu-pipeline-link", daemon=True).start()
     slabs = _Slabs(link, credits + SPARE_SLABS)
     rows = Rows()  # a chunk's rows, sent one by one
+    columns, sent = list(getattr(dataset, "_columns", None) or ()), position  # rows of epoch
     try:
         while not link.stopped:
             item = _next(rows, out, link)
@@ -250,7 +278,7 @@ def main(conn: Connection) -> None:
                 if ctx.tuner is not None:
                     ctx.tuner.finish()
                 link.send(("end", skips))
-                epoch += 1
+                epoch, sent = epoch + 1, 0
                 if 0 < num_epochs <= epoch:
                     link.send(("done",))
                     break
@@ -261,6 +289,7 @@ def main(conn: Connection) -> None:
             if not link.wait_credit():
                 break
             try:
+                _check_rebuilds(item, columns, sent, epoch)
                 slab_id, payload = slabs.place(item)
                 message = _dumps(("row", skips, slab_id, payload))
             except _PARENT_GONE:
@@ -269,13 +298,38 @@ def main(conn: Connection) -> None:
                 link.send(("err", None, None, *_error_message(exc)))
                 break
             link.send_bytes(message)
+            sent += 1
         while link.wait_credit():  # done or failed: answer questions until told to stop
             pass
+        if link.failure is not None:  # the reader thread failed: the parent must hear it
+            error = with_context(link.failure, "pipeline process: its reader thread failed")
+            link.send(("err", None, None, *_error_message(error)))
     except _PARENT_GONE:
         pass
     finally:
         ctx.shutdown(timeout=2.0)
         slabs.close()
+
+
+def _check_rebuilds(row: tuple, columns: list[str], index: int, epoch: int) -> None:
+    """Raise the error the parent would get rebuilding ``row`` (a value that pickles, but
+    whose class cannot be made from its pickle), naming the column and the row.
+
+    Raises:
+        Exception: the rebuild failure's own type, in context (it is the ``__cause__``).
+    """
+    if plain(row):
+        return
+    for j, value in enumerate(row):
+        failure = None if plain(value) else rebuild_failure(value)
+        if failure is not None:
+            column = f"column {columns[j]!r}" if j < len(columns) else f"column {j}"
+            raise with_context(
+                failure,
+                f"pipeline process: {column} of row {index} of epoch {epoch} holds a "
+                f"{type(value).__qualname__!r} object that pickles but cannot be rebuilt in "
+                "the parent process; return NumPy arrays, numbers or strings",
+            ) from failure
 
 
 def _next(rows: Rows, out: Any, link: _Link) -> Any:

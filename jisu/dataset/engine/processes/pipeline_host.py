@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ... import config
 from .. import policies
 from ..context import Stopped
-from ..errors import PipelineError
+from ..errors import PipelineError, with_context
 from ..stage import EPOCH_END
 from ..stats import OpTimes
 from . import start as process_start
@@ -216,7 +216,14 @@ class ChildPipeline:
         except BaseException:  # Ctrl-C in the middle of a message: the pipe is out of step
             self._broken = "a read from it was interrupted; create a new iterator"
             raise
-        return pickle.loads(data)
+        try:
+            return pickle.loads(data)
+        except Exception as exc:  # the pipe is in step: only this message is lost
+            raise with_context(
+                exc,
+                "pipeline process: a row (or message) it sent cannot be rebuilt in this "
+                "process; return NumPy arrays, numbers or strings",
+            ) from exc
 
     def _died(self) -> BaseException:
         if self._closing:  # closed from another thread while this one waited

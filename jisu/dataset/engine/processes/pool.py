@@ -31,13 +31,18 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
+import signal
 import threading
 import time
 from multiprocessing.connection import wait
+from multiprocessing.reduction import ForkingPickler
 from typing import TYPE_CHECKING, Any
 
 from ... import config
+from ..errors import with_context
 from ..queued_pool import QueuedPool
+from ..watchdog import describe_items, stage_ops
 from ..worker_pool import TaskFuture
 from . import start as process_start
 from .shared_arrays import dumps_sharing
@@ -87,6 +92,8 @@ class ProcessPool(QueuedPool):
         self.busy_s = 0.0
         self._ctx = ctx
         self._stage_node = task.node  # the epoch of a task is this node's (for skip counts)
+        self._ops = stage_ops(task)  # for messages
+        self._unit = "batch" if task.node.op_name == "batch" else "sample"
         picklable, ids = task.for_process(ctx)
         modules: set[str] = set()
         try:
@@ -108,6 +115,7 @@ class ProcessPool(QueuedPool):
         self._task_ids = itertools.count()
         self._workers = Workers(name, workers, spec, shared)
         self._restarts = 0
+        self._collector_failure: BaseException | None = None  # why the collector ended
         retired, shared = self._workers.slab_retired, ctx.settings.shared_mem
         self._slabs = SlabPool(name, workers, self._lock, shared_memory_available, retired, shared)
         self._started = threading.Event()  # the first workers are started
@@ -212,7 +220,14 @@ class ProcessPool(QueuedPool):
     # ------------------------------------------------------------------ results
     def _run(self) -> None:
         """Collector thread: start the workers, then take in results, errors and deaths of
-        workers, as they happen."""
+        workers, as they happen. Should it fail itself, every task in flight fails with its
+        error (naming the op and the sample): the iterator raises it instead of waiting."""
+        try:
+            self._collect()
+        except BaseException as exc:
+            self._collector_died(exc)
+
+    def _collect(self) -> None:
         try:
             self._start_all()
         except BaseException as exc:  # no process could be started (out of memory, ...)
@@ -234,16 +249,117 @@ class ProcessPool(QueuedPool):
                 if obj in conns:
                     worker = conns[obj]
                     try:
-                        message = obj.recv()
+                        message = self._receive(worker)
                     except (EOFError, OSError):
                         self._worker_died(worker)
                         continue
-                    self._on_message(worker, message)
+                    if message is not None:
+                        self._on_message(worker, message)
             for obj in ready:
                 if obj in sentinels and not self._closed:
                     worker = sentinels[obj]
                     if self._workers.is_current(worker) and not worker.process.is_alive():
                         self._worker_died(worker)
+
+    def _receive(self, worker: Worker) -> tuple | None:
+        """The next message of ``worker``, or None when it could not be taken in (then its
+        task failed with an error naming the op and the sample).
+
+        Raises:
+            EOFError, OSError: the pipe is at its end (the worker ended).
+        """
+        try:
+            data = worker.conn._recv_bytes().getbuffer()  # recv() without its unpickling
+        except (EOFError, OSError):
+            raise
+        except Exception as exc:  # a MemoryError: the rest of the message is still in the pipe
+            self._lose_worker(worker, exc)
+            return None
+        try:
+            return ForkingPickler.loads(data)
+        except Exception as exc:  # it pickled there but does not rebuild here
+            self._unreadable_result(worker, exc)
+            return None
+
+    def _where(self, task: Task | None) -> str:
+        """``"map(f) at sample 3 of epoch 0"``: the stage's ops and the samples of ``task``."""
+        if task is None:
+            return self._ops
+        return f"{self._ops} at {describe_items(task.item, self._unit)} of epoch {task.epoch}"
+
+    def _unreadable_result(self, worker: Worker, exc: BaseException) -> None:
+        """A message of ``worker`` pickled there but cannot be rebuilt here: its task fails
+        (the worker goes on: the pipe is in step)."""
+        with self._lock:
+            task, worker.task = worker.task, None
+            worker.stuck = False
+            if worker.stopping:
+                worker.tell_to_stop()
+            elif worker not in self._workers.idle:
+                self._workers.idle.append(worker)
+            if task is not None:
+                self._put_back_slab(task)
+        error = with_context(
+            exc,
+            f"{self._where(task)}: the result that worker process {worker.index} (pid "
+            f"{worker.process.pid}) sent back cannot be rebuilt in this process "
+            "(python_multiprocessing=True); return NumPy arrays, numbers or strings",
+        )
+        if task is not None:
+            task.future.started = None
+            task.future.set_exception(error)
+        else:
+            logger.warning("jisu: %s", error)
+        with self._lock:
+            self._dispatch()
+
+    def _lose_worker(self, worker: Worker, exc: BaseException) -> None:
+        """Reading a message of ``worker`` failed midway (a result too large for this
+        process's memory): the pipe is out of step, so the worker is stopped and the pool
+        fails with an error naming the op and the sample."""
+        with self._lock:
+            if self._closed or not self._workers.is_current(worker):
+                return
+            task, worker.task = worker.task, None
+            self._workers.forget(worker)
+            try:
+                os.kill(worker.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, TypeError):
+                pass
+            if task is not None:
+                self._put_back_slab(task)
+            too_large = " (too large for this process's memory)" * isinstance(exc, MemoryError)
+            error = with_context(
+                exc,
+                f"{self._where(task)}: the result of worker process {worker.index} (pid "
+                f"{worker.process.pid}) could not be received{too_large}; the worker was "
+                "stopped. Return smaller results (a smaller batch), or give the process more "
+                "memory",
+            )
+            self._break(error, [task.future] if task is not None else [])
+        worker.process.join(timeout=1.0)
+
+    def _collector_died(self, exc: BaseException) -> None:
+        """The collector thread failed: every task in flight or waiting fails, each with an
+        error naming the op and its sample; later submits fail too."""
+        with self._lock:
+            if self._closed:
+                return
+            sent = [w.task for w in self._workers.live() if w.task is not None]
+            waiting = list(self._waiting)
+            self._waiting.clear()
+            self._broken = self._collector_failure = exc
+            for task in sent + waiting:
+                started = task in sent or task.resent or task.future.set_running_or_notify_cancel()
+                if started and not task.future.done():
+                    task.future.set_exception(self._broken_error(task.epoch, task.item))
+        self._started.set()
+
+    def _broken_error(self, epoch: int, item: Any) -> BaseException:
+        if self._broken is not self._collector_failure:
+            return super()._broken_error(epoch, item)
+        what = "the collector thread of its worker processes failed"
+        return with_context(self._broken, f"{self._where(Task(None, 0, epoch, item))}: {what}")
 
     def _on_message(self, worker: Worker, message: tuple) -> None:
         if message[0] == "ready":  # the worker has loaded the stage: a task sent runs from now
@@ -301,7 +417,10 @@ class ProcessPool(QueuedPool):
                 self._workers.forget(worker)
                 process.join(timeout=1.0)
                 return
-            if self._drain(worker) or process.exitcode != _FORKSERVER_LOST:
+            drained = self._drain(worker)
+            if not self._workers.is_current(worker):  # stopped while its results were read
+                return
+            if drained or process.exitcode != _FORKSERVER_LOST:
                 process.join(timeout=1.0)
                 how = describe_exit(process.exitcode)
             else:

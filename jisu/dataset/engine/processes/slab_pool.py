@@ -42,6 +42,7 @@ class SlabPool:
         self.name = name
         self.enabled = enabled  # False: no slab is ever made, results travel pickled
         self.size = 0  # bytes per slab; 0 until a result shows how much one needs
+        self._checked = 0  # the slab size the budget was last checked for
         self.closed = False
         self._lock = lock
         self._available = available
@@ -72,15 +73,16 @@ class SlabPool:
             self._retire(slab_id)
         if self.size == 0 or len(self._slabs) >= self.limit:
             return None
-        if not self._slabs:
+        if self.size != self._checked:  # the first slab of this size
             self._check_budget()
+            self._checked = self.size
         slab = Slab(next(self._ids), self.size)
         self._slabs[slab.id] = slab
         return slab.id
 
     def _check_budget(self) -> None:
         need = self.limit * self.size
-        available = self._available()
+        available = self._available() + sum(s.size for s in self._slabs.values())
         if need > available:
             raise MemoryError(
                 f"{self.name}: worker processes need {need / _MIB:.0f} MiB of shared memory "

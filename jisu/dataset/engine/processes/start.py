@@ -47,6 +47,33 @@ _starting_thread: int | None = None
 _preload_lock = threading.Lock()
 
 
+def _after_fork_in_child() -> None:
+    """A process forked from this one (``multiprocessing``'s "fork", ``os.fork``) cannot use
+    this process's forkserver: it is not the forkserver's parent (multiprocessing's check of
+    it fails with ``ChildProcessError``), and a lock held by another thread at the fork stays
+    held. Forget it there, so that the child's first worker starts a forkserver of its own.
+    """
+    global start_lock, _preload_lock, _starting_thread
+    start_lock, _preload_lock, _starting_thread = threading.RLock(), threading.Lock(), None
+    spawn.get_preparation_data = _original_preparation_data  # if a start was under way
+    server = getattr(forkserver, "_forkserver", None)
+    if server is None or getattr(server, "_forkserver_pid", None) is None:
+        return  # none started here (or this is a worker, forked by the forkserver)
+    alive = server._forkserver_alive_fd
+    server._lock = threading.Lock()
+    server._forkserver_address = server._forkserver_alive_fd = server._forkserver_pid = None
+    if alive is not None:  # the parent's forkserver lives as long as its parent holds this
+        try:
+            os.close(alive)
+        except OSError:
+            pass
+
+
+_original_preparation_data = spawn.get_preparation_data
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def mp_context() -> Any:
     """The forkserver context, with jisu's preload list (see the module doc)."""
     global _context

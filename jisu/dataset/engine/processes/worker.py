@@ -29,6 +29,7 @@ import pickle
 import signal
 import time
 import traceback
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler, recv_handle
 from typing import Any
@@ -38,6 +39,7 @@ import numpy as np
 
 from ... import config
 from ...core.operation import op_name
+from ...core.ragged import RaggedArray
 from ..context import ExecContext
 from ..errors import with_context
 from ..watchdog import describe_items, stage_ops
@@ -63,9 +65,43 @@ def _pickles(value: Any) -> bool:
     return True
 
 
-def _culprit(value: Any, depth: int = 0) -> Any:
-    """The innermost part of ``value`` that does not pickle, looking into object arrays (a map
-    wraps what an op returns in one), lists, tuples and dict values."""
+def rebuild_failure(value: Any) -> Exception | None:
+    """The error that rebuilding ``value`` from its pickle raises (an exception whose
+    ``__init__`` needs more arguments than it keeps, a ``__reduce__`` that fails on load), or
+    None when it rebuilds (or does not pickle with plain pickle: ForkingPickler sends it)."""
+    try:
+        data = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        return None
+    try:
+        pickle.loads(data)
+    except Exception as exc:
+        return exc
+    return None
+
+
+def _rebuilds(value: Any) -> bool:
+    return rebuild_failure(value) is None
+
+
+_PLAIN = (int, float, complex, str, bytes, bool, type(None), np.generic, RaggedArray)
+
+
+def plain(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` surely rebuilds where it is sent (arrays, numbers, strings, and
+    lists and tuples of them; torch's tensors): no need to try."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind != "O"
+    if isinstance(value, _PLAIN) or type(value).__module__.partition(".")[0] == "torch":
+        return True
+    if isinstance(value, (list, tuple)) and depth < 4:
+        return all(plain(v, depth + 1) for v in value)
+    return False
+
+
+def _culprit(value: Any, fine: Callable[[Any], bool] = _pickles, depth: int = 0) -> Any:
+    """The innermost part of ``value`` that is not ``fine`` (does not pickle), looking into
+    object arrays (a map wraps what an op returns in one), lists, tuples and dict values."""
     parts: Any = ()
     if isinstance(value, np.ndarray) and value.dtype.kind == "O":
         parts = value.flat
@@ -75,8 +111,8 @@ def _culprit(value: Any, depth: int = 0) -> Any:
         parts = value.values()
     if depth < 4:
         for part in parts:
-            if not _pickles(part):
-                return _culprit(part, depth + 1)
+            if not fine(part):
+                return _culprit(part, fine, depth + 1)
     return value
 
 
@@ -87,8 +123,11 @@ def _type_name(value: Any) -> str:
     )
 
 
-def _unpicklable_part(result: Any) -> tuple[int | None, int | None, Any]:
-    """``(row, column, value)``: the first value of a task's result that does not pickle.
+def _unpicklable_part(
+    result: Any, fine: Callable[[Any], bool] = _pickles
+) -> tuple[int | None, int | None, Any]:
+    """``(row, column, value)``: the first value of a task's result that is not ``fine`` (does
+    not pickle).
 
     A result is a list of rows (tuples of column values) or one batch (a tuple of columns);
     ``row`` is None for a batch, ``column`` None when the result has no columns.
@@ -97,10 +136,10 @@ def _unpicklable_part(result: Any) -> tuple[int | None, int | None, Any]:
     for k, row in enumerate(rows):
         values = row if isinstance(row, tuple) else (row,)
         for j, value in enumerate(values):
-            if not _pickles(value):
+            if not fine(value):
                 row_at = k if isinstance(result, list) else None
-                return row_at, (j if isinstance(row, tuple) else None), _culprit(value)
-    return None, None, _culprit(result)
+                return row_at, (j if isinstance(row, tuple) else None), _culprit(value, fine)
+    return None, None, _culprit(result, fine)
 
 
 def _producer(task: Any, column: str | None) -> str:
@@ -113,23 +152,46 @@ def _producer(task: Any, column: str | None) -> str:
 
 
 def unsendable_result(
-    exc: Exception, task: Any, epoch: int, item: Any, result: Any
+    exc: Exception, task: Any, epoch: int, item: Any, result: Any, rebuilt: bool = False
 ) -> BaseException:
-    """The error to send back for a task whose result does not pickle: ``exc``'s type, naming
-    the op, the column, the sample and the type of the value that cannot be sent."""
-    row, column_at, value = _unpicklable_part(result)
+    """The error to send back for a task whose result does not pickle (or, ``rebuilt``,
+    pickles but cannot be rebuilt from its pickle): ``exc``'s type, naming the op, the column,
+    the sample and the type of the value that cannot be sent."""
+    row, column_at, value = _unpicklable_part(result, _rebuilds if rebuilt else _pickles)
     columns = list(task.node._columns)
     column = columns[column_at] if column_at is not None and column_at < len(columns) else None
     unit = "batch" if task.node.op_name == "batch" else "sample"
     same_length = isinstance(item, list) and isinstance(result, list) and len(item) == len(result)
     samples = describe_items([item[row]] if same_length and row is not None else item, unit)
     in_column = f" in column {column!r}" if column is not None else ""
+    how = "be rebuilt in the parent process from its pickle" if rebuilt else "be sent back"
     return with_context(
         exc,
-        f"{_producer(task, column)} returned a value that cannot be sent back from its worker "
+        f"{_producer(task, column)} returned a value that cannot {how} from its worker "
         f"process (python_multiprocessing=True): a {_type_name(value)!r} object{in_column} "
         f"at {samples} of epoch {epoch}; return NumPy arrays, numbers or strings",
     )
+
+
+def _unsendable_error(
+    exc: Exception, task: Any, epoch: int, item: Any, result: Any, rebuilt: bool = False
+) -> BaseException:
+    try:
+        return unsendable_result(exc, task, epoch, item, result, rebuilt)
+    except Exception:  # a result too odd to describe still gets reported
+        return with_context(exc, "a result cannot be sent back from a worker process")
+
+
+def _first_rebuild_failure(result: Any) -> Exception | None:
+    """What rebuilding the first value of ``result`` that does not rebuild raises, if any."""
+    rows = result if isinstance(result, list) else [result]
+    for row in rows:
+        for value in row if isinstance(row, tuple) else (row,):
+            if not plain(value):
+                failure = rebuild_failure(value)
+                if failure is not None:
+                    return failure
+    return None
 
 
 def main(conn: Connection) -> None:
@@ -189,10 +251,12 @@ def main(conn: Connection) -> None:
             try:
                 data = ForkingPickler.dumps(("ok", task_id, seconds, sent, skips, op_times))
             except Exception as exc:  # the result does not pickle: say so instead of dying
-                try:
-                    error = unsendable_result(exc, task, epoch, item, result)
-                except Exception:  # a result too odd to describe still gets reported
-                    error = with_context(exc, "a result cannot be sent back from a worker process")
+                error = _unsendable_error(exc, task, epoch, item, result)
+                conn.send(("err", task_id, seconds, *_error_message(error)))
+                continue
+            failure = None if plain(result) else _first_rebuild_failure(result)
+            if failure is not None:  # it pickles, but the parent could not rebuild it
+                error = _unsendable_error(failure, task, epoch, item, result, rebuilt=True)
                 conn.send(("err", task_id, seconds, *_error_message(error)))
                 continue
             conn.send_bytes(data)

@@ -177,8 +177,20 @@ class RayPool(_ActorManagement):
                         )
                         self._break(error, [task.future for task in tasks])
                 return
-            self._collect(done)
-            self._check_placement()
+            try:
+                self._collect(done)
+                self._check_placement()
+            except Exception as exc:  # the collector failed: the tasks fail, never wait
+                with self._lock:
+                    if not self._closed:
+                        tasks = [t for a in self._actors for t in a.tasks]
+                        error = PipelineError(
+                            f"{self._ops}: the collector thread of its Ray actors failed: "
+                            f"{type(exc).__name__}: {exc}"
+                        )
+                        error.__cause__ = exc
+                        self._break(error, [task.future for task in tasks])
+                return
 
     def _collect(self, done: list) -> None:
         """Take in the results of the refs in ``done``: one ``ray.get`` for all of them, one
