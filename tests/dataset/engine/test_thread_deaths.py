@@ -125,3 +125,36 @@ class _DeadTuner:
 
     def __getattr__(self, name):
         return lambda *args, **kwargs: None
+
+
+def test_a_dead_ray_collector_fails_the_tasks_it_was_collecting():
+    """The Ray pool's collector thread body, run on a pool whose Ray only answers ``wait``
+    (no cluster: the failure is injected at the collector's first call that takes results
+    in): the task in flight fails with the error, naming the stage's ops."""
+    import threading
+    from collections import deque
+
+    from jisu.dataset.engine.ray.dispatch import _Actor, _Task
+    from jisu.dataset.engine.ray.pool import RayPool
+    from jisu.dataset.engine.worker_pool import TaskFuture
+
+    class _Ray:
+        def wait(self, refs, num_returns=1, timeout=None):
+            return list(refs)[:num_returns], []
+
+    pool = RayPool.__new__(RayPool)  # the state _run reads; no actor is started
+    pool.name, pool._ops, pool._ray = "map", "NumpySlicesDataset -> map(plus_one)", _Ray()
+    pool._init_queue(threading.Lock())
+    future = TaskFuture()
+    future.set_running_or_notify_cancel()
+    task = _Task(future, 0, [3])
+    actor = _Actor(0, "map", handle=None, tasks=deque([task]))
+    pool._actors, pool._refs, pool._wake = [actor], {"ref": (actor, task)}, threading.Event()
+    pool._collect = _boom
+    runner = threading.Thread(target=pool._run, daemon=True)
+    runner.start()
+    runner.join(30)
+    assert not runner.is_alive()
+    with pytest.raises(RuntimeError, match=r"map\(plus_one\): the collector thread of its Ray"):
+        future.result(timeout=0)
+    assert isinstance(future.exception().__cause__, Injected)

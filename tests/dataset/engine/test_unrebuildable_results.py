@@ -133,13 +133,16 @@ def test_the_pool_goes_on_after_a_result_that_did_not_rebuild():
     assert [int(r[0]) for r in _drain(_pipeline(lambda x: x))] == list(range(8))
 
 
-def test_a_row_that_does_not_rebuild_from_a_pipeline_process_names_column_and_row(mode):
+def test_a_row_that_does_not_rebuild_from_a_pipeline_process_names_column_and_row():
     """Threads in the pipeline process: the row goes to the parent pickled."""
-    if not mode:
-        pytest.skip("no pickling between threads")
-    with pytest.raises(TypeError) as info:
-        _drain(_pipeline(two_args_at_3, processes=False, workers=1))
+    ds.config.set_pipeline_process(True)
+    try:
+        with pytest.raises(TypeError) as info:
+            _drain(_pipeline(two_args_at_3, processes=False, workers=1))
+    finally:
+        ds.config.set_pipeline_process(False)
     message = str(info.value)
+    assert isinstance(info.value, RuntimeError)
     assert "column 'v' of row 3 of epoch 0" in message
     assert "missing 1 required positional argument" in message
 
@@ -286,3 +289,16 @@ def test_rebuild_failure_is_none_for_what_rebuilds():
     assert plain([np.arange(3), (1, "a", b"b", None)])
     assert not plain(np.array([TwoArgs("a", 1)], dtype=object))
     assert pickle.loads(pickle.dumps(LoadsOnlyInWorker(-1))) == "rebuilt"
+
+
+def test_a_slab_the_pipeline_process_cannot_make_is_named(monkeypatch):
+    """ENOMEM making a slab is said as such, not as a bare ``OSError: [Errno 12]``."""
+
+    def no_memory(*args):
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(pipeline_child, "Slab", no_memory)
+    slabs = pipeline_child._Slabs(_Link(), limit=8, available=lambda: 1 << 40)
+    with pytest.raises(OSError, match=r"cannot make a shared-memory buffer of 2\.0 MiB") as info:
+        slabs.place((np.zeros(1 << 20, np.uint8),))
+    assert isinstance(info.value, RuntimeError) and info.value.__cause__.errno == 12

@@ -167,7 +167,16 @@ class _Slabs:
             self._retire(slab_id)
         if len(self._slabs) >= self.limit:
             return None, row  # the parent holds every slab: slower, never stuck
-        slab = Slab(self._next_id, self.size)
+        try:
+            slab = Slab(self._next_id, self.size)
+        except OSError as exc:  # ENOMEM, ENOSPC: say what it was for
+            raise with_context(
+                exc,
+                f"pipeline process: cannot make a shared-memory buffer of "
+                f"{self.size / _MIB:.1f} MiB for a row ({len(self._slabs)} made so far); use "
+                "smaller rows or run the pipeline in this process "
+                "(config.set_pipeline_process(False))",
+            ) from exc
         self._next_id += 1
         self._slabs[slab.id] = slab
         self.link.send(("slab", slab.id, slab.size), slab.fd)

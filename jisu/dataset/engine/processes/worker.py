@@ -164,11 +164,16 @@ def unsendable_result(
     same_length = isinstance(item, list) and isinstance(result, list) and len(item) == len(result)
     samples = describe_items([item[row]] if same_length and row is not None else item, unit)
     in_column = f" in column {column!r}" if column is not None else ""
-    how = "be rebuilt in the parent process from its pickle" if rebuilt else "be sent back"
+    how = (
+        "cannot be rebuilt in the parent process (it pickles in its worker process, but cannot "
+        "be made again from that pickle)"
+        if rebuilt
+        else "cannot be sent back from its worker process"
+    )
     return with_context(
         exc,
-        f"{_producer(task, column)} returned a value that cannot {how} from its worker "
-        f"process (python_multiprocessing=True): a {_type_name(value)!r} object{in_column} "
+        f"{_producer(task, column)} returned a value that {how} "
+        f"(python_multiprocessing=True): a {_type_name(value)!r} object{in_column} "
         f"at {samples} of epoch {epoch}; return NumPy arrays, numbers or strings",
     )
 
