@@ -302,3 +302,22 @@ def test_a_slab_the_pipeline_process_cannot_make_is_named(monkeypatch):
     with pytest.raises(OSError, match=r"cannot make a shared-memory buffer of 2\.0 MiB") as info:
         slabs.place((np.zeros(1 << 20, np.uint8),))
     assert isinstance(info.value, RuntimeError) and info.value.__cause__.errno == 12
+
+
+def test_a_slab_the_parent_cannot_map_is_named(monkeypatch):
+    """The parent's side of the same: ENOMEM mapping a slab of the pipeline process."""
+    from types import SimpleNamespace
+
+    from jisu.dataset.engine.processes import pipeline_host
+
+    def no_memory(*args):
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(pipeline_host, "mmap", SimpleNamespace(mmap=no_memory))
+    ds.config.set_pipeline_process(True)
+    try:
+        data = ds.NumpySlicesDataset({"v": np.zeros((2, 1 << 17), np.uint8)}, shuffle=False)
+        with pytest.raises(OSError, match=r"cannot map its shared-memory buffer of 1\.0 MiB"):
+            _drain(data)
+    finally:
+        ds.config.set_pipeline_process(False)

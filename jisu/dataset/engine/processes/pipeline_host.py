@@ -167,6 +167,14 @@ class ChildPipeline:
                 raise self._died() from None
             try:
                 self._maps[message[1]] = mmap.mmap(fd, message[2])
+            except OSError as exc:  # ENOMEM: rows that need this slab cannot be read here
+                self._broken = "a shared-memory buffer could not be mapped; create a new iterator"
+                raise with_context(
+                    exc,
+                    f"pipeline process: cannot map its shared-memory buffer of "
+                    f"{message[2] / (1 << 20):.1f} MiB in this process; use smaller rows or "
+                    "run the pipeline here (config.set_pipeline_process(False))",
+                ) from exc
             finally:
                 os.close(fd)
         elif kind == "drop":
