@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -133,6 +134,7 @@ class ExecContext:
         self._node_ids = node_ids
         self._pools: dict[Any, WorkerPool] = {}
         self._threads: list[threading.Thread] = []
+        self._pid = os.getpid()  # a forked copy of this run owns none of its threads or workers
         self._lock = threading.Lock()
         self._cache: dict[Any, Any] = {}
         self._done_once: set[Any] = set()
@@ -293,7 +295,11 @@ class ExecContext:
                 self.check()
 
     def shutdown(self, timeout: float = 5.0) -> None:
-        """Stop every thread of this run and wait for them (idempotent)."""
+        """Stop every thread of this run and wait for them (idempotent). Nothing in a
+        process forked from the one that started the run (its exit must not stop the
+        parent's workers, nor wait on a lock a thread of the parent held at the fork)."""
+        if os.getpid() != self._pid:
+            return
         self.stop.set()
         with self._lock:
             threads, self._threads = self._threads, []

@@ -96,6 +96,7 @@ class ChildPipeline:
         self._receiving = threading.Lock()  # one reader of the pipe at a time
         self._answered = threading.Condition()
         self._sending = threading.Lock()
+        self._pid = os.getpid()  # the process that may stop the pipeline process
         process_start.preload(modules)
         context = process_start.mp_context()
         self._conn, child_end = context.Pipe(duplex=True)
@@ -295,7 +296,10 @@ class ChildPipeline:
     # ------------------------------------------------------------------ end
     def shutdown(self, timeout: float = 5.0) -> None:
         """Tell the child to stop and wait for it (killed after ``timeout``); the pipe is
-        drained meanwhile, since the child may be blocked sending a row."""
+        drained meanwhile, since the child may be blocked sending a row. Nothing in a process
+        forked from this one: the pipeline process is this one's, not the fork's, to stop."""
+        if os.getpid() != self._pid:
+            return
         self._closing = True
         try:
             self._send(pickle.dumps(None))
