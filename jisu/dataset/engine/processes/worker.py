@@ -18,7 +18,9 @@ worker -> parent:
     (samples skipped, their messages))``;
     ``("err", task_id, seconds, exception or None, message, traceback text)``, also for a
     result that cannot be pickled (the worker names the op, column, sample and type, and lives
-    on).
+    on), and for one that pickles but cannot be rebuilt from its pickle (an exception whose
+    ``__init__`` takes other arguments than it keeps): values that are not plain arrays,
+    numbers or strings are rebuilt here once before they are sent (:func:`plain`).
 """
 
 from __future__ import annotations
