@@ -296,7 +296,7 @@ class DeviceFeeder:
 
     def get(self) -> tuple[list[torch.Tensor], dict | None, int]:
         begin = time.perf_counter()
-        item = self._queue.get()
+        item = self._next_item()
         self.waited += time.perf_counter() - begin
         if item is _END:
             self._queue.put(_END)  # stay at the end
@@ -310,6 +310,19 @@ class DeviceFeeder:
             for t in tensors:
                 t.record_stream(stream)  # the allocator must not reuse it before the step
         return tensors, state, samples
+
+    def _next_item(self) -> Any:
+        """The queue's next item; an error, not a hang, when the thread has ended without
+        leaving one (it died where its own failure could not be handed over)."""
+        while True:
+            try:
+                return self._queue.get(timeout=0.5)
+            except queue.Empty:
+                if not self._thread.is_alive() and self._queue.empty():
+                    raise RuntimeError(
+                        "the device feeder thread (jisu-feeder) ended without handing over a "
+                        "batch, the end of the data or its error"
+                    ) from None
 
     def close(self) -> None:
         self._stop.set()
