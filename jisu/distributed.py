@@ -98,7 +98,9 @@ class CheckpointWriter:
             where = f"{socket.gethostname()}/{os.path.realpath(directory)}"
             self._key = f"jisu/checkpoint_writer/{where}/"
             self._store = dist.distributed_c10d._get_default_store()
-            self._store.set(self._key + str(get_rank()), b"1")
+            # add, not set: a TCPStore client's set is not acknowledged, so another rank
+            # could ask before the store has it; add returns only once the store counted it
+            self._store.add(self._key + str(get_rank()), 1)
 
     def __bool__(self) -> bool:
         if self._answer is None:

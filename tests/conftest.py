@@ -1,4 +1,5 @@
-"""Shared fixtures: a fixed seed, and a check that no test leaves pipeline threads behind."""
+"""Shared fixtures: a fixed seed, MindSpore's context put back after each test, and a check
+that no test leaves pipeline threads behind."""
 
 from __future__ import annotations
 
@@ -30,8 +31,16 @@ def wait_no_jisu_threads(timeout: float = 30.0) -> list[threading.Thread]:
 
 @pytest.fixture(autouse=True)
 def _seed_and_no_leaks():
+    import jisu.context as context
+
     ds.config.set_seed(1234)
+    # a test's set_context(device_target="CPU") must not decide another test's backend
+    saved = [(d, dict(d)) for d in (context._context, context._auto_parallel)]
+    saved += [(context._auto_parallel_set, dict(context._auto_parallel_set))]
     yield
+    for live, copy in saved:
+        live.clear()
+        live.update(copy)
     alive = wait_no_jisu_threads()
     assert not alive, f"pipeline threads left running: {[t.name for t in alive]}"
 

@@ -55,9 +55,12 @@ def test_init_reads_mindspore_backend_names_on_this_platform(monkeypatch):
     import torch
 
     import jisu.communication.management as management
+    import jisu.context
     from jisu import distributed
 
     joined = []
+    # the platform alone decides: no device_target another test may have set
+    monkeypatch.setattr(jisu.context, "get_context", lambda key: None)
     monkeypatch.setattr(distributed, "world_size_from_env", lambda: 2)
     monkeypatch.setattr(distributed, "init", joined.append)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
