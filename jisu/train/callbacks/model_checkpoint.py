@@ -125,13 +125,23 @@ class ModelCheckpoint(Callback):
         self._told_no_metrics = False
         self._writes: object = True  # this rank writes (decided by checkpoint_writer)
         self._claimed = False  # the prefix was checked against the folder's files
+        self._model: Any = None  # the Model being trained (set at train begin)
 
     # ------------------------------------------------------------------ hooks
     def on_train_begin(self, run_context: RunContext) -> None:
+        # registered now, asked at the first save: by then the training steps' all-reduces
+        # have made sure every rank of the job has registered (asking here could race)
         self._writes = checkpoint_writer(self.directory)
-        if self._writes and not self._claimed:
+        self._model = run_context.original_args().get("model")
+
+    def _writing(self) -> bool:
+        """Whether this rank writes; the first time it does, the prefix is claimed."""
+        if not self._writes:
+            return False
+        if not self._claimed:
             self._claimed = True
-            self._claim_prefix(run_context.original_args().get("model"))
+            self._claim_prefix(self._model)
+        return True
 
     def _claim_prefix(self, model: Any) -> None:
         """Make sure this run writes, rotates and ranks only its own files: those of the run
@@ -199,7 +209,7 @@ class ModelCheckpoint(Callback):
             return
         self._due = False  # a save_last refresh due at the last step: written below
         value = self._monitored(params)  # on every rank, so that an error stops them all
-        if value is not None and self._writes:
+        if value is not None and self._writing():
             self._recall()
             if self._qualifies(value):
                 self._save(params, value)
@@ -304,7 +314,7 @@ class ModelCheckpoint(Callback):
         self._due = False
         self._last_time = time.monotonic()
         self._last_step = params.cur_step_num
-        if not self._writes:
+        if not self._writing():
             return
         self._before_first_save()
         in_epoch = params.get("step_in_epoch", params.cur_step_num)
@@ -334,7 +344,7 @@ class ModelCheckpoint(Callback):
         self._due = False
         self._last_time = time.monotonic()
         self._last_file_step = params.cur_step_num
-        if not self._writes:
+        if not self._writing():
             return
         self._before_first_save()
         path = os.path.join(self.directory, last_name(self.prefix))
