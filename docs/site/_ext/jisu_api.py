@@ -48,6 +48,8 @@ ROOT = "jisu"
 
 # MindSpore import paths that jisu mirrors (docs/porting.md) although no module exports them by
 # name: ``import mindspore.dataset.vision.c_transforms as C`` ports to jisu's path.
+#: the libraries of jisu's commands that jisu itself does not import (``jisu port``'s)
+COMMAND_MODULES = ("jisu.porting",)
 MINDSPORE_PATHS = (
     "jisu.dataset.vision.c_transforms",
     "jisu.dataset.vision.py_transforms",
@@ -119,9 +121,10 @@ def public_names(modname: str) -> tuple[str, ...]:
 
 @cache
 def public_modules() -> tuple[str, ...]:
-    """``jisu``, the modules public modules export by name, and ``MINDSPORE_PATHS``."""
+    """``jisu``, the modules public modules export by name, ``COMMAND_MODULES`` and
+    ``MINDSPORE_PATHS``."""
     order: list[str] = []
-    todo = [ROOT, *MINDSPORE_PATHS]
+    todo = [ROOT, *COMMAND_MODULES, *MINDSPORE_PATHS]
     while todo:
         modname = todo.pop(0)
         if modname in order:
