@@ -73,6 +73,18 @@ def tensor_or_str(value: Any, name: Any, allow_str: bool = False) -> torch.Tenso
     )
 
 
+def python_scalar_tensor(value: Any) -> Any:
+    """A Python bool, int or float as MindSpore saves it (a Bool, Int64 or Float32 scalar);
+    anything else as it is."""
+    if isinstance(value, bool):
+        return torch.tensor(value)
+    if isinstance(value, int):
+        return torch.tensor(value, dtype=torch.int64)
+    if isinstance(value, float):
+        return torch.tensor(value, dtype=torch.float32)
+    return value
+
+
 def appended_items(append_dict: dict[str, Any] | None) -> list[tuple[str, Any]]:
     """``append_dict`` as pairs; Python numbers become MindSpore's default-typed scalars."""
     if append_dict is None:
@@ -83,13 +95,8 @@ def appended_items(append_dict: dict[str, Any] | None) -> list[tuple[str, Any]]:
         )
     pairs = []
     for key, value in append_dict.items():
-        if isinstance(value, bool):
-            value = torch.tensor(value)
-        elif isinstance(value, int):
-            value = torch.tensor(value, dtype=torch.int64)
-        elif isinstance(value, float):
-            value = torch.tensor(value, dtype=torch.float32)
-        elif not isinstance(value, (str, torch.Tensor, np.ndarray)):
+        value = python_scalar_tensor(value)
+        if not isinstance(value, (str, torch.Tensor, np.ndarray)):
             raise TypeError(
                 "save_checkpoint: append_dict values must be int, float, bool, str or tensors. "
                 f"Received: {key!r}: {type(value).__name__}"

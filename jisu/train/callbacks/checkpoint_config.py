@@ -9,6 +9,8 @@ from typing import Any
 
 import torch
 
+from ..ckpt_items import python_scalar_tensor
+
 
 class CheckpointConfig:
     """When :class:`ModelCheckpoint` saves and which files it keeps: MindSpore's arguments,
@@ -246,11 +248,5 @@ def appended_entries(append_info: list[Any], params: Any) -> list[tuple[str, Any
         for key, value in ({item: None} if isinstance(item, str) else item).items():
             if key in current:  # the model zoo passes {"epoch_num": 0}: a placeholder
                 value = current[key]
-            if isinstance(value, bool):
-                value = torch.tensor(value)
-            elif isinstance(value, int):
-                value = torch.tensor(value, dtype=torch.int64)
-            elif isinstance(value, float):
-                value = torch.tensor(value, dtype=torch.float32)
-            entries[key] = value
+            entries[key] = python_scalar_tensor(value)
     return list(entries.items())
