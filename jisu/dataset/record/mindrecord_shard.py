@@ -25,6 +25,10 @@ from .schema import Field
 from .validate import MalformedFileError, open_regular
 
 _WINDOW = 64 << 10  # bytes read at once when walking a page's row lengths
+# MindSpore's FileWriter gives every row of a schema without a scalar field a raw record all
+# the same: this map, naming a field the schema does not have (MindSpore 2.10's files;
+# tests/fixtures/mindrecord/blob_only.mindrecord). MindDataset does not yield it.
+_PLACEHOLDER_KEY = "id"
 
 
 class _Shard:
@@ -119,8 +123,9 @@ class _Shard:
             _Corrupt: a record that does not decode to values of the schema.
         """
         blob_names = self.layout.blob_fields
-        # a schema of blobs alone still has its raw records checked (they must be empty): a
-        # header that lost its last raw field would otherwise drop that field silently
+        # a schema of blobs alone still has its raw records checked (they must be empty or
+        # MindSpore's placeholder): a header that lost its last raw field would otherwise drop
+        # that field silently
         needs_raw = not self.layout.raw_fields or any(f.name not in blob_names for f in fields)
         raw = self._raw(local) if needs_raw else {}
         blobs = self._blobs(local) if any(f.name in blob_names for f in fields) else {}
@@ -137,7 +142,8 @@ class _Shard:
         return tuple(values)
 
     def _raw(self, local: int) -> dict:
-        """Row ``local``'s msgpack map of scalar fields: exactly the schema's non-blob fields."""
+        """Row ``local``'s msgpack map of scalar fields: exactly the schema's non-blob fields
+        (none, for a schema of blobs alone: an empty record or MindSpore's placeholder)."""
         at = int(self.raw_at[local])
         if not self.layout.raw_fields and not self.raw_len[local]:
             return {}  # no scalar field, no record
@@ -148,6 +154,8 @@ class _Shard:
             raise _Corrupt(f"its raw record is not msgpack ({exc})") from None
         if not isinstance(raw, dict):
             raise _Corrupt(f"its raw record is not a map: {_show(raw)}")
+        if not self.layout.raw_fields and raw.keys() == {_PLACEHOLDER_KEY}:
+            return _placeholder(raw[_PLACEHOLDER_KEY])
         if raw.keys() != self.layout.raw_fields:
             missing = sorted(self.layout.raw_fields - raw.keys())
             extra = sorted(map(str, raw.keys() - self.layout.raw_fields))
@@ -177,6 +185,18 @@ class _Shard:
         if pos != len(payload):
             raise _Corrupt(f"its blob record has {len(payload) - pos} bytes after its fields")
         return out
+
+
+def _placeholder(value: object) -> dict:
+    """No values: the raw record of a schema without scalar fields, which must be MindSpore's
+    own placeholder (``{"id": 0}``) exactly. Any other value is a field the header does not
+    name (a header that lost its only scalar field, ``id``), refused rather than dropped."""
+    if type(value) is not int or value != 0:
+        raise _Corrupt(
+            f"its raw record holds '{_PLACEHOLDER_KEY}' {_show(value)}, which the schema does "
+            f"not name (MindSpore writes '{_PLACEHOLDER_KEY}' 0 for a schema of blob fields alone)"
+        )
+    return {}
 
 
 def _check_index(shard: _Shard) -> None:

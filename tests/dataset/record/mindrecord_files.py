@@ -20,6 +20,8 @@ SETS = {
     # version 2.0 (integer arrays stored plain), made from MindSpore 2.10's files
     "v2_all": ["v2_all.mindrecord0", "v2_all.mindrecord1"],
     "v2_one_blob": ["v2_one_blob.mindrecord"],
+    # array (blob) fields alone: MindSpore still writes each row a raw record, {"id": 0}
+    "blob_only": ["blob_only.mindrecord"],
 }
 
 

@@ -1,6 +1,6 @@
 """MindSpore 2.10 parity of MindDataset: version 2.0 MindRecord files (written by MindSpore
-before 0.5) and the column order, against MindSpore's answers recorded by
-tests/fixtures/mindrecord/make_fixtures.py."""
+before 0.5), schemas of array fields alone and the column order, against MindSpore's answers
+recorded by tests/fixtures/mindrecord/make_fixtures.py."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pickle
 from collections import Counter
 from itertools import pairwise
 
+import msgpack
 import numpy as np
 import pytest
 
@@ -19,7 +20,14 @@ from jisu.dataset.record.mindrecord_values import _blob_value, _Corrupt
 from jisu.dataset.record.schema import Field
 from jisu.dataset.record.validate import MalformedFileError
 
-from .mindrecord_files import FIXTURES, copy_set, header_of, snapshot, write_header
+from .mindrecord_files import (
+    FIXTURES,
+    copy_set,
+    header_of,
+    row_records,
+    snapshot,
+    write_header,
+)
 
 V2_SETS = [("v2_all", "v2_all.mindrecord0", 200), ("v2_one_blob", "v2_one_blob.mindrecord", 30)]
 
@@ -214,3 +222,52 @@ def test_a_header_that_lost_its_only_raw_field_is_refused(tmp_path):
     write_header(paths[0], header)
     with pytest.raises(MalformedFileError, match=r"raw record holds \['label'\], which the schema"):
         snapshot(MindRecordReader(str(paths[0])))
+
+
+# ------------------------------------------------------------ a schema of blob fields alone
+BLOB_ONLY = FIXTURES / "blob_only.mindrecord"
+
+
+def raw_records(path) -> list[bytes]:
+    """Each row's raw record (the bytes after its 8-byte length), where MindSpore's index says."""
+    data = path.read_bytes()
+    return [data[begin + 8 : end] for begin, end in (r["raw"] for r in row_records(path))]
+
+
+def test_a_schema_of_array_fields_alone_reads_as_mindspore_reads_it():
+    """Issue 51, bug 1: MindSpore 2.10's FileWriter gives every row of a schema without any
+    scalar field a raw record all the same, a map holding only ``id`` (0), a field that the
+    schema does not name; MindSpore's MindDataset reads the file (yielding the blob fields
+    alone), so jisu must too, not refuse it as a hostile file."""
+    header = header_of(BLOB_ONLY)["schema"][0]
+    assert sorted(header["blob_fields"]) == sorted(header["schema"])  # no raw field
+    assert set(raw_records(BLOB_ONLY)) == {msgpack.packb({"id": 0})}
+    data = ds.MindDataset(str(BLOB_ONLY), shuffle=False)
+    reference = expected("blob_only")
+    assert data.get_dataset_size() == len(reference) == 12
+    assert data.get_col_names() == list(reference[0])
+    got = list(data.create_dict_iterator(num_epochs=1, output_numpy=True))
+    for row, ref in zip(got, reference, strict=True):
+        assert list(row) == list(ref)
+        for column, spec in ref.items():
+            assert_matches(row[column], spec)
+
+
+@pytest.mark.parametrize(
+    "record, named",
+    [({"ie": 0}, r"holds \['ie'\], which the schema does not name"), ({"id": 7}, "'id' 7")],
+    ids=["another_name", "another_id"],
+)
+def test_a_schema_of_blobs_alone_refuses_any_other_raw_record(tmp_path, record, named):
+    """Only MindSpore's own placeholder (``{"id": 0}``) is accepted where the schema has no
+    scalar field: a raw record of another name or value is a field the header does not name
+    (as in a header that lost its only scalar field), refused as before."""
+    (path,) = copy_set(tmp_path, "blob_only")
+    data = bytearray(path.read_bytes())
+    new = msgpack.packb(record)
+    for begin, end in (r["raw"] for r in row_records(path)):
+        assert end - begin - 8 == len(new)  # the same length: the pages stay as they are
+        data[begin + 8 : end] = new
+    path.write_bytes(bytes(data))
+    with pytest.raises(MalformedFileError, match=named):
+        snapshot(MindRecordReader(str(path)))
