@@ -82,9 +82,10 @@ class BufferPool:
             if key == keep:
                 continue
             arrays = self._arrays[key]
-            for array in [a for a in arrays if sys.getrefcount(a) <= _FREE]:
-                arrays.remove(array)
-                self._bytes -= array.nbytes
+            # dropped by identity: list.remove compares arrays with ==, which is elementwise
+            free = {id(a) for a in arrays if sys.getrefcount(a) <= _FREE}
+            self._bytes -= sum(a.nbytes for a in arrays if id(a) in free)
+            arrays[:] = [a for a in arrays if id(a) not in free]
             if not arrays:
                 del self._arrays[key]
         return self._bytes + nbytes <= self.max_bytes
