@@ -46,6 +46,9 @@ DYNAMIC_IMPORTS = {
     "jisu.profiler.doctor",
     # resolves the MindSpore names a ported project uses, module by module (``jisu port``)
     "jisu.porting.names",
+    # ``transforms.vision`` on first use (MindSpore's attribute): its subpackage imports
+    # jisu.dataset.vision, which imports transforms, but only after transforms' __init__ ran
+    "jisu.dataset.transforms",
 }
 
 
