@@ -13,6 +13,40 @@ from ..core.ragged import RaggedArray
 PadInfo = dict[str, tuple[Sequence[int | None] | None, Any]]
 
 
+class _Zero:
+    """The pad value of a column that ``pad_info`` does not name (MindSpore's): 0, or the
+    empty string in a string or bytes column. One instance, :data:`ZERO`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "0"
+
+    def __reduce__(self) -> str:
+        return "ZERO"  # pickled by name: the same instance in a worker process
+
+
+ZERO = _Zero()
+_KINDS = {"U": "string", "S": "bytes"}
+
+
+def _pad_fill(value: Any, dtype: np.dtype, column: str, where: str) -> Any:
+    """What padding writes into a column of ``dtype``: ``value`` itself, or for :data:`ZERO`
+    0 / ``""`` / ``b""``. A text value pads only a column of its own kind, and a number only a
+    numeric column, as in MindSpore (NumPy would turn 0 into ``"0"`` and ``"7"`` into 7)."""
+    if value is ZERO:
+        return {"U": "", "S": b""}.get(dtype.kind, 0)
+    kind = "U" if isinstance(value, str) else "S" if isinstance(value, bytes) else None
+    if kind != dtype.kind and (kind is not None or dtype.kind in _KINDS):
+        wanted = {"U": "a string", "S": "bytes"}.get(dtype.kind, "a number")
+        name = _KINDS.get(dtype.kind, dtype.name)
+        raise ValueError(
+            f"{where}: cannot pad {name} column '{column}' with {value!r}: its pad value must be "
+            f"{wanted}. Received: pad_info['{column}'] = (shape, {value!r})"
+        )
+    return value
+
+
 class Deferred:
     """A column value whose last, elementwise op has not run yet.
 
@@ -77,11 +111,14 @@ def stack_column(
         values: the column's value in each row.
         column: its name, for error messages.
         pad: ``(shape, pad_value)``; a None shape or a None dimension pads to the largest row.
+            A string pad value widens a string column's dtype rather than being cut to it;
+            :data:`ZERO` pads with 0, or ``""`` in a string column.
         where: the op, for error messages.
         empty: allocates the batch array (``BufferPool.empty`` reuses freed ones).
 
     Raises:
-        ValueError: rows of different shapes and no padding, or rows larger than a fixed pad.
+        ValueError: rows of different shapes and no padding, rows larger than a fixed pad, or
+            a pad value of another kind than the column (text for numbers, or the reverse).
     """
     if any(isinstance(v, Deferred) for v in values):
         if pad is None:
@@ -105,9 +142,10 @@ def stack_column(
         shape = first.shape
         if not same_shape:
             shapes = sorted({tuple(v.shape) for v in values})
+            zero = {"U": "''", "S": "b''"}.get(dtype.kind, "0")
             raise ValueError(
                 f"{where}: cannot batch column '{column}': rows have different shapes {shapes}. "
-                f"Pass pad_info={{'{column}': (None, 0)}} (or use padded_batch) to pad them, "
+                f"Pass pad_info={{'{column}': (None, {zero})}} (or use padded_batch) to pad them, "
                 f"ragged=['{column}'] to batch them unpadded (rows of different lengths), "
                 "or resize them before batching."
             )
@@ -137,7 +175,10 @@ def stack_column(
                     f"{where}: a row of column '{column}' has shape {v.shape}, larger than "
                     f"the pad shape {target}"
                 )
-    out = np.full((len(values), *target), pad_value, dtype=dtype)
+    fill = _pad_fill(pad_value, np.dtype(dtype), column, where)
+    if isinstance(fill, (str, bytes)) and any(list(v.shape) != target for v in values):
+        dtype = np.result_type(dtype, np.array(fill).dtype)  # wide enough: never cut the pad
+    out = np.full((len(values), *target), fill, dtype=dtype)
     for i, v in enumerate(values):
         out[(i, *tuple(slice(0, n) for n in v.shape))] = v
     return out

@@ -16,7 +16,7 @@ from ..core.position import position
 from ..core.ragged import RaggedArray
 from ..core.rows import to_array
 from ..core.validation import check_columns, check_int
-from ..engine.collate import Deferred, stack_column
+from ..engine.collate import ZERO, Deferred, stack_column
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
 from ..engine.plan import BATCH, batch_map_chain, fetch_maps
@@ -159,9 +159,10 @@ class BatchDataset(Dataset):
             check_unique("batch", self._columns)
         self._in_idx = [columns.index(c) for c in self.input_columns]
         pads = _check_pad_info(pad_info, self._columns)
-        if pad_all:
-            pads = {c: pads.get(c, (None, 0)) for c in self._columns}
+        if pad_all:  # padded_batch: the columns pad_info does not name get 0 ('' for strings)
+            pads = {c: pads.get(c, (None, ZERO)) for c in self._columns}
         self.pad_info = pads
+        self._where = "padded_batch" if pad_all else "batch"  # the op, in messages
         #: columns batched as :class:`RaggedArray` (rows concatenated, with offsets)
         self.ragged = frozenset(check_columns("batch", "ragged", ragged, self._columns) or ())
         both = sorted(self.ragged & set(pads))
@@ -261,7 +262,7 @@ class BatchDataset(Dataset):
         if isinstance(values, np.ndarray) and name not in self.pad_info:
             return values  # already a batch array (per_batch_map returned one)
         arrays = [v if isinstance(v, Deferred) else to_array(v) for v in values]
-        return stack_column(arrays, name, self.pad_info.get(name), "batch", empty)
+        return stack_column(arrays, name, self.pad_info.get(name), self._where, empty)
 
     def make_batch(
         self,

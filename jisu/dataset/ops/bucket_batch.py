@@ -5,9 +5,10 @@ Each row's length (the first dimension of its one named column, or what
 ``[0, b0), [b0, b1), …, [b_last, ∞)`` for ``bucket_boundaries`` ``b0 < b1 < …``. A bucket
 that reaches its ``bucket_batch_sizes`` entry becomes a batch at once, padded; at the end of
 the epoch the partial buckets follow in bucket order (or are dropped with
-``drop_remainder``). Without ``pad_info`` every column is padded with 0 to its longest row;
-with it, only the columns it names, as in ``batch``; ``pad_to_bucket_boundary`` pads their
-None dimensions to the bucket's boundary minus 1.
+``drop_remainder``). Without ``pad_info`` (None or ``{}``) every column is padded to its
+longest row with 0 (``""`` in a string column); with it, only the columns it names, as in
+``batch``; ``pad_to_bucket_boundary`` pads the None dimensions of their shapes to the bucket's
+boundary minus 1 (a None shape still pads to the longest row, as in MindSpore 2.10).
 
 Which rows form a batch depends on every row before them, so the op runs inline, as a stream;
 a resumed position replays the epoch up to it.
@@ -25,7 +26,7 @@ import numpy as np
 from ..core.node import Dataset
 from ..core.operation import op_name
 from ..core.validation import check_columns
-from ..engine.collate import stack_column
+from ..engine.collate import ZERO, stack_column
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context
 from .batch import _check_pad_info
@@ -96,8 +97,9 @@ class BucketBatchByLengthDataset(Dataset):
         self._columns = child._columns
         self._length_idx = [child._columns.index(c) for c in names]
         self.length_fn = element_length_function
-        # None: every column padded with 0 to its longest row (MindSpore's default)
-        self.pad_info = None if pad_info is None else _check_pad_info(pad_info, self._columns)
+        # None or {}: every column padded to its longest row with 0 ('' for strings), as in
+        # MindSpore; a dict that names columns pads those only
+        self.pad_info = _check_pad_info(pad_info, self._columns) or None
         self.pad_to_bucket_boundary = pad_to_bucket_boundary
         self.drop_remainder = drop_remainder
 
@@ -127,21 +129,19 @@ class BucketBatchByLengthDataset(Dataset):
         columns = []
         for k, name in enumerate(self._columns):
             values = [np.asarray(row[k]) for row in rows]
-            if self.pad_info is None:
-                pad = (None, 0)
-            else:
-                pad = self.pad_info.get(name)
-                if pad is not None and self.pad_to_bucket_boundary:
-                    if bucket == len(self.boundaries):
-                        raise ValueError(
-                            f"{OP}: pad_to_bucket_boundary: a row of length >= "
-                            f"{self.boundaries[-1]} falls in the last bucket, which has no "
-                            "boundary to pad to"
-                        )
-                    shape, value = pad
-                    shape = shape or [None] * values[0].ndim
-                    boundary = self.boundaries[bucket] - 1
-                    pad = ([boundary if s is None else s for s in shape], value)
+            pad = (None, ZERO) if self.pad_info is None else self.pad_info.get(name)
+            shape = None if pad is None else pad[0]
+            # only the None dimensions of a shape go to the boundary: a None shape pads to
+            # the longest row, with or without pad_to_bucket_boundary (MindSpore 2.10)
+            if self.pad_to_bucket_boundary and shape is not None and None in shape:
+                if bucket == len(self.boundaries):
+                    raise ValueError(
+                        f"{OP}: pad_to_bucket_boundary: a row of length >= "
+                        f"{self.boundaries[-1]} falls in the last bucket, which has no "
+                        "boundary to pad to"
+                    )
+                boundary = self.boundaries[bucket] - 1
+                pad = ([boundary if s is None else s for s in shape], pad[1])
             columns.append(stack_column(values, name, pad, OP))
         return tuple(columns)
 
