@@ -124,7 +124,9 @@ class PipelineOps:
         num_parallel_workers: int | None = None,
         pad_info: dict | None = None,
     ) -> Dataset:
-        """Batch and pad ragged rows; without ``pad_info`` every column is padded with 0."""
+        """Batch and pad ragged rows; the columns ``pad_info`` does not name (all without it)
+        are padded with 0, ``""`` in a string column. A string pad value longer than the
+        column's strings widens the batch's dtype; it is never cut."""
         BatchDataset = bound("BatchDataset")
 
         return BatchDataset(
