@@ -156,8 +156,10 @@ class ConcatDataset(Dataset):
             )
         sources = []
         stack = list(self.children)
+        visited: list[Dataset] = [self]
         while stack:
             node = stack.pop()
+            visited.append(node)
             if node.rows_per_item != 1:
                 raise TypeError(
                     f"concat.use_sampler: the inputs must not be batched; found {node.op_name}"
@@ -173,6 +175,9 @@ class ConcatDataset(Dataset):
         for source in sources:
             source.order = EpochOrder()
         self._sampler = sampler
+        # a size counted by running the pipeline (iterable inputs) is the old sampler's
+        for node in visited:
+            node._size_cache = None
 
     def _sampler_positions(self, total: int, rng: np.random.Generator) -> np.ndarray:
         sampler = self._sampler

@@ -21,6 +21,7 @@ from ..core.validation import check_int
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context, with_context
 from ..engine.plan import READ
+from . import sampler_runs
 from .options import EpochOrder, ReadOptions
 from .samplers import Sampler, as_sampler
 
@@ -270,12 +271,9 @@ class Source(Dataset):
 
     # ----------------------------------------------------------------- random access
     def epoch_order(self, ctx: ExecContext, epoch: int) -> np.ndarray:
-        """Source indices read in ``epoch``, in order (after sampler, shuffle, shards)."""
-        key = ctx.node_id(self)
-        return ctx.cached(
-            (key, "order", epoch),
-            lambda: self._order(self._source_len(), epoch_rng(ctx.seed, epoch, key)),
-        )
+        """Source indices read in ``epoch``, in order (after sampler, shuffle, shards; a
+        user's sampler draws its epochs in turn, reset after each: :mod:`.sampler_runs`)."""
+        return sampler_runs.epoch_order(self, ctx, epoch)
 
     def _order(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """One epoch's order (sources made of files pass their files' rows here)."""
@@ -496,5 +494,6 @@ class GeneratorDataset(Source):
             num_shards,
             shard_id,
             python_multiprocessing,
+            list_num_samples=True,
         )
         super().__init__(source, column_names, options, column_types)

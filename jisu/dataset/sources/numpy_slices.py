@@ -149,6 +149,12 @@ class NumpySlicesDataset(ArraySource):
                 f"{len(column_names)}. Received: column_names={list(column_names)}"
             )
         options = ReadOptions(
-            num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id
+            num_samples,
+            num_parallel_workers,
+            shuffle,
+            sampler,
+            num_shards,
+            shard_id,
+            list_num_samples=True,
         )
         super().__init__(Slices([arrays]), column_names, options)

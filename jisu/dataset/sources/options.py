@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..core.cache import DatasetCache
+from ..core.error_types import PipelineValueError
 from ..core.order import shard_positions
 from ..core.validation import check_int, resolve_shards
 from .samplers import Sampler, as_sampler
@@ -53,10 +54,15 @@ class ReadOptions:
         shuffle: None (the source's default), True/False, or a :class:`Shuffle` level for
             sources made of files.
         sampler: a sampler or an iterable of indices (random-access sources; not with
-            ``shuffle`` or shards).
+            ``shuffle``, shards or ``num_samples``, except that GeneratorDataset and
+            NumpySlicesDataset read the first ``num_samples`` indices of an iterable, as in
+            MindSpore).
         num_shards / shard_id: read one of ``num_shards`` equal shards (short shards wrap
             around); default from ``torch.distributed`` when it is initialized.
         python_multiprocessing: read in worker processes, with the maps fused with the read.
+        list_num_samples: whether a list of indices as ``sampler`` takes ``num_samples`` (its
+            first ones), as in MindSpore's GeneratorDataset and NumpySlicesDataset; other
+            sources refuse a sampler with ``num_samples``.
     """
 
     num_samples: int | None = None
@@ -66,6 +72,7 @@ class ReadOptions:
     num_shards: int | None = None
     shard_id: int | None = None
     python_multiprocessing: bool = False
+    list_num_samples: bool = False
 
     def resolve(self, op: str, *, indexed: bool, files: bool = False) -> EpochOrder:
         """Check the options for source ``op`` (``indexed``: read by index, else iterated;
@@ -94,7 +101,15 @@ class ReadOptions:
                     f"{op}: sampler cannot be combined with shuffle or num_shards; use a "
                     "shuffling or distributed sampler instead"
                 )
-            sampler = as_sampler(self.sampler)
+            if self.num_samples is not None and (
+                isinstance(self.sampler, Sampler) or not self.list_num_samples
+            ):  # MindSpore: a ValueError (GeneratorDataset's family), else a RuntimeError
+                allowed = ", except with a list of indices" if self.list_num_samples else ""
+                raise PipelineValueError(
+                    f"{op}: sampler cannot be combined with num_samples{allowed}; give the "
+                    f"sampler its own num_samples. Received: num_samples={self.num_samples}"
+                )
+            sampler = as_sampler(self.sampler, num_samples or None)  # a list: its first ones
         if shuffle is None:  # MindSpore's default: shuffled when read by index
             level = Shuffle.GLOBAL if indexed and sampler is None else None
         elif shuffle is True:

@@ -70,6 +70,23 @@ class Sampler:
     def _user_iter(self) -> bool:
         return type(self).__iter__ is not Sampler.__iter__
 
+    @property
+    def stateful(self) -> bool:
+        """Whether this sampler or one it chains to is a user's (its own ``__iter__``), whose
+        indices may change after :meth:`reset`: the engine then draws its epochs in turn."""
+        return self._user_iter() or (self.child is not None and self.child.stateful)
+
+    def reset(self) -> None:
+        """Called after every epoch (every pass of a ``repeat``) has drawn its indices, as in
+        MindSpore; a user's sampler overrides it to change what its next ``__iter__`` gives.
+        Each iterator resets its own copy of the sampler, never the object passed in."""
+
+    def reset_chain(self) -> None:
+        """:meth:`reset` this sampler, then the ones it chains to (MindSpore's order)."""
+        self.reset()
+        if self.child is not None:
+            self.child.reset_chain()
+
     def __iter__(self):
         raise TypeError(f"{type(self).__name__} is a jisu sampler; the engine draws its indices")
 
@@ -273,10 +290,12 @@ class PKSampler(Sampler):
 
 
 class IterableSampler(Sampler):
-    """Any iterable of indices (a list, a ``torch.utils.data.Sampler``), read each epoch."""
+    """Any iterable of indices (a list, a ``torch.utils.data.Sampler``), read each epoch; with
+    ``num_samples``, its first ``num_samples`` indices (MindSpore's ``sampler=[...]`` with a
+    source's ``num_samples``)."""
 
-    def __init__(self, source: Iterable[int]) -> None:
-        super().__init__(None)
+    def __init__(self, source: Iterable[int], num_samples: int | None = None) -> None:
+        super().__init__(num_samples)
         self.source = source
         self._length: int | None = None
 
@@ -291,12 +310,13 @@ class IterableSampler(Sampler):
         return self._length
 
 
-def as_sampler(sampler: Any) -> Sampler:
-    """Accept a jisu sampler or any iterable of indices."""
+def as_sampler(sampler: Any, num_samples: int | None = None) -> Sampler:
+    """Accept a jisu sampler or any iterable of indices (of which ``num_samples``, when given,
+    keeps the first ``num_samples``; a sampler object takes its own ``num_samples``)."""
     if isinstance(sampler, Sampler):
         return sampler
     if hasattr(sampler, "__iter__") and not isinstance(sampler, (str, bytes)):
-        return IterableSampler(sampler)
+        return IterableSampler(sampler, num_samples)
     raise TypeError(
         f"sampler must be a jisu Sampler or an iterable of indices. Received: sampler={sampler!r}"
     )
