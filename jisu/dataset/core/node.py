@@ -251,25 +251,29 @@ class Dataset(PipelineOps):
     def __bool__(self) -> bool:
         return True  # a pipeline is a description: never falsy, even when empty or unsized
 
-    def _spec(self) -> tuple[list, list]:
+    def _spec(self, empty_ok: bool = False) -> tuple[list, list]:
+        """The first row's shapes and dtypes, asked once and kept; ``([], [])`` for a pipeline
+        that yields no row when ``empty_ok``, else a ValueError (a caller that needs a row to
+        take a schema from)."""
         if self._output_spec is None:
             iterator = self.create_tuple_iterator(num_epochs=1, output_numpy=True)
             try:
-                row = next(iterator)
-            except StopIteration:
-                raise ValueError(
-                    f"{self.op_name}: the dataset is empty; it has no shapes"
-                ) from None
+                row = next(iterator, None)
             finally:
                 iterator.close()
+            row = () if row is None else row  # a row has a column at least: () is no row
             self._output_spec = ([list(a.shape) for a in row], [a.dtype for a in row])
+        if not self._output_spec[0] and not empty_ok:
+            raise ValueError(f"{self.op_name}: the dataset is empty; it has no shapes")
         return self._output_spec
 
     def output_shapes(self, estimate: bool = False) -> list[list[int | None]]:
         """Shape of each output column, from the first row (MindSpore semantics); with
-        ``estimate``, from every row of an epoch, a dimension that varies given as None."""
+        ``estimate``, from every row of an epoch, a dimension that varies given as None.
+        ``[]`` for a pipeline that yields no row, as MindSpore gives (a column of empty
+        arrays has a shape with a 0 in it: ``[0]``)."""
         if not estimate:
-            return [list(s) for s in self._spec()[0]]
+            return [list(s) for s in self._spec(empty_ok=True)[0]]
         shapes: list[list[int | None]] | None = None
         iterator = self.create_tuple_iterator(num_epochs=1, output_numpy=True)
         try:
@@ -286,13 +290,13 @@ class Dataset(PipelineOps):
                     shapes[k] = [d if d == e else None for d, e in zip(shapes[k], a.shape)]
         finally:
             iterator.close()
-        if shapes is None:
-            raise ValueError(f"{self.op_name}: the dataset is empty; it has no shapes")
-        return shapes
+        # no row: no shapes (MindSpore 2.10 gives [] too after a batch, and without one fails
+        # with its engine's "EOF buffer encountered")
+        return [] if shapes is None else shapes
 
     def output_types(self) -> list[np.dtype]:
-        """NumPy dtype of each output column, from the first row."""
-        return list(self._spec()[1])
+        """NumPy dtype of each output column, from the first row (``[]`` when no row)."""
+        return list(self._spec(empty_ok=True)[1])
 
     def explain(self) -> str:
         """How this pipeline runs, as text: its parallel stages in data order, the ops each
