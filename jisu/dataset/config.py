@@ -10,6 +10,7 @@ import secrets
 from typing import TYPE_CHECKING
 
 from .core.cpus import available_cpus
+from .core.error_types import ArgumentError
 from .core.executor import Executor
 from .core.tuning import read_autotune_file
 
@@ -228,6 +229,12 @@ def get_worker_restart() -> bool:
     return _worker_restart
 
 
+def _value_error(value: object) -> type[ValueError]:
+    """The class of a setter's refusal of ``value``: a ValueError for an int out of range,
+    one that is a TypeError too for a value of another type (MindSpore 2.10's TypeError)."""
+    return ValueError if isinstance(value, int) else ArgumentError
+
+
 def set_seed(seed: int) -> None:
     """Seed every random decision of later pipelines (shuffles, random ops).
 
@@ -235,7 +242,9 @@ def set_seed(seed: int) -> None:
     output still does not depend on worker counts.
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-        raise ValueError(f"set_seed: seed must be an int in [0, 2**64). Received: seed={seed!r}")
+        raise _value_error(seed)(
+            f"set_seed: seed must be an int in [0, 2**64). Received: seed={seed!r}"
+        )
     global _seed
     _seed = seed
 
@@ -267,7 +276,9 @@ def seed_was_set() -> bool:
 def set_prefetch_size(size: int) -> None:
     """Rows each pipeline stage may prepare ahead of its consumer (default 16)."""
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-        raise ValueError(f"set_prefetch_size: size must be an int >= 1. Received: size={size!r}")
+        raise _value_error(size)(
+            f"set_prefetch_size: size must be an int >= 1. Received: size={size!r}"
+        )
     global _prefetch_size
     _prefetch_size = size
 
@@ -279,7 +290,7 @@ def get_prefetch_size() -> int:
 def set_num_parallel_workers(num: int) -> None:
     """Default worker count of ops that are not given one (clamped to usable CPUs when used)."""
     if isinstance(num, bool) or not isinstance(num, int) or num < 1:
-        raise ValueError(
+        raise _value_error(num)(
             f"set_num_parallel_workers: num must be an int >= 1. Received: num={num!r}"
         )
     global _num_parallel_workers

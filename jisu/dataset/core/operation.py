@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import config
-from .error_types import PipelineTypeError
+from .error_types import PipelineTypeError, as_runtime_error
 from .pil_images import is_pil, to_pil
 from .rows import to_array
 
@@ -104,7 +104,10 @@ class TensorOperation:
         """
         arrays = [to_array(a) for a in args]
         rng = self._eager_rng() if self.randomized else None
-        result = apply_op(self, tuple(arrays), lambda: rng)
+        try:
+            result = apply_op(self, tuple(arrays), lambda: rng)
+        except Exception as exc:  # MindSpore's ops raise a RuntimeError: so is this, as well
+            raise as_runtime_error(exc) from exc.__cause__
         if isinstance(result, tuple) and len(args) > 1 and len(result) == len(args):
             return tuple(self._eager_out(a, r) for a, r in zip(args, result))
         if (

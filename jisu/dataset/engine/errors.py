@@ -9,8 +9,9 @@ with its context (:func:`with_context`) is an instance of its original type *and
 
 from __future__ import annotations
 
-import threading
-from typing import Any, NoReturn
+from typing import NoReturn
+
+from ..core.error_types import as_runtime_error, combined_type
 
 
 class PipelineError(RuntimeError):
@@ -28,41 +29,17 @@ class EpochsExhaustedError(PipelineError):
     ``RuntimeError`` there too); the end of each epoch itself is a ``StopIteration``."""
 
 
-_in_context_types: dict[type, type] = {}
-_types_lock = threading.Lock()
-
-
 def in_context_type(cls: type[BaseException]) -> type[BaseException]:
     """``cls`` made catchable as ``RuntimeError``: ``cls`` itself when it already is one, else a
     subclass of both ``cls`` and :class:`PipelineError` with the same name (made once per class).
     :class:`PipelineError` itself when no such class can exist (a layout conflict)."""
-    if issubclass(cls, RuntimeError):
-        return cls
-    with _types_lock:
-        combined = _in_context_types.get(cls)
-        if combined is None:
-            namespace = {
-                "__module__": cls.__module__,
-                "__qualname__": cls.__qualname__,
-                "__reduce__": _reduce_in_context,
-                "__doc__": f"{cls.__name__} raised inside a pipeline (also a RuntimeError).",
-            }
-            try:
-                combined = type(cls.__name__, (cls, PipelineError), namespace)
-            except TypeError:  # e.g. two C base classes with incompatible layouts
-                combined = PipelineError
-            _in_context_types[cls] = combined
-        return combined
+    return combined_type(cls, PipelineError)
 
 
-def _reduce_in_context(self: BaseException) -> tuple[Any, ...]:
-    """Pickle an in-context exception by its original class (the combined class is made anew
-    where it is unpickled: in the parent of a worker process, say)."""
-    return _rebuild_in_context, (type(self).__mro__[1], self.args), self.__dict__
-
-
-def _rebuild_in_context(cls: type[BaseException], args: tuple) -> BaseException:
-    return in_context_type(cls)(*args)
+def as_pipeline_error(exc: BaseException) -> BaseException:
+    """``exc`` unchanged in class, message and traceback, but also a :class:`PipelineError`
+    (a ``RuntimeError``): how a failure leaves the iterator when no op gave it context."""
+    return as_runtime_error(exc, PipelineError)
 
 
 def with_context(exc: BaseException, context: str) -> BaseException:

@@ -16,7 +16,7 @@ from ..core.rows import to_output
 from ..core.tuning import check_stages
 from . import policies
 from .context import ExecContext, RunSettings
-from .errors import EpochsExhaustedError, PipelineError
+from .errors import EpochsExhaustedError, PipelineError, as_pipeline_error
 from .plan import Plan
 from .plan import plan as build_plan
 from .row_queue import Rows
@@ -194,7 +194,9 @@ class DatasetIterator:
             raise StopIteration
         if isinstance(item, Failure):
             self.close()
-            raise item.exc
+            # MindSpore raises every failure of a running pipeline as a RuntimeError: one that
+            # no op gave context to (batch, a sampler) is made one too, of its own class as well
+            raise as_pipeline_error(item.exc)
         self._position += 1
         values = [to_output(a, self._output_numpy) for a in item]
         if self._as_dict:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..core.access import RandomAccess, is_random_access
+from ..core.error_types import ArgumentError, PipelineValueError
 from ..core.node import Dataset
 from ..core.operation import op_name
 from ..core.position import position
@@ -47,8 +48,8 @@ def _check_pad_info(pad_info: Any, columns: Sequence[str]) -> dict:
         raise TypeError(f"batch: pad_info must be a dict. Received: pad_info={pad_info!r}")
     checked = {}
     for name, spec in pad_info.items():
-        if name not in columns:
-            raise ValueError(
+        if name not in columns:  # MindSpore: a RuntimeError when it runs
+            raise PipelineValueError(
                 f"batch: pad_info names unknown column '{name}'; the columns are "
                 f"{list(columns)}. Received: pad_info={pad_info!r}"
             )
@@ -131,6 +132,10 @@ class BatchDataset(Dataset):
         if callable(batch_size):
             self.size_fn, self.batch_size = batch_size, -1  # -1: get_batch_size's answer
         else:
+            if isinstance(batch_size, bool):  # a slip; MindSpore refuses False: a ValueError
+                raise ArgumentError(
+                    f"batch: batch_size must be an int. Received: batch_size={batch_size!r}"
+                )
             self.batch_size = check_int("batch", "batch_size", batch_size, minimum=1)
         if not isinstance(drop_remainder, bool):
             raise TypeError(f"batch: drop_remainder must be a bool. Received: {drop_remainder!r}")

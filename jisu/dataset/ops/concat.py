@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..core.access import RandomAccess, is_random_access
+from ..core.error_types import PipelineTypeError, PipelineValueError
 from ..core.node import Dataset
 from ..core.rng import epoch_rng
 from ..engine.context import ExecContext
@@ -31,13 +32,13 @@ def _check_types(seen: dict, k: int, values: Any, batched: int, columns: tuple) 
     for j, other in list(seen.items()):
         for name, (t, r), (t0, r0) in zip(columns, sig, other):
             if t != t0:
-                raise TypeError(
+                raise PipelineTypeError(
                     f"concat: column '{name}' is {t0} in datasets[{j}] but {t} in "
                     f"datasets[{k}]; concatenated datasets need the same column types (cast "
                     "one with map(TypeCast(...)))"
                 )
             if r != r0:
-                raise ValueError(
+                raise PipelineValueError(
                     f"concat: column '{name}' has rank {r0} in datasets[{j}] but {r} in "
                     f"datasets[{k}]; concatenated datasets need the same column ranks"
                 )
@@ -100,8 +101,8 @@ class ConcatDataset(Dataset):
         datasets = _check_datasets("concat", datasets)
         super().__init__(datasets)
         for k, d in enumerate(datasets[1:], 1):
-            if d._columns != datasets[0]._columns:
-                raise ValueError(
+            if d._columns != datasets[0]._columns:  # MindSpore: a RuntimeError when it runs
+                raise PipelineValueError(
                     f"concat: datasets[{k}] has columns {list(d._columns)} but datasets[0] "
                     f"has {list(datasets[0]._columns)}; use rename/project to align them"
                 )

@@ -56,8 +56,8 @@ def column_layout(
 
 def check_unique(op: str, names: Sequence[str]) -> None:
     duplicates = sorted({n for n in names if list(names).count(n) > 1})
-    if duplicates:
-        raise ValueError(
+    if duplicates:  # MindSpore: a RuntimeError when the pipeline runs
+        raise PipelineValueError(
             f"{op}: the output would have duplicate column names {duplicates}; "
             f"choose other output_columns. Resulting columns: {list(names)}"
         )

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import config
 from ..core.access import is_random_access
+from ..core.error_types import PipelineValueError
 from ..core.node import Dataset
 from ..engine.context import ExecContext
 from .index_map import IndexMapKernels
@@ -36,8 +37,8 @@ def split_sizes(sizes: Sequence[int | float], total: int) -> list[int]:
     if all(isinstance(s, int) and not isinstance(s, bool) for s in sizes):
         if any(s <= 0 for s in sizes):
             raise ValueError(f"split: int sizes must be positive. Received: sizes={sizes}")
-        if sum(sizes) != total:
-            raise ValueError(
+        if sum(sizes) != total:  # MindSpore: a RuntimeError
+            raise PipelineValueError(
                 f"split: the sizes sum to {sum(sizes)} but the dataset has {total} rows. "
                 f"Received: sizes={sizes}"
             )

@@ -169,7 +169,7 @@ class Source(Dataset):
         self.source = source
         self.indexed = is_indexable(source)  # read by index, else iterated
         if not self.indexed and not callable(source) and not hasattr(source, "__iter__"):
-            raise TypeError(
+            raise PipelineTypeError(  # MindSpore: a RuntimeError when it is read
                 f"{op}: source must be a generator function, an iterable, or an object with "
                 f"__getitem__ and __len__. Received: {type(source).__name__}"
             )

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.error_types import PipelineValueError, checked_at_run_time
 from ..core.validation import check_int, resolve_shards
 
 
@@ -138,7 +139,8 @@ class SequentialSampler(Sampler):
 
     def __init__(self, start_index: int | None = None, num_samples: int | None = None) -> None:
         super().__init__(num_samples)
-        self.start_index = check_int("SequentialSampler", "start_index", start_index or 0, 0)
+        with checked_at_run_time():  # MindSpore checks it when the pipeline runs
+            self.start_index = check_int("SequentialSampler", "start_index", start_index or 0, 0)
 
     def _all(self, n: int, rng: np.random.Generator) -> np.ndarray:
         return np.arange(self.start_index, n)
@@ -181,7 +183,9 @@ class DistributedSampler(Sampler):
         offset: int = -1,
     ) -> None:
         super().__init__(num_samples)
-        self.num_shards, self.shard_id = resolve_shards("DistributedSampler", num_shards, shard_id)
+        with checked_at_run_time():  # MindSpore checks them when the pipeline runs
+            shards = resolve_shards("DistributedSampler", num_shards, shard_id)
+        self.num_shards, self.shard_id = shards
         self.shuffle = bool(shuffle)
         self.offset = check_int("DistributedSampler", "offset", offset, minimum=-1)
 
@@ -231,7 +235,7 @@ class WeightedRandomSampler(Sampler):
         super().__init__(num_samples)
         w = np.asarray(weights, dtype=np.float64)
         if w.ndim != 1 or len(w) == 0 or np.any(w < 0) or w.sum() <= 0:
-            raise ValueError(
+            raise PipelineValueError(  # MindSpore: a RuntimeError when the pipeline runs
                 "WeightedRandomSampler: weights must be a non-empty list of "
                 f"non-negative numbers with a positive sum. Received: {weights!r}"
             )

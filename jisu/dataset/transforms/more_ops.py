@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.error_types import ArgumentError
 from ..core.operation import TensorOperation
 from ..core.rows import to_numpy_dtype
 from .ops import _chain, _check_ops
@@ -109,7 +110,9 @@ class PadEnd(TensorOperation):
         if not isinstance(pad_shape, (list, tuple)) or not all(
             d is None or (_is_int(d) and d >= 1) for d in pad_shape
         ):
-            raise ValueError(
+            # MindSpore: a TypeError for a pad_shape that is no list, a ValueError for its values
+            bad = ValueError if isinstance(pad_shape, (list, tuple)) else ArgumentError
+            raise bad(
                 f"PadEnd: pad_shape must be a list of ints >= 1 (or None to keep an axis). "
                 f"Received: pad_shape={pad_shape!r}"
             )
