@@ -45,3 +45,18 @@ def epoch_rng(seed: int, epoch: int, op_key: int) -> np.random.Generator:
     key = [seed & _MASK, op_key & _MASK]
     counter = [0, 0, epoch & _MASK, 2]
     return np.random.Generator(np.random.Philox(key=key, counter=counter))
+
+
+def epoch_rng_origin(rng: np.random.Generator) -> tuple[int, int] | None:
+    """``(seed, epoch)`` of a generator made by :func:`epoch_rng`, or None for any other.
+
+    For samplers that must reproduce MindSpore's own seeded C++ stream (a ``std::mt19937``
+    seeded with the pipeline seed plus the epoch), where a draw from ``rng`` cannot.
+    """
+    bits = rng.bit_generator
+    if not isinstance(bits, np.random.Philox):
+        return None
+    state = bits.state["state"]
+    if int(state["counter"][3]) != 2:  # epoch_rng's tag (sample_rng's is 1)
+        return None
+    return int(state["key"][0]), int(state["counter"][2])

@@ -8,7 +8,9 @@ from typing import Any
 import numpy as np
 
 from ..core.error_types import PipelineValueError, checked_at_run_time
+from ..core.rng import epoch_rng_origin
 from ..core.validation import check_int, resolve_shards
+from .std_random import StdMt19937
 
 
 class Sampler:
@@ -251,10 +253,12 @@ class WeightedRandomSampler(Sampler):
 
 
 class PKSampler(Sampler):
-    """``num_val`` samples of every class (MindSpore's rule): the classes in label order (a new
-    random order each epoch with ``shuffle``), each sample drawn uniformly, with replacement,
-    among the rows of its class. For sources that know their rows' classes without reading
-    them (Mnist, Cifar, ImageFolder …); ``class_column`` names the label column."""
+    """``num_val`` samples of every class (MindSpore's rule): the classes in label order (a
+    random order with ``shuffle``, drawn once per iterator), each sample drawn uniformly, with
+    replacement, among the rows of its class. For sources that know their rows' classes
+    without reading them (Mnist, Cifar, ImageFolder …); ``class_column`` names the label
+    column. In a pipeline the draws are MindSpore 2.10's own for the seed (its C++
+    ``std::mt19937``, seeded with the seed plus the epoch): the same rows as MindSpore."""
 
     needs_labels = True
 
@@ -285,12 +289,35 @@ class PKSampler(Sampler):
         classes, inverse = np.unique(np.asarray(labels)[:n], return_inverse=True)
         members = np.argsort(inverse, kind="stable")  # rows grouped by class, in row order
         bounds = np.concatenate([[0], np.cumsum(np.bincount(inverse, minlength=len(classes)))])
+        origin = epoch_rng_origin(rng)
+        if origin is not None:  # an epoch of a pipeline: MindSpore's own draws for its seed
+            seed, epoch = origin
+            return self._mindspore_draw(members, bounds, seed, epoch)
         order = rng.permutation(len(classes)) if self.shuffle else range(len(classes))
         picks = [
             members[bounds[c] + rng.integers(0, bounds[c + 1] - bounds[c], self.num_val)]
             for c in order
         ]
         return np.concatenate(picks) if picks else np.zeros(0, dtype=np.int64)
+
+    def _mindspore_draw(
+        self, members: np.ndarray, bounds: np.ndarray, seed: int, epoch: int
+    ) -> np.ndarray:
+        """MindSpore 2.10's rows: a ``std::mt19937`` seeded with the seed orders the classes
+        once (sorted, or shuffled with ``shuffle``) and draws epoch 0's rows; epoch ``e``
+        draws from one seeded with ``seed + e``, in that same class order."""
+        gen = StdMt19937(seed)
+        order = range(len(bounds) - 1)
+        if self.shuffle:
+            order = gen.shuffle(order)
+        if epoch:
+            gen = StdMt19937(seed + epoch)
+        picks = [
+            members[bounds[c] + gen.uniform(0, int(bounds[c + 1] - bounds[c]) - 1)]
+            for c in order
+            for _ in range(self.num_val)
+        ]
+        return np.asarray(picks, dtype=np.int64)
 
 
 class IterableSampler(Sampler):
