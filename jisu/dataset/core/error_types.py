@@ -48,11 +48,6 @@ class MissingFolderError(FileNotFoundError, ValueError):
     ValueError."""
 
 
-class PipelineIndexError(IndexError, RuntimeError):
-    """An IndexError in jisu that MindSpore raises as a RuntimeError: an index past the data
-    (``Slice`` past the end of its input)."""
-
-
 _combined: dict[tuple[type, type], type] = {}
 _combined_lock = threading.Lock()
 
