@@ -41,6 +41,7 @@ from .amp import (
 from .common import dtype
 from .common import parameter as _parameter  # noqa: F401  (mindspore.common.parameter)
 from .common.api import JitConfig, mutable
+from .common.dtype import string
 from .common.row_tensor import RowTensor
 from .common.seed import get_seed, set_seed
 from .common.tensor import Parameter, ParameterTuple, Tensor
@@ -183,6 +184,7 @@ __all__ = [
     "set_ps_context",
     "set_recursion_limit",
     "set_seed",
+    "string",
     "tensor",
     "train",
     "uint8",

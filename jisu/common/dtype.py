@@ -1,11 +1,13 @@
 """MindSpore's data type names (``from mindspore import dtype as mstype``) as torch dtypes.
 
 ``mstype.float32`` is ``torch.float32``, so ``TypeCast(mstype.int32)``, ``Tensor(x,
-mstype.float16)`` and ``ops.Cast()(x, mstype.float32)`` take them as they are.
+mstype.float16)`` and ``ops.Cast()(x, mstype.float32)`` take them as they are. ``mstype.string``
+(torch has no text tensors) stands for NumPy's ``str`` dtype in the data pipeline.
 """
 
 import enum
 
+import numpy as np
 import torch
 
 bool_ = torch.bool
@@ -30,6 +32,27 @@ half = torch.float16
 single = torch.float32
 double = torch.float64
 
+
+class String:
+    """MindSpore's text type, ``mstype.string`` (its only instance): torch has no string
+    tensors, so it stands for NumPy's ``str`` dtype wherever the data pipeline takes a dtype
+    (``TypeCast(mstype.string)``, ``Schema.add_column(..., de_type=mstype.string)``);
+    ``np.dtype(mstype.string)`` is ``np.dtype(str)``. Text columns come out as NumPy arrays."""
+
+    dtype = np.dtype(np.str_)  # read by np.dtype(): how NumPy sees this type
+
+    def __repr__(self) -> str:
+        return "String"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, String)
+
+    def __hash__(self) -> int:
+        return hash(String)
+
+
+string = String()
+
 #: MindSpore's groupings, as tuples of dtypes
 int_type = (int8, int16, int32, int64)
 uint_type = (uint8, uint16, uint32, uint64)
@@ -39,8 +62,6 @@ number_type = (*int_type, *uint_type, *float_type)
 
 def dtype_to_nptype(dtype: torch.dtype):
     """The NumPy type of a dtype (MindSpore's ``mstype.dtype_to_nptype``)."""
-    import numpy as np
-
     if dtype is torch.bfloat16:
         raise TypeError("dtype_to_nptype: NumPy has no bfloat16")
     return np.dtype(torch.empty((), dtype=dtype).numpy().dtype).type

@@ -37,6 +37,7 @@ from .sources.padded import PaddedDataset
 from .sources.record import MindDataset, RecordDataset
 from .sources.samplers import (
     DistributedSampler,
+    IterSampler,
     PKSampler,
     RandomSampler,
     Sampler,
@@ -81,6 +82,7 @@ __all__ = [
     "GeneratorDataset",
     "GraphData",
     "ImageFolderDataset",
+    "IterSampler",
     "MalformedFileError",
     "ManifestDataset",
     "MindDataset",

@@ -25,7 +25,7 @@ from .ops.repeat import RepeatDataset
 from .ops.shard import ShardDataset
 from .ops.shuffle import ShuffleDataset
 from .ops.split import split_dataset
-from .ops.sync_wait import SyncWaitDataset, find_sync
+from .ops.sync_wait import SyncWaitDataset, find_sync, nearest_sync
 from .ops.take_skip import SkipDataset, TakeDataset
 from .ops.zip import ZipDataset
 from .record.convert import write_dataset
@@ -52,6 +52,7 @@ bind(
     BucketBatchByLengthDataset=BucketBatchByLengthDataset,
     SyncWaitDataset=SyncWaitDataset,
     find_sync=find_sync,
+    nearest_sync=nearest_sync,
     ShuffleDataset=ShuffleDataset,
     RepeatDataset=RepeatDataset,
     ShardDataset=ShardDataset,

@@ -187,6 +187,14 @@ class PipelineOps:
             )
         point.update(num_batch, data)
 
+    def disable_sync(self) -> None:
+        """Turn off the nearest ``sync_wait`` point below (down the first inputs): its rows
+        pass without waiting for :meth:`sync_update` from now on, as MindSpore's
+        ``disable_sync`` does. Nothing happens without one."""
+        point = bound("nearest_sync")(self)
+        if point is not None:
+            point.disable()
+
     def device_que(self, *args: Any, **kwargs: Any) -> Any:
         """Not provided: MindSpore's ``device_que`` feeds its sink mode; in jisu,
         ``Model.train(..., dataset_sink_mode=True)`` keeps the batches on the device itself."""
@@ -203,6 +211,13 @@ class PipelineOps:
         """
         ShuffleDataset = bound("ShuffleDataset")
 
+        if bound("nearest_sync")(self) is not None:  # MindSpore 2.10: a RuntimeError
+            from .error_types import PipelineValueError
+
+            raise PipelineValueError(
+                "shuffle: a shuffle cannot follow a sync_wait point (the rows it lets through "
+                "would be reordered); shuffle before sync_wait"
+            )
         return ShuffleDataset(self, buffer_size)
 
     def repeat(self, count: int | None = None) -> Dataset:

@@ -107,13 +107,14 @@ def check_max_rowsize(op: str, value: Any) -> Any:
     are MindSpore's.
 
     Raises:
-        TypeError: not None, an int or a list/tuple of two ints.
+        TypeError: not None, an int or a list of two ints (a tuple is refused, as MindSpore
+            2.10 refuses it).
         ValueError: an int below -1 or above 2**31 - 1.
     """
     if value is None:
         return None
-    values = list(value) if isinstance(value, (list, tuple)) else [value]
-    if (isinstance(value, (list, tuple)) and len(values) != 2) or not all(
+    values = list(value) if isinstance(value, list) else [value]
+    if (isinstance(value, list) and len(values) != 2) or not all(
         isinstance(v, int) and not isinstance(v, bool) for v in values
     ):
         raise TypeError(

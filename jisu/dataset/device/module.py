@@ -21,7 +21,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -37,6 +37,15 @@ def _torch_dtype(dtype: Any) -> torch.dtype:
     return torch.from_numpy(__import__("numpy").zeros(0, dtype)).dtype
 
 
+class OffloadTail(NamedTuple):
+    """The offloaded ops of one column: its name, ``col_idxs`` (its index in a row, as in
+    MindSpore's offload model) and the ops, applied in order."""
+
+    column: str
+    col_idxs: list[int]
+    ops: list[Any]
+
+
 class OffloadModule(torch.nn.Module):
     """Applies offloaded op tails to the columns of a batch, on the module's device (the
     columns it computes are moved there; ``Model.train`` applies it by itself).
@@ -49,6 +58,10 @@ class OffloadModule(torch.nn.Module):
         super().__init__()
         self.columns = list(columns)
         self.tails = {name: list(ops) for name, ops in tails.items()}
+        #: one entry per offloaded column, from the sources up (MindSpore's ``transform_list``)
+        self.transform_list = [
+            OffloadTail(name, [self.columns.index(name)], ops) for name, ops in self.tails.items()
+        ]
         # tells the module's device (a decode needs it: its input is host bytes)
         self.register_buffer("_device_probe", torch.zeros(0), persistent=False)
         self.decoders = {}

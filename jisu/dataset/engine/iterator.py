@@ -60,6 +60,11 @@ class DatasetIterator:
         from ..core.validation import check_columns, check_int
 
         check_int("create_tuple_iterator", "num_epochs", num_epochs)
+        if not isinstance(output_numpy, bool):  # MindSpore 2.10: a TypeError (a truthy 123 too)
+            raise TypeError(
+                "create_tuple_iterator: output_numpy must be a bool. "
+                f"Received: output_numpy={output_numpy!r}"
+            )
         if num_epochs == 0 or num_epochs < -1:  # MindSpore: a RuntimeError
             raise PipelineValueError(
                 "create_tuple_iterator: num_epochs must be -1 (no limit) or a positive int. "
@@ -98,6 +103,15 @@ class DatasetIterator:
         # creation (a resumed run) then reads nothing before its position.
         self._pending = True
         self._exhausted = False  # every epoch consumed: next() raises EpochsExhaustedError
+
+    @property
+    def offload_model(self) -> Any:
+        """The pipeline's offloaded op tails as a ``torch.nn.Module`` (MindSpore's
+        ``iterator.offload_model``, whose ``transform_list[k].col_idxs`` say which output
+        column each tail takes), or None when no map offloads. Unlike MindSpore's iterator,
+        this one does not apply it: call it on the batches (see ``Dataset.offload_module``)."""
+        module = self._root.offload_module()
+        return module if module.tails else None
 
     # ------------------------------------------------------------- lifecycle
     def _ensure_started(self) -> None:

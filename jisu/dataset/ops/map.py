@@ -120,6 +120,11 @@ class MapDataset(Dataset):
         if not ops:
             raise ValueError("map: operations must not be empty. Received: operations=[]")
         for k, op in enumerate(ops):
+            if isinstance(op, type):  # MindSpore 2.10: a ValueError (parentheses missing)
+                raise ValueError(
+                    f"map: operation {k} is a class, not an op; call it to make one "
+                    f"(missing parentheses?). Received: operations[{k}]={op!r}"
+                )
             if not callable(op):  # a ValueError in MindSpore 2.10: both here
                 raise ArgumentError(
                     f"map: operation {k} is not callable; pass jisu ops or functions. "

@@ -59,6 +59,7 @@ class SyncWaitDataset(Dataset):
         self._condition = threading.Condition()
         self._allowed = 0  # rows of the current epoch allowed through
         self._passed = 0
+        self._disabled = False  # disable(): rows pass freely from then on
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
@@ -89,6 +90,13 @@ class SyncWaitDataset(Dataset):
             self._allowed += count * self._rows_per_batch
             self._condition.notify_all()
 
+    def disable(self) -> None:
+        """Let every row through from now on, without waiting for updates (MindSpore's
+        ``disable_sync``; it lasts, as MindSpore's does, for later iterators too)."""
+        with self._condition:
+            self._disabled = True
+            self._condition.notify_all()
+
     def _stream_rows(self, ctx: ExecContext, epoch: int, start: int) -> Iterator[tuple]:
         rows = 1 if ctx.plan is None else ctx.plan.rows_per_batch(self)
         with self._condition:
@@ -98,11 +106,20 @@ class SyncWaitDataset(Dataset):
             self._allowed = (first + self.num_batch) * rows
         for row in self.children[0]._stream(ctx, epoch, start):
             with self._condition:
-                while self._passed >= self._allowed:
+                while self._passed >= self._allowed and not self._disabled:
                     self._condition.wait(_POLL_S)
                     ctx.check()  # the iterator stopped: give up waiting
                 self._passed += 1
             yield row
+
+
+def nearest_sync(root: Dataset) -> SyncWaitDataset | None:
+    """The first ``sync_wait`` point down the chain of first inputs below ``root`` (the one
+    MindSpore's ``disable_sync`` turns off)."""
+    node: Dataset | None = root
+    while node is not None and not isinstance(node, SyncWaitDataset):
+        node = node.children[0] if node.children else None
+    return node
 
 
 def find_sync(root: Dataset, condition_name: str) -> SyncWaitDataset | None:

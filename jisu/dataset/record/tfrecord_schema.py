@@ -6,6 +6,7 @@ shapes)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -72,6 +73,12 @@ def load_schema_file(path: str) -> tuple[list[Column], int | None]:
         raise FileNotFoundError(f"{OP}: the schema file '{path}' does not exist") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise bad(f"not JSON ({exc})") from None
+    return parse_schema(doc, bad)
+
+
+def parse_schema(doc: Any, bad: Callable[[str], Exception]) -> tuple[list[Column], int | None]:
+    """Columns and ``numRows`` of a parsed schema document (see :func:`load_schema_file`);
+    ``bad(reason)`` makes the error raised for a malformed one."""
     if not isinstance(doc, dict):
         raise bad("the top level must be an object")
     unknown = set(doc) - {"datasetType", "numRows", "columns"}

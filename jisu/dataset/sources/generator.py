@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator, Sequence
 from itertools import islice
@@ -24,6 +23,7 @@ from ..engine.plan import READ
 from . import sampler_runs
 from .options import EpochOrder, ReadOptions
 from .samplers import Sampler, as_sampler
+from .schema import Schema  # re-exported: jisu.dataset.Schema's old home
 
 #: An iterable source with ``shuffle=True`` is shuffled through a buffer of this many rows,
 #: fewer when rows are large: the buffer holds at most ``SHUFFLE_BUFFER_BYTES``, so that it
@@ -35,46 +35,6 @@ SHUFFLE_BUFFER_BYTES = 16 << 20
 #: rows, up to this many bytes, so that later epochs replay them (MindSpore repeats such
 #: sources too); beyond it, or when a pass stops early, a later pass is a clear error.
 ONE_SHOT_REPLAY_BYTES = 1 << 30
-
-
-class Schema:
-    """Column names, types and shapes of a source (``mindspore.dataset.Schema``'s role)."""
-
-    def __init__(self, schema_file: str | os.PathLike | None = None) -> None:
-        """``schema_file``: a MindSpore schema JSON file to take the columns from (names,
-        types, shapes), checked strictly; None: no columns yet (add them with
-        :meth:`add_column`)."""
-        self.columns: list[dict[str, Any]] = []
-        if schema_file is None:
-            return
-        if not isinstance(schema_file, (str, os.PathLike)):
-            raise TypeError(
-                f"Schema: schema_file must be a path or None. Received: schema_file={schema_file!r}"
-            )
-        from ..record.tfrecord_schema import load_schema_file
-
-        path = os.fspath(schema_file)
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"Schema: the schema file '{path}' does not exist")
-        for column in load_schema_file(path)[0]:
-            shape = None if column.shape is None else list(column.shape)
-            self.columns.append({"name": column.name, "type": column.dtype, "shape": shape})
-
-    def add_column(self, name: str, de_type: Any = None, shape: Sequence[int] | None = None):
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"Schema.add_column: name must be a non-empty str. Received: {name!r}")
-        dtype = None if de_type is None else to_numpy_dtype(de_type)
-        self.columns.append(
-            {"name": name, "type": dtype, "shape": None if shape is None else list(shape)}
-        )
-
-    @property
-    def column_names(self) -> list[str]:
-        return [c["name"] for c in self.columns]
-
-    @property
-    def column_types(self) -> list:
-        return [c["type"] for c in self.columns]
 
 
 def is_indexable(source: Any) -> bool:

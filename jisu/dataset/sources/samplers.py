@@ -13,6 +13,24 @@ from ..core.validation import check_int, resolve_shards
 from .std_random import StdMt19937
 
 
+def check_indices(op: str, indices: Any) -> np.ndarray:
+    """A list (or 1-D array) of row indices as int64, every one an int as MindSpore requires.
+
+    Raises:
+        TypeError: an index that is not an int (``1.5``, ``"a"``, a nested list or row).
+    """
+    values = indices if isinstance(indices, np.ndarray) else list(indices)
+    if isinstance(values, np.ndarray) and values.ndim == 1 and values.dtype.kind in "iu":
+        return values.astype(np.int64, copy=False)
+    for k, i in enumerate(values):
+        if not isinstance(i, (int, np.integer)):
+            raise TypeError(
+                f"{op}: every index must be an int. Received: indices[{k}]={i!r} "
+                f"({type(i).__name__})"
+            )
+    return np.asarray(values, dtype=np.int64).reshape(-1)
+
+
 class Sampler:
     """Chooses the indices of a random-access source for one epoch.
 
@@ -190,6 +208,11 @@ class DistributedSampler(Sampler):
         self.num_shards, self.shard_id = shards
         self.shuffle = bool(shuffle)
         self.offset = check_int("DistributedSampler", "offset", offset, minimum=-1)
+        if self.offset > self.num_shards:  # MindSpore 2.10: a RuntimeError when it runs
+            raise PipelineValueError(
+                f"DistributedSampler: offset must be no more than num_shards ({self.num_shards})."
+                f" Received: offset={offset}"
+            )
 
     def _positions(self, n: int) -> np.ndarray:
         if self.offset < 0:
@@ -212,7 +235,7 @@ class SubsetSampler(Sampler):
 
     def __init__(self, indices: Sequence[int], num_samples: int | None = None) -> None:
         super().__init__(num_samples)
-        self.subset = np.asarray(list(indices), dtype=np.int64)
+        self.subset = check_indices("SubsetSampler", indices)
 
     def _all(self, n: int, rng: np.random.Generator) -> np.ndarray:
         return self.subset
@@ -341,11 +364,32 @@ class IterableSampler(Sampler):
         return self._length
 
 
+class IterSampler(IterableSampler):
+    """A user's iterable of indices as a sampler (``mindspore.dataset.IterSampler``): an
+    object whose ``__iter__`` yields row indices, read anew each epoch; ``num_samples`` keeps
+    its first ones (None: all).
+
+    Example:
+        >>> sampler = ds.IterSampler(sampler=range(9, -1, -2))  # rows 9, 7, 5, 3, 1
+    """
+
+    def __init__(self, sampler: Iterable[int], num_samples: int | None = None) -> None:
+        if not hasattr(sampler, "__iter__") or isinstance(sampler, (str, bytes)):
+            raise TypeError(
+                f"IterSampler: sampler must be an iterable of indices. Received: {sampler!r}"
+            )
+        super().__init__(
+            sampler, check_int("IterSampler", "num_samples", num_samples, 0, allow_none=True)
+        )
+
+
 def as_sampler(sampler: Any, num_samples: int | None = None) -> Sampler:
     """Accept a jisu sampler or any iterable of indices (of which ``num_samples``, when given,
     keeps the first ``num_samples``; a sampler object takes its own ``num_samples``)."""
     if isinstance(sampler, Sampler):
         return sampler
+    if isinstance(sampler, (list, tuple, np.ndarray)):  # MindSpore: a SubsetSampler
+        return IterableSampler(check_indices("sampler", sampler), num_samples)
     if hasattr(sampler, "__iter__") and not isinstance(sampler, (str, bytes)):
         return IterableSampler(sampler, num_samples)
     raise TypeError(

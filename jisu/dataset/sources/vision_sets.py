@@ -338,10 +338,14 @@ class Cifar100Dataset(_CifarSet):
     those holding ``test``, ``"all"`` (or None) both, in name order (``test.bin``, then
     ``train.bin``); other ``.bin`` files are left out (MindSpore's ``"all"`` fails on them). A
     file of any whole number of records is read whole (MindSpore reads 10,000 records of a
-    test file and 50,000 of a train file). A :class:`PKSampler` takes
-    ``class_column="fine_label"`` or ``"coarse_label"``.
+    test file and 50,000 of a train file). A :class:`PKSampler` draws from the classes of
+    ``coarse_label``, as MindSpore's does, for its default ``class_column="label"`` (name
+    ``"fine_label"`` to draw from those).
     """
 
     column_names = ("image", "coarse_label", "fine_label")
     split_words: ClassVar[dict[str, str]] = {"train": "train", "test": "test"}
     label_bytes = 2
+
+    def class_labels(self, column: str) -> np.ndarray | None:
+        return super().class_labels("coarse_label" if column == "label" else column)

@@ -8,9 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from ..core.error_types import ArgumentError
+from ..core.error_types import ArgumentError, PipelineTypeError
 from ..core.operation import TensorOperation, apply_op
 from ..core.rows import as_columns, to_array, to_numpy_dtype
+
+_MISSING = object()  # an argument not given
 
 
 def _check_ops(op: str, transforms: Any) -> list[Callable]:
@@ -19,6 +21,11 @@ def _check_ops(op: str, transforms: Any) -> list[Callable]:
             f"{op}: transforms must be a non-empty list of ops. Received: transforms={transforms!r}"
         )
     for k, t in enumerate(transforms):
+        if isinstance(t, type):  # MindSpore 2.10: a ValueError (parentheses missing)
+            raise ValueError(
+                f"{op}: transforms[{k}] is a class, not an op; call it to make one "
+                f"(missing parentheses?). Received: transforms[{k}]={t!r}"
+            )
         if not callable(t):
             raise TypeError(f"{op}: transforms[{k}] is not callable. Received: {t!r}")
     return list(transforms)
@@ -31,14 +38,40 @@ def _chain(transforms: Sequence[Callable], args: tuple, rng: np.random.Generator
 
 
 class TypeCast(TensorOperation):
-    """Cast to ``data_type`` (a NumPy or torch dtype, or ``jisu.int32`` etc.)."""
+    """Cast to ``data_type`` (a NumPy or torch dtype, ``jisu.int32`` etc., or
+    ``mstype.string`` for text).
+
+    As in MindSpore 2.10, text casts only to text: numbers or bytes to ``string``, and text or
+    bytes to a number or bool, are refused (:class:`PipelineTypeError`, a ``TypeError`` and a
+    ``RuntimeError``) rather than parsed or printed.
+
+    Raises:
+        TypeError: ``data_type`` missing (``output_type=`` is ``ToTensor``'s name), None, or
+            not a data type.
+    """
 
     elementwise = True
 
-    def __init__(self, data_type: Any) -> None:
+    def __init__(self, data_type: Any = _MISSING, **unknown: Any) -> None:
+        if data_type is _MISSING or unknown:
+            given = ", ".join(f"{k}={v!r}" for k, v in unknown.items())
+            raise TypeError(  # MindSpore 2.10's words, then what was given instead
+                "TypeCast: missing a required argument: 'data_type'"
+                + (f"; it takes no {given}" if given else "")
+            )
+        if data_type is None:  # NumPy reads None as float64
+            raise TypeError("TypeCast: data_type must be a data type. Received: None")
         self.data_type = to_numpy_dtype(data_type)
+        if self.data_type.kind in "US":  # text has no fixed width to write into a batch
+            self.elementwise = False
 
     def apply(self, x: np.ndarray, rng=None) -> np.ndarray:
+        to_text, from_text = self.data_type.kind in "US", x.dtype.kind in "US"
+        if (to_text or from_text) and x.dtype.kind != self.data_type.kind:
+            raise PipelineTypeError(
+                f"TypeCast: casting {x.dtype} to {self.data_type} is not supported: text casts "
+                "only to text (as in MindSpore)"
+            )
         return x.astype(self.data_type, copy=False)
 
     def apply_into(self, x: np.ndarray, out: np.ndarray, perm=None) -> None:

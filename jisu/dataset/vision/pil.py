@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.error_types import PipelineTypeError
 from ..core.operation import TensorOperation
 from ..core.pil_images import is_pil, to_pil
 from ..core.rows import to_numpy_dtype
@@ -37,16 +38,24 @@ class ToPIL(TensorOperation):
         return to_pil("ToPIL", image)
 
 
+#: pixel types MindSpore's ToTensor refuses (those OpenCV has no matrix type for)
+_UNSUPPORTED = (np.dtype(np.int64), np.dtype(np.uint32), np.dtype(np.uint64))
+
+
 class ToTensor(TensorOperation):
     """HWC (or HW) image -> CHW ``output_type`` (float32 by default) divided by 255.
 
-    As in MindSpore, any input dtype is divided by 255 (uint8 maps to [0, 1]; other dtypes
+    As in MindSpore, an image of uint32, int64, uint64 or text is refused
+    (:class:`PipelineTypeError`, a ``TypeError`` and a ``RuntimeError``), and any other dtype is
+    divided by 255 (uint8 maps to [0, 1]; other dtypes
     are not rescaled to their own range), in float32 (``x * float32(1 / 255)``), then cast to
     ``output_type``. A PIL image is read as an array first. NHWC batches give NCHW.
     """
 
     def __init__(self, output_type: Any = np.float32) -> None:
         try:
+            if output_type is None:  # NumPy reads None as float64; MindSpore refuses it
+                raise TypeError("None is no dtype")
             self.output_type = to_numpy_dtype(output_type)
         except TypeError as exc:
             raise TypeError(
@@ -58,8 +67,11 @@ class ToTensor(TensorOperation):
             )
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
-        if image.dtype.kind not in "biuf":
-            raise TypeError(f"ToTensor: expected a numeric image. Received dtype {image.dtype}")
+        if image.dtype.kind not in "biuf" or image.dtype in _UNSUPPORTED:
+            raise PipelineTypeError(  # MindSpore 2.10: a RuntimeError
+                "ToTensor: the image's dtype must be bool, int8/16/32, uint8/16 or float "
+                f"(not uint32, int64, uint64, text). Received dtype {image.dtype}"
+            )
         if image.ndim == 2:
             image = image[None]
         elif image.ndim == 3:

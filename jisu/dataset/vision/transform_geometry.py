@@ -13,7 +13,16 @@ import numpy as np
 
 from ..core.operation import TensorOperation
 from .geometry import _flip
-from .utils import CV_DTYPES, Border, Inter, check_image, pad_image, resize_plane, size_pair
+from .utils import (
+    CV_DTYPES,
+    Border,
+    Inter,
+    check_image,
+    check_pixels,
+    pad_image,
+    resize_plane,
+    size_pair,
+)
 
 
 def _is_int(value: Any) -> bool:
@@ -82,7 +91,7 @@ class HorizontalFlip(TensorOperation):
     pil_out = False  # MindSpore's returns an array for a PIL image
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
-        check_image_or_batch("HorizontalFlip", image)
+        check_pixels("HorizontalFlip", check_image_or_batch("HorizontalFlip", image))
         if image.ndim >= 4:
             return np.ascontiguousarray(image[..., ::-1, :])
         return _flip(image, 1)
@@ -94,7 +103,7 @@ class VerticalFlip(TensorOperation):
     pil_out = False  # MindSpore's returns an array for a PIL image
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
-        check_image_or_batch("VerticalFlip", image)
+        check_pixels("VerticalFlip", check_image_or_batch("VerticalFlip", image))
         if image.ndim >= 4:
             return np.ascontiguousarray(image[..., ::-1, :, :])
         return _flip(image, 0)

@@ -9,7 +9,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..core.error_types import ArgumentError, PipelineValueError
+from ..core.error_types import ArgumentError, PipelineTypeError, PipelineValueError
 from .image_io import ImageReadMode, get_image_num_channels, get_image_size, read_file, read_image
 
 __all__ = [
@@ -161,6 +161,19 @@ def check_image(op: str, image: np.ndarray) -> np.ndarray:
     if image.ndim not in (2, 3):
         raise PipelineValueError(  # MindSpore: a RuntimeError
             f"{op}: expected an HW or HWC image. Received shape {image.shape}"
+        )
+    return image
+
+
+def check_pixels(op: str, image: np.ndarray) -> np.ndarray:
+    """An image holds numbers (or bools): strings, bytes and objects are no pixels.
+
+    Raises:
+        PipelineTypeError: a text, bytes or object array (MindSpore 2.10: a RuntimeError).
+    """
+    if image.dtype.kind not in "biuf":
+        raise PipelineTypeError(
+            f"{op}: expected an image of numbers. Received an array of dtype {image.dtype}"
         )
     return image
 
