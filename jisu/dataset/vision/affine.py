@@ -118,7 +118,8 @@ class Rotate(TensorOperation):
         expand: grow the output to hold the whole rotated image (rotation about the centre).
         center: the rotation centre (x, y), origin at the top-left pixel; ``None``: the image
             centre ((width - 1) / 2, (height - 1) / 2).
-        fill_value: the value of pixels from outside: an int, or (R, G, B) for channels 0-2.
+        fill_value: the value of pixels from outside: an int, or (R, G, B), applied as
+            MindSpore does (:func:`rotate_fill`: channel 0 takes B, 2 takes R, 3 takes 0).
 
     Takes an HW/HWC image, or HWC images under leading axes (NHWC, NTHWC ...).
     """
@@ -153,7 +154,18 @@ class Rotate(TensorOperation):
         matrix, size = rotation_matrix(
             image.shape[0], image.shape[1], degrees, self.center, self.expand
         )
-        return warp(image, matrix, size, self.resample, self.fill_value)
+        channels = 1 if image.ndim == 2 else image.shape[2]
+        return warp(image, matrix, size, self.resample, rotate_fill(self.fill_value, channels))
+
+
+def rotate_fill(fill: int | tuple[int, int, int], channels: int) -> tuple[float, ...]:
+    """The value of each channel outside the rotated image, as MindSpore 2.10's Rotate and
+    RandomRotation give it: OpenCV's border colour ``(B, G, R, 0)`` from ``fill = (R, G, B)``
+    (an int ``v``: ``(v, v, v, 0)``), repeated every 4 channels; so channel 0 takes the
+    tuple's last value and channel 3 takes 0, though MindSpore documents R, G, B."""
+    values = (fill, fill, fill) if isinstance(fill, int) else tuple(reversed(fill))
+    border = (*(float(v) for v in values), 0.0)
+    return tuple(border[c % 4] for c in range(channels))
 
 
 def _range(op: str, name: str, value: Any, symmetric_from: float | None = None):

@@ -56,9 +56,7 @@ def _inter(op, kwargs):
     return _value(kwargs.get("resample", kwargs.get("interpolation", default)))
 
 
-@pytest.mark.parametrize(
-    "case", [c for c in CASES if c[0] != "rotate_fill_rgb"], ids=lambda c: c[0]
-)
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c[0])
 def test_matches_mindspore(case):
     name, op, args, kwargs, index = case
     expected = FIXTURES[f"out_{name}"]
@@ -78,17 +76,36 @@ def test_matches_mindspore(case):
         assert diff.max() == 0, name
 
 
-def test_rotate_fill_is_rgb_order():
+@pytest.mark.parametrize(
+    "name",
+    [
+        "rotate_fill_rgb",
+        "rotate_issue51",
+        "rotate_issue51_smooth",
+        "rotate_fill_gray",
+        "rotate_fill_expand",
+    ],
+)
+def test_rotate_fill_is_mindspores_exactly(name):
     # MindSpore's Rotate/RandomRotation fill a 3-tuple in reversed order (B, G, R) although
-    # they document R, G, B, and Affine uses R, G, B: jisu fills in the given order everywhere
-    expected = FIXTURES["out_rotate_fill_rgb"]
-    got = Rotate(45, fill_value=(10, 20, 30))(IMAGES[0])
-    ms_fill = (expected == (30, 20, 10)).all(axis=2)
-    assert ms_fill.mean() > 0.1
-    assert (got[ms_fill] == (10, 20, 30)).all()
-    assert (got[~ms_fill] == expected[~ms_fill]).mean() >= 0.98
-    one = Rotate(45, fill_value=(10, 20, 30))(IMAGES[2])  # one channel: the first value
-    assert (one[ms_fill] == 10).all()
+    # they document R, G, B; jisu filled R, G, B: issue 51's Rotate(-20, BILINEAR,
+    # center=(10, 20), fill_value=(30, 60, 90)) was 60 levels off on 13.6 % of values
+    (_, op, args, kwargs, index) = next(c for c in CASES if c[0] == name)
+    got = _build(op, args, kwargs)(_input(index))
+    assert np.array_equal(got, FIXTURES[f"out_{name}"])
+
+
+def test_rotate_fill_per_channel_count_is_mindspores():
+    # OpenCV's border colour (B, G, R, 0) repeated every 4 channels; an int v is (v, v, v, 0)
+    for op_name, shape, fill, corner in json.loads(str(FIXTURES["fill_channels"])):
+        fv = fill if isinstance(fill, int) else tuple(fill)
+        op = (
+            Rotate(45, fill_value=fv)
+            if op_name == "Rotate"
+            else RandomRotation((45, 45), fill_value=fv)
+        )
+        got = op(np.full(shape, 200, np.uint8))
+        assert np.atleast_1d(got[0, 0]).tolist() == corner, (op_name, shape, fill)
 
 
 def test_flips_batches_and_dtypes():
