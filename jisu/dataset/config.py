@@ -101,6 +101,8 @@ def set_enable_autotune(enable: bool, filepath: str | None = None) -> None:
     memory budget; every change is logged (logger ``jisu.dataset.autotune``). With
     ``filepath`` the tuned settings are written there as JSON at the end of the first epoch;
     :func:`load_autotune_config` applies them to a later run."""
+    if not isinstance(enable, bool):  # MindSpore 2.10: a TypeError for 1 too
+        raise TypeError(f"set_enable_autotune: enable must be a bool. Received: {enable!r}")
     if filepath is not None and not isinstance(filepath, (str, os.PathLike)):
         raise TypeError(f"set_enable_autotune: filepath must be a path. Received {filepath!r}")
     global _autotune, _autotune_file

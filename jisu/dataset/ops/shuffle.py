@@ -11,7 +11,7 @@ from ..core.access import is_random_access
 from ..core.node import Dataset
 from ..core.order import buffer_shuffle
 from ..core.rng import epoch_rng
-from ..core.validation import check_int
+from ..core.validation import INT32_MAX, check_int
 from ..engine.context import ExecContext
 from .index_map import IndexMapKernels
 
@@ -38,6 +38,10 @@ class ShuffleDataset(Dataset):
     def __init__(self, child: Dataset, buffer_size: int) -> None:
         super().__init__([child])
         self.buffer_size = check_int("shuffle", "buffer_size", buffer_size, minimum=2)
+        if self.buffer_size > INT32_MAX:  # MindSpore 2.10's bound
+            raise ValueError(
+                f"shuffle: buffer_size must be at most {INT32_MAX}. Received: {buffer_size}"
+            )
         self._columns = child._columns
         self._settle_kind(is_random_access(child))
 

@@ -13,6 +13,13 @@ from ..core.validation import check_int, resolve_shards
 from .std_random import StdMt19937
 
 
+def check_bool(op: str, name: str, value: Any) -> bool:
+    """``value`` is a bool (MindSpore 2.10 refuses 1 or "a" with a TypeError)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{op}: {name} must be a bool. Received: {name}={value!r}")
+    return bool(value)
+
+
 def check_indices(op: str, indices: Any) -> np.ndarray:
     """A list (or 1-D array) of row indices as int64, every one an int as MindSpore requires.
 
@@ -162,10 +169,19 @@ class SequentialSampler(Sampler):
         with checked_at_run_time():  # MindSpore checks it when the pipeline runs
             self.start_index = check_int("SequentialSampler", "start_index", start_index or 0, 0)
 
+    def _check_start(self, n: int) -> None:
+        if self.start_index and self.start_index >= n:  # MindSpore 2.10: a RuntimeError
+            raise PipelineValueError(
+                f"SequentialSampler: start_index must be less than the source's {n} rows. "
+                f"Received: start_index={self.start_index}"
+            )
+
     def _all(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        self._check_start(n)
         return np.arange(self.start_index, n)
 
     def _count_all(self, n: int) -> int:
+        self._check_start(n)
         return max(0, n - self.start_index)
 
 
@@ -174,7 +190,7 @@ class RandomSampler(Sampler):
 
     def __init__(self, replacement: bool = False, num_samples: int | None = None) -> None:
         super().__init__(num_samples)
-        self.replacement = bool(replacement)
+        self.replacement = check_bool("RandomSampler", "replacement", replacement)
 
     def _all(self, n: int, rng: np.random.Generator) -> np.ndarray:
         if self.replacement:
@@ -206,7 +222,7 @@ class DistributedSampler(Sampler):
         with checked_at_run_time():  # MindSpore checks them when the pipeline runs
             shards = resolve_shards("DistributedSampler", num_shards, shard_id)
         self.num_shards, self.shard_id = shards
-        self.shuffle = bool(shuffle)
+        self.shuffle = check_bool("DistributedSampler", "shuffle", shuffle)
         self.offset = check_int("DistributedSampler", "offset", offset, minimum=-1)
         if self.offset > self.num_shards:  # MindSpore 2.10: a RuntimeError when it runs
             raise PipelineValueError(

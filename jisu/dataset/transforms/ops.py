@@ -169,6 +169,10 @@ class Fill(TensorOperation):
     """
 
     def __init__(self, fill_value: Any) -> None:
+        if not isinstance(fill_value, (int, float, str, bytes, np.generic)):
+            raise TypeError(  # MindSpore 2.10: None, lists, arrays are refused
+                f"Fill: fill_value must be a number, bool, str or bytes. Received: {fill_value!r}"
+            )
         self.fill_value = fill_value
 
     def apply(self, x: np.ndarray, rng=None) -> np.ndarray:
