@@ -11,6 +11,7 @@ import numpy as np
 
 from ..core.operation import TensorOperation
 from .adjust import apply_lut, check_number, check_prob, is_number
+from .hsv8 import adjust_hue_uint8
 from .utils import ConvertMode, check_image
 
 _LEVELS = np.arange(256, dtype=np.float64)
@@ -264,7 +265,11 @@ class RandomColor(TensorOperation):
 
 
 def adjust_hue(image: np.ndarray, factor: float) -> np.ndarray:
-    """Rotate hues in float32 HSV (hue in degrees; uint8 HSV would quantize it to 2 degrees)."""
+    """MindSpore 2.10's result for uint8 (through 8-bit HSV: :mod:`.hsv8`); other dtypes
+    rotate hues exactly in float32 HSV (MindSpore's float32 result reads the float HSV image's
+    bytes as 8-bit values: no hue rotation to match)."""
+    if image.dtype == np.uint8:
+        return adjust_hue_uint8(image, factor)
     hsv = cv2.cvtColor(image.astype(np.float32), cv2.COLOR_RGB2HSV)
     hsv[..., 0] = np.mod(hsv[..., 0] + np.float32(factor * 360.0), np.float32(360.0))
     return to_dtype(cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB), image.dtype)
@@ -272,7 +277,9 @@ def adjust_hue(image: np.ndarray, factor: float) -> np.ndarray:
 
 class AdjustHue(TensorOperation):
     """Rotate the hue of an RGB HWC image by ``hue_factor`` turns (in [-0.5, 0.5]) in HSV
-    space. Float images keep their scale (the rotation does not depend on it)."""
+    space. uint8 images give MindSpore 2.10's very output (its 8-bit HSV round trip, which
+    moves pixels by a level or so even for ``hue_factor=0``); float images are rotated exactly
+    and keep their scale (the rotation does not depend on it)."""
 
     def __init__(self, hue_factor: float) -> None:
         self.hue_factor = check_number("AdjustHue", "hue_factor", hue_factor, -0.5, 0.5)

@@ -1,7 +1,7 @@
 """Issue 29's vision cases, checked against MindSpore 2.10's recorded answers
 (tests/fixtures/ms_ops/make_fixtures.py): Pillow's path for PIL images in Resize and
 RandomRotation, ANTIALIAS/PILCUBIC where MindSpore takes them, flips and rotations by rank,
-AdjustHue's distance from MindSpore's 8-bit HSV round trip."""
+AdjustHue's 8-bit HSV round trip."""
 
 from __future__ import annotations
 
@@ -55,9 +55,7 @@ def _names(predicate):
     return sorted(n for n in CASES if predicate(n, RESULTS[n]))
 
 
-EXACT = _names(
-    lambda n, r: r["ok"] and not n.startswith(("AdjustHue", "RandomResize", "resize_pilmode_"))
-)
+EXACT = _names(lambda n, r: r["ok"] and not n.startswith(("RandomResize", "resize_pilmode_")))
 
 
 @pytest.mark.parametrize("name", EXACT)
@@ -177,16 +175,12 @@ def test_flips_and_rotations_by_rank():
         RandomRotation((90, 90))(video[0])
 
 
-def test_adjust_hue_stays_near_mindspore_and_keeps_gray_and_zero():
-    # MindSpore rounds through 8-bit HSV: even AdjustHue(0) moves pixels (recorded here), and
-    # its results are up to 15 levels from an exact hue rotation; jisu rotates exactly
+def test_adjust_hue_moves_pixels_even_at_zero_as_mindspore():
+    # MindSpore rounds through 8-bit HSV, so even AdjustHue(0) moves pixels; jisu's uint8
+    # result is MindSpore's (the AdjustHue cases are in the exact test above)
     x = IMAGES[0]
     assert np.abs(ARRAYS["out_AdjustHue_0.0"].astype(int) - x).max() > 2
-    assert np.array_equal(AdjustHue(0.0)(x), x)
-    for factor in (0.0, 0.2, -0.3, 0.5):
-        ms = ARRAYS[f"out_AdjustHue_{factor}"].astype(int)
-        diff = np.abs(AdjustHue(factor)(x).astype(int) - ms)
-        assert diff.max() <= 16 and diff.mean() < 2.5, factor
+    assert np.array_equal(AdjustHue(0.0)(x), ARRAYS["out_AdjustHue_0.0"])
 
 
 def test_warps_match_mindspore_exactly_under_opencv_4():
