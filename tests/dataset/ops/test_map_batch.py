@@ -162,7 +162,9 @@ def test_fused_elementwise_tail_equals_the_plain_formula(random_access):
     batches = list(data.create_tuple_iterator(num_epochs=1, output_numpy=True))
     image = np.concatenate([b[0] for b in batches])
     label = np.concatenate([b[1] for b in batches])
-    expected = images.astype(np.float32) * np.float32(1 / 255) + np.float32(-0.5)
+    # MindSpore's Rescale: float32 factors, the multiply-add in float64, rounded once
+    scale, shift = np.float64(np.float32(1 / 255)), np.float64(np.float32(-0.5))
+    expected = (images.astype(np.float64) * scale + shift).astype(np.float32)
     np.testing.assert_array_equal(image, expected.transpose(0, 3, 1, 2))
     assert image.dtype == np.float32 and image.flags.c_contiguous
     assert label.dtype == np.int32 and label.tolist() == list(range(9))
