@@ -3,7 +3,8 @@
 The crop covers a random ``scale`` fraction of the image area with a random aspect ratio drawn
 log-uniformly from ``ratio``; after ``max_attempts`` failed draws it falls back to a central
 crop with the ratio clamped into range. RandomCropDecodeResize draws the same crop from the
-JPEG header alone and decodes only at the scale the crop needs (libjpeg-turbo's 1/8-step
+JPEG header alone and gives Decode + RandomResizedCrop's very pixels (as MindSpore's does);
+optionally (``scaled_decode``) it decodes only at the scale the crop needs (libjpeg-turbo's
 scaled decoding at 1/2, 1/4, 1/8), so a large JPEG is not decoded at full size for a small
 output.
 """
@@ -42,26 +43,37 @@ def sample_crop(
     attempts: int,
     rng: np.random.Generator,
 ) -> tuple[int, int, int, int]:
-    """(top, left, crop height, crop width) as torchvision's RandomResizedCrop draws it."""
+    """(top, left, crop height, crop width) as MindSpore 2.10's RandomResizedCrop computes it
+    from its draws (the draws are jisu's streams): the aspect ratio is drawn log-uniformly
+    in float32, ``w = round(sqrt(area * scale * aspect))`` and ``h = round(w / aspect)``
+    (each at least 1); after ``attempts`` crops that do not fit, a central crop with the
+    ratio clamped into range, its corner rounded half up (the ratio bounds as float32)."""
     area = height * width
-    log_ratio = (math.log(ratio[0]), math.log(ratio[1]))
+    low, high = np.float32(ratio[0]), np.float32(ratio[1])
+    log_ratio = (float(np.log(low)), float(np.log(high)))
     for _ in range(attempts):
-        target = area * rng.uniform(scale[0], scale[1])
-        aspect = math.exp(rng.uniform(log_ratio[0], log_ratio[1]))
-        w = round(math.sqrt(target * aspect))
-        h = round(math.sqrt(target / aspect))
-        if 0 < w <= width and 0 < h <= height:
-            top = int(rng.integers(0, height - h + 1))
+        share = float(np.float32(rng.uniform(scale[0], scale[1])))
+        aspect = float(np.exp(np.float32(rng.uniform(log_ratio[0], log_ratio[1]))))
+        w = max(1, _round_half_away(math.sqrt(area * share * aspect)))
+        h = max(1, _round_half_away(w / aspect))
+        if w <= width and h <= height:
             left = int(rng.integers(0, width - w + 1))
+            top = int(rng.integers(0, height - h + 1))
             return top, left, h, w
     in_ratio = width / height  # fallback: a central crop, its ratio clamped into range
-    if in_ratio < ratio[0]:
-        w, h = width, round(width / ratio[0])
-    elif in_ratio > ratio[1]:
-        h, w = height, round(height * ratio[1])
+    if in_ratio < low:
+        w, h = width, _round_half_away(width / float(low))
+    elif in_ratio > high:
+        h, w = height, _round_half_away(height * float(high))
     else:
         w, h = width, height
-    return (height - h) // 2, (width - w) // 2, h, w
+    w, h = max(1, w), max(1, h)
+    return _round_half_away((height - h) / 2), _round_half_away((width - w) / 2), h, w
+
+
+def _round_half_away(x: float) -> int:
+    """C's ``round``: halves away from zero (Python's ``round`` takes halves to even)."""
+    return math.floor(abs(x) + 0.5) * (1 if x >= 0 else -1)
 
 
 class _CropParams:
@@ -136,24 +148,28 @@ class RandomResizedCrop(_RandomCropResize):
 
 
 class RandomCropDecodeResize(_RandomCropResize):
-    """Decode a random crop of an encoded image at the scale it needs, and resize it.
+    """Decode a random crop of an encoded image and resize it.
 
-    Equivalent to ``Decode`` then :class:`RandomResizedCrop` (same random draws), but a JPEG is
-    decoded at the smallest of 1/2, 1/4, 1/8 scale at which the crop still has ``size`` pixels
-    (libjpeg-turbo's fast scaled decoding), which for a small output from a large photo decodes
-    a fraction of the pixels; at full scale, only the crop's region is decoded when
-    ``jisu[nvimgcodec]`` is installed (:mod:`~jisu.dataset.vision.region_decode`; bit-exact).
-    Other formats are decoded in full. Like :class:`Decode`, it
-    refuses an image larger than ``config.set_max_image_pixels`` (its declared full size)
-    before decoding, and a truncated or corrupt JPEG.
+    Equal to ``Decode`` then :class:`RandomResizedCrop` (same random draws), pixel for pixel
+    and error for error, as MindSpore's is. Setting ``op.scaled_decode = True`` (jisu's own
+    speed option) decodes a JPEG at the smallest of 1/2, 1/4, 1/8 scale at which the crop
+    still has ``size`` pixels (libjpeg-turbo's fast scaled decoding), or at full scale only
+    the crop's region when ``jisu[nvimgcodec]`` is installed
+    (:mod:`~jisu.dataset.vision.region_decode`): faster for a small output from a large photo,
+    but a scaled decode is no longer equal to ``Decode`` + ``RandomResizedCrop`` (a mean
+    squared difference of a few thousandths of a level in MindSpore's test). Like
+    :class:`Decode`, it refuses an image larger than ``config.set_max_image_pixels`` (its
+    declared full size) before decoding, and a truncated or corrupt JPEG.
     """
 
     runs_on_device = True  # device("GPU") decodes in the offload module
+    #: decode JPEGs at a reduced scale when the crop allows (faster, not MindSpore's pixels)
+    scaled_decode = False
 
     def apply(self, data: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         op, p = "RandomCropDecodeResize", self._params
         buf = _buffer(data)
-        if not is_jpeg(buf):
+        if not (self.scaled_decode and is_jpeg(buf)):  # Decode's very pixels and checks
             image = decode_image(op, data)
             top, left, h, w = sample_crop(
                 image.shape[0], image.shape[1], p.scale, p.ratio, p.max_attempts, rng
