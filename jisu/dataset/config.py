@@ -186,7 +186,8 @@ def set_multiprocessing_timeout_interval(interval: float) -> None:
     runs (MindSpore's setting of the same name; default 300). It only warns; see
     :func:`set_sample_timeout` to fail instead."""
     if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval > 0:
-        raise ValueError(
+        number = isinstance(interval, (int, float)) and not isinstance(interval, bool)
+        raise (ValueError if number else ArgumentError)(
             "set_multiprocessing_timeout_interval: interval must be a number of seconds > 0. "
             f"Received: interval={interval!r}"
         )
@@ -233,8 +234,9 @@ def get_worker_restart() -> bool:
 
 def _value_error(value: object) -> type[ValueError]:
     """The class of a setter's refusal of ``value``: a ValueError for an int out of range,
-    one that is a TypeError too for a value of another type (MindSpore 2.10's TypeError)."""
-    return ValueError if isinstance(value, int) else ArgumentError
+    one that is a TypeError too for a value of another type, a bool included
+    (``set_seed(True)``: MindSpore 2.10's TypeError "seed isn't of type int")."""
+    return ValueError if isinstance(value, int) and not isinstance(value, bool) else ArgumentError
 
 
 def set_seed(seed: int) -> None:
@@ -391,7 +393,7 @@ def set_monitor_sampling_interval(interval: int) -> None:
     """Accepted for MindSpore compatibility, without effect: jisu's profiler records every
     batch handed out (see ``set_enable_profiler``) instead of sampling every ``interval`` ms."""
     if isinstance(interval, bool) or not isinstance(interval, int) or interval <= 0:
-        raise ValueError(
+        raise _value_error(interval)(
             "set_monitor_sampling_interval: interval must be an int > 0 (milliseconds). "
             f"Received: interval={interval!r}"
         )

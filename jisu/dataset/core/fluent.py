@@ -308,16 +308,25 @@ class PipelineOps:
         self,
         file_name: str,
         num_files: int = 1,
+        file_type: str = "mindrecord",
         overwrite: bool = False,
         storage_options: dict | None = None,
     ) -> dict:
         """Write one epoch of this pipeline's output as a jisu record data set.
 
-        The schema comes from the first row (dtypes and shapes kept; strings as ``string``).
-        Nothing is visible until every row is written; returns rows, bytes and seconds.
-        ``file_name`` may be a URL (``s3://bucket/train.rec``, any fsspec URL), with the
-        filesystem's options in ``storage_options`` (see :class:`FileWriter`).
+        The schema comes from the first row (dtypes and shapes kept; strings as ``string``;
+        bool, uint16 and uint32 widened to int32, int32 and int64 as MindSpore's ``save``
+        does). Nothing is visible until every row is written; returns rows, bytes and seconds.
+        ``file_type`` is MindSpore's third argument: only ``"mindrecord"``, which jisu's
+        record format stands in for (``MindDataset`` reads it). ``file_name`` may be a URL
+        (``s3://bucket/train.rec``, any fsspec URL), with the filesystem's options in
+        ``storage_options`` (see :class:`FileWriter`).
         """
+        if file_type != "mindrecord":
+            raise ValueError(  # MindSpore 2.10's check and type
+                f"save: {file_type!r} dataset format is not supported; file_type must be "
+                "'mindrecord'"
+            )
         return bound("write_dataset")(
             self, file_name, num_files, overwrite, storage_options=storage_options
         )

@@ -43,9 +43,9 @@ class SyncWaitDataset(Dataset):
         callback: Callable[[Any], Any] | None = None,
     ) -> None:
         super().__init__([child])
-        if not isinstance(condition_name, str) or not condition_name:
+        if not isinstance(condition_name, str):  # '' is a name too (MindSpore 2.10 runs it)
             raise TypeError(
-                f"sync_wait: condition_name must be a non-empty str. Received: {condition_name!r}"
+                f"sync_wait: condition_name must be a str. Received: {condition_name!r}"
             )
         if find_sync(child, condition_name) is not None:
             raise RuntimeError(f"sync_wait: condition name '{condition_name}' already exists")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from tqdm import tqdm
 
+from ..core.error_types import PipelineValueError
 from .format import class_indexing_problem
 from .schema import NUMERIC
 from .writer import FileWriter
@@ -97,13 +98,18 @@ class _EvenWriter(FileWriter):
         return balanced_block_rows(self._expected_rows, self.shard_num, largest)
 
 
+#: dtypes the record format does not hold, saved as the type MindSpore 2.10's ``save`` gives
+#: them (MindRecord has no unsigned types): each holds every value of the original
+_WIDENED = {"bool": "int32", "uint16": "int32", "uint32": "int64"}
+
+
 def field_of(name: str, value: np.ndarray) -> dict:
     """The record field that holds ``value`` (the first row's value of column ``name``)."""
     if value.dtype.kind == "U":
         return {"type": "string"}
     if value.dtype.kind == "S":
         return {"type": "bytes"}
-    dtype = "int32" if value.dtype.kind == "b" else value.dtype.name
+    dtype = _WIDENED.get(value.dtype.name, value.dtype.name)
     if dtype not in NUMERIC:
         raise TypeError(
             f"save: column '{name}' has dtype {value.dtype}, which the record format "
@@ -115,11 +121,19 @@ def field_of(name: str, value: np.ndarray) -> dict:
     return {"type": dtype, "shape": [-1, *value.shape[1:]]}
 
 
-def _value(field: dict, value: np.ndarray) -> Any:
+def _value(name: str, field: dict, value: np.ndarray) -> Any:
     if field["type"] == "string":
         return str(value)
     if field["type"] == "bytes":
         return value.tobytes() if value.dtype.kind != "S" else bytes(value.item())
+    shape = field.get("shape")
+    if shape is not None and list(value.shape[1:]) != shape[1:]:
+        # the record keeps rows flat: another inner shape would come back reshaped
+        raise PipelineValueError(  # MindSpore 2.10: a RuntimeError
+            f"save: column '{name}' changes shape beyond its first axis: a row of shape "
+            f"{list(value.shape)} after rows of shape [-1, {', '.join(map(str, shape[1:]))}]; "
+            "only the first axis may vary from row to row"
+        )
     return value
 
 
@@ -192,7 +206,7 @@ def _rows_as_chunks(dataset: Dataset, schema: dict) -> Iterator[tuple[int, dict]
             yield (
                 len(batch),
                 {
-                    name: [_value(schema[name], row[k]) for row in batch]
+                    name: [_value(name, schema[name], row[k]) for row in batch]
                     for k, name in enumerate(columns)
                 },
             )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import secrets
 
 from ...files import host_tag, pid_alive
 from .format import MANIFEST_SUFFIX, TOKEN, read_manifest_json
@@ -118,3 +119,42 @@ class DataSetFiles:
                 continue
             removed.append((path, info.st_size if info.st_nlink <= 1 else 0))
         return removed
+
+    def remove_orphan_manifest(self, shard_paths: list[str]) -> bool:
+        """Remove the manifest if it describes no data: neither the shards it lists nor
+        ``shard_paths`` (the names a new writer publishes) exist. That is what deleting a data
+        set the MindSpore way leaves (``os.remove`` of ``x.mindrecord`` and ``x.mindrecord.db``,
+        the files MindSpore writes), and it must not block a new ``save`` of that name.
+
+        The manifest is first moved aside under a temporary name, atomically, and removed only
+        if it is still the file judged (same inode): a manifest that another writer published
+        in between is put back, so its data set stays whole.
+
+        Returns:
+            whether a manifest was removed.
+        """
+        try:
+            judged = os.lstat(self.manifest)
+        except OSError:
+            return False
+        listed = self.listed_shards()
+        if listed is None:  # unreadable: not ours to judge
+            return False
+        names = [os.path.join(self.directory, n) for n in listed] + list(shard_paths)
+        if any(os.path.lexists(path) for path in names):
+            return False
+        aside = f"{self.manifest}.tmp-{os.getpid()}-{host_tag()}{secrets.token_hex(4)}"
+        try:
+            os.rename(self.manifest, aside)
+        except OSError:
+            return False
+        moved = os.lstat(aside)
+        if (moved.st_dev, moved.st_ino) != (judged.st_dev, judged.st_ino):
+            try:  # another writer's manifest, published since: put it back
+                if not link_exclusive(aside, self.manifest):
+                    remove_files([aside])  # (a hard link: the manifest's name holds it again)
+            except FileExistsError:
+                pass  # a third writer published meanwhile: keep this one aside, not lost
+            return False
+        remove_files([aside])
+        return True

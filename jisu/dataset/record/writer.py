@@ -133,6 +133,8 @@ class FileWriter:
         self.shard_num = shard_num
         self.paths = shard_files(self.file_name, shard_num)
         self.manifest = self.file_name + MANIFEST_SUFFIX
+        if not overwrite and self._remote is None:
+            DataSetFiles(self.file_name).remove_orphan_manifest(self.paths)
         if not overwrite:
             for path in [*self.paths, self.manifest]:
                 if os.path.exists(path):

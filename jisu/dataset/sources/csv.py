@@ -320,7 +320,8 @@ class CSVDataset(Source):
     Args:
         dataset_files: a path or glob pattern, or a list of them; the matching files are read
             in sorted order.
-        field_delim: the one-character field delimiter (not ``"``, ``\\r`` or ``\\n``).
+        field_delim: the one-character field delimiter (not ``"``, ``\\r`` or ``\\n``);
+            None: ``","``, as in MindSpore.
         column_defaults: one value per column (the first ones; the rest are strings) giving
             its type: an ``int`` gives ``int32``, a ``float`` ``float32``, a ``str`` a string
             column (default: all strings). An empty numeric field takes this value.
@@ -367,7 +368,7 @@ class CSVDataset(Source):
     def __init__(
         self,
         dataset_files: Any,
-        field_delim: str = ",",
+        field_delim: str | None = ",",
         column_defaults: Sequence[Any] | None = None,
         column_names: Sequence[str] | None = None,
         num_samples: int | None = None,
@@ -378,6 +379,8 @@ class CSVDataset(Source):
         cache: Any = None,
     ) -> None:
         check_cache(OP, cache)
+        if field_delim is None:  # MindSpore 2.10 reads None as its default, ','
+            field_delim = ","
         if not isinstance(field_delim, str):
             raise TypeError(
                 f"{OP}: field_delim must be a str of one character. "

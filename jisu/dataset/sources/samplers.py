@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -380,6 +380,21 @@ class IterableSampler(Sampler):
         return self._length
 
 
+class IndexedIndices:
+    """A user's object with ``__getitem__`` and ``__len__`` (no ``__iter__``) read as the
+    indices ``obj[0], ..., obj[len(obj) - 1]``, anew each epoch: MindSpore 2.10 takes such an
+    object as a sampler (its ``test_sampler_with_getitem_method``)."""
+
+    def __init__(self, source: Any) -> None:
+        self.source = source
+
+    def __len__(self) -> int:
+        return len(self.source)
+
+    def __iter__(self) -> Iterator[int]:
+        return (self.source[i] for i in range(len(self.source)))
+
+
 class IterSampler(IterableSampler):
     """A user's iterable of indices as a sampler (``mindspore.dataset.IterSampler``): an
     object whose ``__iter__`` yields row indices, read anew each epoch; ``num_samples`` keeps
@@ -408,6 +423,12 @@ def as_sampler(sampler: Any, num_samples: int | None = None) -> Sampler:
         return IterableSampler(check_indices("sampler", sampler), num_samples)
     if hasattr(sampler, "__iter__") and not isinstance(sampler, (str, bytes)):
         return IterableSampler(sampler, num_samples)
+    if (
+        hasattr(sampler, "__getitem__")
+        and hasattr(sampler, "__len__")
+        and not isinstance(sampler, (str, bytes, Mapping))
+    ):
+        return IterableSampler(IndexedIndices(sampler), num_samples)
     raise TypeError(
         f"sampler must be a jisu Sampler or an iterable of indices. Received: sampler={sampler!r}"
     )

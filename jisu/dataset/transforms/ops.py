@@ -10,6 +10,7 @@ import numpy as np
 
 from ..core.error_types import ArgumentError, PipelineTypeError
 from ..core.operation import TensorOperation, apply_op
+from ..core.pil_images import is_pil
 from ..core.rows import as_columns, to_array, to_numpy_dtype
 
 _MISSING = object()  # an argument not given
@@ -32,8 +33,17 @@ def _check_ops(op: str, transforms: Any) -> list[Callable]:
 
 
 def _chain(transforms: Sequence[Callable], args: tuple, rng: np.random.Generator | None):
-    for t in transforms:
-        args = as_columns(apply_op(t, args, lambda: rng))
+    """Apply ``transforms`` in turn, each to the columns the one before returned. A PIL image
+    (``Decode(to_pil=True)``'s) goes on as it is to an op with a PIL path (``apply_pil``:
+    ``RandomRotation(resample=Inter.ANTIALIAS)``, a Pillow filter), as MindSpore's
+    ``Compose`` hands it on; any other op gets it as an array."""
+    result: Any = args
+    for k, t in enumerate(transforms):
+        if is_pil(result) and hasattr(t, "apply_pil"):
+            result = t.apply_pil(result, rng if t.randomized else None)
+            continue
+        result = apply_op(t, args if k == 0 else as_columns(result), lambda: rng)
+    args = as_columns(result)
     return args[0] if len(args) == 1 else args
 
 

@@ -226,6 +226,17 @@ class RandomRotation(Rotate):
             )  # fmt: skip
         return super().__call__(*args)
 
+    def apply_pil(self, image: Any, rng: np.random.Generator | None = None) -> Any:
+        """A PIL image handed on inside a ``Compose`` (after ``Decode(to_pil=True)``): rotated
+        by Pillow as :meth:`__call__` does, with the pipeline's draw."""
+        if self.resample not in PIL_FILTERS:
+            return self.apply(np.asarray(image), rng)
+        angle = self.draw(rng)
+        return pil_rotate(
+            "RandomRotation", image, angle, self.resample, self.expand, self.center,
+            self.fill_value,
+        )  # fmt: skip
+
     def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         check_image("RandomRotation", image)
         if self.resample is Inter.ANTIALIAS:

@@ -67,10 +67,13 @@ def _buffer(data: np.ndarray) -> np.ndarray:
     """The encoded bytes as one contiguous 1-D uint8 array (what the decoders read)."""
     if data.dtype == np.uint8 and data.ndim == 1:
         return data if data.flags.c_contiguous else np.ascontiguousarray(data)
-    if data.dtype.kind == "S" and data.ndim == 0:
-        return np.frombuffer(data.item(), dtype=np.uint8)
+    if data.dtype.kind == "S" and data.ndim <= 1 and data.size == 1:
+        # bytes, or a (1,) array of them: what np.array([f.read()]) or a source yielding
+        # [bytes] gives; MindSpore 2.10 decodes both
+        return np.frombuffer(data.reshape(()).item(), dtype=np.uint8)
     raise TypeError(
-        "Decode: expected encoded image bytes (a 1-D uint8 array or bytes). "
+        "Decode: expected encoded image bytes (a 1-D uint8 array, bytes, or an array of one "
+        "bytes value). "
         f"Received dtype {data.dtype} and shape {data.shape}"
     )
 
@@ -124,7 +127,13 @@ def _jpeg_size(buf: np.ndarray) -> tuple[int, int]:
 
 
 def _jpeg_walk(data: memoryview) -> tuple[int, int]:
-    """(height, width) from the first frame header (SOF marker), found by walking the marker
+    """(height, width) from the first frame header (SOF marker): see :func:`_jpeg_frame`."""
+    pos = _jpeg_frame(data)
+    return _uint(data, pos + 5, 2), _uint(data, pos + 7, 2)
+
+
+def _jpeg_frame(data: memoryview) -> int:
+    """Where the first frame header (SOF marker) starts, found by walking the marker
     segments after the start-of-image marker as libjpeg does: bytes between segments (fill
     bytes, stuffed zeros, junk) are skipped by one regex search in C, not byte by byte, and the
     walk stops after ``_JPEG_MAX_SEGMENTS`` segments, so hostile input (megabytes of fill
@@ -139,7 +148,7 @@ def _jpeg_walk(data: memoryview) -> tuple[int, int]:
         pos = found.start()
         marker = data[pos + 1]
         if marker in _JPEG_SOF:
-            return _uint(data, pos + 5, 2), _uint(data, pos + 7, 2)
+            return pos
         if marker in (0xD9, 0xDA):
             raise _HeaderError("its image data starts before a JPEG frame header (SOF marker)")
         if 0xD0 <= marker <= 0xD8 or marker == 0x01:  # markers without a length
@@ -313,10 +322,41 @@ def _ends_after_last_scan(buf: np.ndarray) -> bool:
     return data.find(b"\xff\xd9", max(data.rfind(b"\xff\xda"), 0)) >= 0
 
 
+def _without_end_marker(buf: np.ndarray, scale: dict) -> np.ndarray | None:
+    """The image of a sequential JPEG whose end-of-image marker is missing but whose image
+    data is complete (its last byte or two cut off), else None.
+
+    The data is decoded again with the marker put back, stopping at any warning: it decodes
+    only if no pixel was missing. MindSpore 2.10 (libjpeg) decodes such a file to exactly this
+    image; a progressive JPEG without its marker it refuses, and so does this.
+    """
+    try:
+        sequential = buf[_jpeg_frame(memoryview(buf)) + 1] in (0xC0, 0xC1)
+    except _HeaderError:
+        return None
+    if not sequential:
+        return None
+    end = b"\xd9" if buf[-1] == 0xFF else b"\xff\xd9"  # a cut between 0xFF and 0xD9
+    try:
+        return simplejpeg.decode_jpeg(buf.tobytes() + end, colorspace="RGB", strict=True, **scale)
+    except (ValueError, KeyError):
+        return None
+
+
 def decode_jpeg(
-    op: str, data: np.ndarray, buf: np.ndarray, min_height: int = 0, min_width: int = 0
+    op: str,
+    data: np.ndarray,
+    buf: np.ndarray,
+    min_height: int = 0,
+    min_width: int = 0,
+    missing_end_ok: bool = True,
 ) -> np.ndarray:
     """A JPEG decoded to RGB, refusing truncated or corrupt data.
+
+    With ``missing_end_ok`` (MindSpore's C++ decoder), a sequential JPEG whose image data is
+    complete but whose end-of-image marker is missing decodes to the image the complete file
+    gives (:func:`_without_end_marker`); without it (MindSpore's Pillow decoder,
+    ``Decode(to_pil=True)``) it is refused as truncated.
 
     libjpeg-turbo decodes it (scaled down to at least ``min_height`` x ``min_width`` when they
     are given), stopping at the first warning (``strict``), so a good file is decoded once.
@@ -343,6 +383,10 @@ def decode_jpeg(
     if isinstance(error, KeyError) or any(s in text for s in _JPEG_UNSUPPORTED):
         return decode_opencv(op, data, buf)
     ends = _ends_after_last_scan(buf)
+    if not ends and missing_end_ok and any(s in text for s in _JPEG_OUT_OF_DATA):
+        image = _without_end_marker(buf, scale)
+        if image is not None:
+            return image
     if ends and not any(s in text for s in _JPEG_DATA_LOST):
         try:
             return simplejpeg.decode_jpeg(buf, colorspace="RGB", strict=False, **scale)
@@ -384,12 +428,13 @@ def decode_opencv(op: str, data: np.ndarray, buf: np.ndarray) -> np.ndarray:
     return cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
 
 
-def decode_image(op: str, data: np.ndarray) -> np.ndarray:
-    """Encoded bytes (``data``, a :class:`FileBytes` or plain array) to HWC uint8 RGB."""
+def decode_image(op: str, data: np.ndarray, missing_end_ok: bool = True) -> np.ndarray:
+    """Encoded bytes (``data``, a :class:`FileBytes` or plain array) to HWC uint8 RGB
+    (``missing_end_ok``: see :func:`decode_jpeg`)."""
     buf = _buffer(data)
     check_declared_size(op, data, buf)
     if is_jpeg(buf):
-        return decode_jpeg(op, data, buf)
+        return decode_jpeg(op, data, buf, missing_end_ok=missing_end_ok)
     return decode_opencv(op, data, buf)
 
 
@@ -430,7 +475,8 @@ class Decode(TensorOperation):
             pil_image_module()  # fail here, not in a worker, when Pillow is missing
 
     def apply(self, data: np.ndarray, rng=None):
-        image = decode_image("Decode", data)
+        # MindSpore's C++ decoder takes a JPEG without its end marker; its Pillow one does not
+        image = decode_image("Decode", data, missing_end_ok=not self.to_pil)
         if not self.rgb:
             return np.ascontiguousarray(image[..., ::-1])
         if self.to_pil:

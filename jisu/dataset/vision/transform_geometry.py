@@ -265,6 +265,8 @@ class PadToSize(TensorOperation):
         padding_mode: Border = Border.CONSTANT,
     ) -> None:
         self.size = size_pair("PadToSize", size)
+        if isinstance(offset, (tuple, list)) and not offset:
+            offset = None  # MindSpore 2.10: an empty offset centres the image, as None does
         if offset is not None:
             pair = (offset, offset) if _is_int(offset) else offset
             if (
