@@ -3,10 +3,10 @@
 The crop covers a random ``scale`` fraction of the image area with a random aspect ratio drawn
 log-uniformly from ``ratio``; after ``max_attempts`` failed draws it falls back to a central
 crop with the ratio clamped into range. RandomCropDecodeResize draws the same crop from the
-JPEG header alone and gives Decode + RandomResizedCrop's very pixels (as MindSpore's does);
-optionally (``scaled_decode``) it decodes only at the scale the crop needs (libjpeg-turbo's
+JPEG header alone and, by default, decodes only at the scale the crop needs (libjpeg-turbo's
 scaled decoding at 1/2, 1/4, 1/8), so a large JPEG is not decoded at full size for a small
-output.
+output; with ``scaled_decode = False`` it gives Decode + RandomResizedCrop's very pixels (as
+MindSpore's test of its fused op asserts).
 """
 
 from __future__ import annotations
@@ -150,21 +150,24 @@ class RandomResizedCrop(_RandomCropResize):
 class RandomCropDecodeResize(_RandomCropResize):
     """Decode a random crop of an encoded image and resize it.
 
-    Equal to ``Decode`` then :class:`RandomResizedCrop` (same random draws), pixel for pixel
-    and error for error, as MindSpore's is. Setting ``op.scaled_decode = True`` (jisu's own
-    speed option) decodes a JPEG at the smallest of 1/2, 1/4, 1/8 scale at which the crop
-    still has ``size`` pixels (libjpeg-turbo's fast scaled decoding), or at full scale only
-    the crop's region when ``jisu[nvimgcodec]`` is installed
-    (:mod:`~jisu.dataset.vision.region_decode`): faster for a small output from a large photo,
-    but a scaled decode is no longer equal to ``Decode`` + ``RandomResizedCrop`` (a mean
-    squared difference of a few thousandths of a level in MindSpore's test). Like
-    :class:`Decode`, it refuses an image larger than ``config.set_max_image_pixels`` (its
-    declared full size) before decoding, and a truncated or corrupt JPEG.
+    The crop is ``Decode`` then :class:`RandomResizedCrop`'s (same random draws, MindSpore's
+    crop formulas). jisu's speed default (``scaled_decode``, True) decodes a JPEG at the
+    smallest of 1/2, 1/4, 1/8 scale at which the crop still has ``size`` pixels
+    (libjpeg-turbo's fast scaled decoding), or at full scale only the crop's region when
+    ``jisu[nvimgcodec]`` is installed (:mod:`~jisu.dataset.vision.region_decode`): faster for
+    a small output from a large photo, and then not pixel-equal to ``Decode`` +
+    ``RandomResizedCrop`` (the scaled decode averages in the DCT domain where the bilinear
+    resize samples; a few levels on textured images). ``op.scaled_decode = False`` (or the
+    class attribute) gives their very pixels and errors, as MindSpore's test of its fused op
+    asserts. Like :class:`Decode`, it refuses an image larger than
+    ``config.set_max_image_pixels`` (its declared full size) before decoding, and a truncated
+    or corrupt JPEG.
     """
 
     runs_on_device = True  # device("GPU") decodes in the offload module
-    #: decode JPEGs at a reduced scale when the crop allows (faster, not MindSpore's pixels)
-    scaled_decode = False
+    #: decode JPEGs at a reduced scale when the crop allows (jisu's speed default; False:
+    #: Decode + RandomResizedCrop's pixels)
+    scaled_decode = True
 
     def apply(self, data: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         op, p = "RandomCropDecodeResize", self._params

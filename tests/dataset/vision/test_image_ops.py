@@ -76,7 +76,7 @@ def test_crop_decode_resize_decodes_at_a_reduced_scale_and_matches(monkeypatch):
 
     monkeypatch.setattr(simplejpeg, "decode_jpeg", spy)
     op = vision.RandomCropDecodeResize(64, scale=(0.5, 1.0))
-    op.scaled_decode = True  # jisu's speed option (MindSpore's pixels without it)
+    assert op.scaled_decode  # jisu's speed default (MindSpore's pixels without it)
     fast = op.apply(jpeg, rng=np.random.default_rng(7))
     assert requested and requested[0][0] < 1500  # decoded smaller than the full image
     full = vision.RandomResizedCrop(64, scale=(0.5, 1.0)).apply(
