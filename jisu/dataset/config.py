@@ -10,7 +10,7 @@ import secrets
 from typing import TYPE_CHECKING
 
 from .core.cpus import available_cpus
-from .core.error_types import ArgumentError
+from .core.error_types import ArgumentError, PipelineValueError
 from .core.executor import Executor
 from .core.tuning import read_autotune_file
 
@@ -105,8 +105,27 @@ def set_enable_autotune(enable: bool, filepath: str | None = None) -> None:
         raise TypeError(f"set_enable_autotune: enable must be a bool. Received: {enable!r}")
     if filepath is not None and not isinstance(filepath, (str, os.PathLike)):
         raise TypeError(f"set_enable_autotune: filepath must be a path. Received {filepath!r}")
+    if enable and filepath is not None:
+        _check_autotune_file(os.fspath(filepath))
     global _autotune, _autotune_file
     _autotune, _autotune_file = bool(enable), None if filepath is None else os.fspath(filepath)
+
+
+def _check_autotune_file(path: str) -> None:
+    """Refuse a settings file AutoTune could not write, when it is set (MindSpore 2.10's
+    RuntimeError: an empty name, a directory, a folder that does not exist)."""
+    folder = os.path.dirname(os.path.abspath(path)) if path else ""
+    problem = (
+        "must not be the empty string"
+        if not path
+        else "is a directory, not a file name"
+        if os.path.isdir(path)
+        else f"is in a directory that does not exist ({folder})"
+        if not os.path.isdir(folder)
+        else None
+    )
+    if problem:
+        raise PipelineValueError(f"set_enable_autotune: filepath {problem}. Received: {path!r}")
 
 
 def get_enable_autotune() -> bool:
@@ -377,12 +396,12 @@ def get_enable_watchdog() -> bool:
     return _watchdog
 
 
-def set_fast_recovery(enable: bool) -> None:
+def set_fast_recovery(fast_recovery: bool) -> None:
     """Accepted for MindSpore compatibility, without effect: MindSpore trades exactness for
     speed when it resumes; jisu's resume (``get_state``/``set_state``, checkpoints) is always
     exact and reads only the rows after the position."""
     global _fast_recovery
-    _fast_recovery = _check_bool("set_fast_recovery", enable)
+    _fast_recovery = _check_bool("set_fast_recovery", fast_recovery)
 
 
 def get_fast_recovery() -> bool:
@@ -419,3 +438,56 @@ def set_numa_enable(numa_enable: bool) -> None:
 def get_numa_enable() -> bool:
     """The setting of :func:`set_numa_enable` (False by default, as MindSpore)."""
     return _numa_enable
+
+
+INT32_MAX = 2**31 - 1
+_callback_timeout = 60
+_autotune_interval = 0
+_sending_batches = 0
+
+
+def _checked_int(
+    setter: str, name: str, value: object, low: int, high: int, out_of_range: type = ValueError
+) -> int:
+    """``value`` if it is an int in [low, high]: a TypeError for another type (a bool
+    included), ``out_of_range`` outside the range, as MindSpore 2.10's config setters."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{setter}: {name} must be an int. Received: {name}={value!r}")
+    if not low <= value <= high:
+        raise out_of_range(f"{setter}: {name} must be in [{low}, {high}]. Received: {name}={value}")
+    return value
+
+
+def set_callback_timeout(timeout: int) -> None:
+    """Accepted for MindSpore compatibility, without effect: seconds (1 to 2**31 - 1, default
+    60) that MindSpore's ``WaitedDSCallback`` waits for the training step; jisu has no
+    ``DSCallback``, so nothing waits on it."""
+    global _callback_timeout
+    _callback_timeout = _checked_int("set_callback_timeout", "timeout", timeout, 1, INT32_MAX)
+
+
+def get_callback_timeout() -> int:
+    return _callback_timeout
+
+
+def set_autotune_interval(interval: int) -> None:
+    """Accepted for MindSpore compatibility, without effect: the milliseconds (0 to 2**31 - 1;
+    0, the default, is once per epoch) between MindSpore's AutoTune adjustments; jisu's
+    AutoTune adjusts while the first epoch runs at a pace of its own."""
+    global _autotune_interval
+    _autotune_interval = _checked_int("set_autotune_interval", "interval", interval, 0, INT32_MAX)
+
+
+def get_autotune_interval() -> int:
+    return _autotune_interval
+
+
+def set_sending_batches(batch_num: int) -> None:
+    """Accepted for MindSpore compatibility, without effect: how many batches MindSpore's
+    device queue sends in sink mode before it waits (any int64; MindSpore 2.10 has no
+    getter); jisu's sink mode feeds the device from the iterator as steps run. Beyond int64:
+    a TypeError that is a ValueError too (MindSpore's is a TypeError)."""
+    global _sending_batches
+    _sending_batches = _checked_int(
+        "set_sending_batches", "batch_num", batch_num, -(2**63), 2**63 - 1, ArgumentError
+    )

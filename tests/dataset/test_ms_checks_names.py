@@ -119,3 +119,15 @@ def test_disable_sync_lets_rows_pass_in_later_epochs():
     for _ in range(2):  # no sync_update at all: nothing waits
         got = [r[0].tolist() for r in data.create_tuple_iterator(num_epochs=1, output_numpy=True)]
         assert got == [[0, 1], [2, 3]]
+
+
+def test_config_setters_name_the_setter_and_argument():
+    with pytest.raises(ValueError, match=r"set_callback_timeout: timeout .*Received: timeout=0"):
+        ds.config.set_callback_timeout(0)
+    with pytest.raises(TypeError, match=r"set_autotune_interval: interval must be an int"):
+        ds.config.set_autotune_interval(20.5)
+    with pytest.raises(TypeError, match=r"set_sending_batches: batch_num .*batch_num=True"):
+        ds.config.set_sending_batches(True)
+    with pytest.raises(RuntimeError, match=r"set_enable_autotune: filepath is a directory"):
+        ds.config.set_enable_autotune(True, ".")
+    assert ds.config.get_enable_autotune() is False  # a refused file changes nothing
