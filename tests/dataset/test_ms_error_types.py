@@ -28,15 +28,7 @@ FIXTURE = json.loads(
 #: MindSpore raises, jisu runs: input checks jisu does not make yet (issue 51 lists them;
 #: other changes add them). Until then the case may run; once it raises, MindSpore's class.
 NOT_CHECKED_YET = {
-    "AutoContrast on a 4-channel image",
-    "CutOut larger than the image",
-    "Invert on a 4-channel image",
     "batch num_parallel_workers=8192",  # jisu clamps to the CPUs, as for every op
-    "batch per_batch_map returns a list",
-    "generator yields a numpy array of sets",
-    "generator yields a ragged numpy array",
-    "map pyfunc returns None",
-    "zip of a list",
 }
 
 #: jisu's class on purpose: MindSpore's AttributeError comes from using the int as a sampler
@@ -171,3 +163,40 @@ def test_checked_at_run_time_adds_runtime_error_only():
     with pytest.raises(KeyError) as other, checked_at_run_time():
         raise KeyError("not a check")
     assert not isinstance(other.value, RuntimeError)
+
+
+def test_run_time_checks_name_op_column_and_sample():
+    """The checks MindSpore 2.10 makes when the pipeline runs name where they failed."""
+    gen = ds.NumpySlicesDataset({"x": np.arange(4)}, shuffle=False)
+    rows = lambda d: list(d.create_tuple_iterator(num_epochs=1, output_numpy=True))  # noqa: E731
+    with pytest.raises(RuntimeError, match=r"<lambda> returned None.*") as info:
+        rows(gen.map(lambda x: None))
+    assert isinstance(info.value, TypeError) and "['x'] at sample 0" in str(info.value)
+    batched = gen.batch(2, per_batch_map=lambda x, info: [x], input_columns=["x"])
+    with pytest.raises(RuntimeError, match=r"1 row\(s\) for output column 'x' at batch 0"):
+        rows(batched)
+    assert [len(b[0]) for b in rows(gen.batch(2, per_batch_map=lambda x, info: x))] == [2, 2]
+    ragged = np.array([[1, 2], [1, 2, 3]], dtype=object)
+    with pytest.raises(RuntimeError, match=r"dtype object for column 'y' at row 0"):
+        rows(ds.GeneratorDataset(lambda: iter([(ragged,)]), ["y"]))
+
+
+def test_image_checks_of_mindspores_ops():
+    """Invert and AutoContrast take 1 or 3 channels; CutOut's patch fits the image."""
+    with pytest.raises(RuntimeError, match=r"Invert: expected an image with 1 or 3 channels"):
+        vision.Invert()(np.zeros((8, 8, 4), np.uint8))
+    with pytest.raises(ValueError, match=r"RandomAutoContrast: .*1 or 3 channels"):
+        vision.RandomAutoContrast(prob=0.0)(np.zeros((8, 8, 2), np.uint8))
+    assert vision.Invert()(np.zeros((8, 8), np.uint8)).max() == 255  # gray: jisu's extension
+    with pytest.raises(RuntimeError, match=r"CutOut: length must not exceed .* 8x10"):
+        vision.CutOut(9)(np.zeros((8, 10, 3), np.uint8))
+    assert vision.CutOut(8)(np.ones((8, 8, 3), np.uint8)).min() == 0
+
+
+def test_zip_takes_a_tuple_not_a_list():
+    a = ds.NumpySlicesDataset({"a": np.arange(2)}, shuffle=False)
+    b = ds.NumpySlicesDataset({"b": np.arange(2)}, shuffle=False)
+    for call in (lambda: ds.zip([a, b]), lambda: a.zip([b]), lambda: ds.zip(a)):
+        with pytest.raises(TypeError, match="tuple"):
+            call()
+    assert a.zip((b,)).get_col_names() == a.zip(b).get_col_names() == ["a", "b"]

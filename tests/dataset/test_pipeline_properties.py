@@ -81,7 +81,7 @@ def test_zip_and_concat(sizes, ra):
         source(n, ra).map(lambda x, k=k: x + 100 * k, output_columns=[f"c{k}"])
         for k, n in enumerate(sizes)
     ]
-    zipped = ds.zip(parts)
+    zipped = ds.zip(tuple(parts))
     assert zipped.get_col_names() == [f"c{k}" for k in range(len(sizes))]
     assert rows_of(zipped, None) == [
         [i + 100 * k for k in range(len(sizes))] for i in range(min(sizes))

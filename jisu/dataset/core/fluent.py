@@ -269,10 +269,16 @@ class PipelineOps:
 
         return RenameDataset(self, input_columns, output_columns)
 
-    def zip(self, datasets: Dataset | Sequence[Dataset]) -> Dataset:
-        """Rows side by side with those of ``datasets`` (stops at the shortest)."""
+    def zip(self, datasets: Dataset | tuple[Dataset, ...]) -> Dataset:
+        """Rows side by side with those of ``datasets``, a dataset or a tuple of them (stops at
+        the shortest). A list is a TypeError, as in MindSpore 2.10."""
         ZipDataset = bound("ZipDataset")
 
+        if not isinstance(datasets, (PipelineOps, tuple)):
+            raise TypeError(
+                "zip: datasets must be a dataset or a tuple of datasets. Received: "
+                f"{type(datasets).__name__} {datasets!r:.80}"
+            )
         others = [datasets] if isinstance(datasets, PipelineOps) else list(datasets)
         return ZipDataset([self, *others])
 

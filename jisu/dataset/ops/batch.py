@@ -301,6 +301,19 @@ class BatchDataset(Dataset):
                 f"batch: per_batch_map returned {len(result)} column(s) but output_columns "
                 f"names {len(self.output_columns)}: {self.output_columns}"
             )
+        rows_in = len(inputs[0]) if inputs else 0
+        for j, column in enumerate(result):
+            if isinstance(column, dict):  # one value, as MindSpore keeps a dict
+                continue
+            sized = hasattr(column, "__len__") and getattr(column, "ndim", 1) != 0
+            count = len(column) if sized else None
+            if count != rows_in:  # MindSpore 2.10: a RuntimeError
+                raise ValueError(
+                    f"batch: per_batch_map {op_name(self.per_batch_map)} returned "
+                    f"{'no sequence' if count is None else f'{count} row(s)'} for output column "
+                    f"'{self.output_columns[j]}' at batch {batch_num} of epoch {epoch}; each "
+                    f"column holds one value per row of the batch ({rows_in})"
+                )
         return tuple(
             self._stack(k, result[j] if new else inputs[j], empty)
             for k, (new, j) in enumerate(self._sources)

@@ -267,9 +267,17 @@ class MapDataset(Dataset):
                     rng_at = lambda j, k=k: sample_rng(ctx.seed, epoch, index, key + k + j)  # noqa: E731
                     args = (op.plan(args[0], rng_at, index, epoch),)
                 else:
-                    args = as_columns(
-                        apply_op(op, args, lambda k=k: sample_rng(ctx.seed, epoch, index, key + k))
+                    result = apply_op(
+                        op, args, lambda k=k: sample_rng(ctx.seed, epoch, index, key + k)
                     )
+                    if result is None or (
+                        isinstance(result, tuple) and any(r is None for r in result)
+                    ):  # MindSpore 2.10: a RuntimeError
+                        raise TypeError(
+                            f"{op_name(op)} returned None; an operation returns a value (or a "
+                            "tuple of values) for each output column"
+                        )
+                    args = as_columns(result)
                 if timer is not None:
                     timer.add(self, step, time.perf_counter() - begin, weight)
             except Exception as exc:

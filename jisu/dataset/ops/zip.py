@@ -65,6 +65,15 @@ class ZipDataset(Dataset):
                 s.close()
 
 
-def zip_datasets(datasets: Sequence[Dataset]) -> Dataset:
-    """``ds.zip((d1, d2, ...))``: zip datasets with distinct column names."""
+def zip_datasets(datasets: tuple[Dataset, ...]) -> Dataset:
+    """``ds.zip((d1, d2, ...))``: zip datasets with distinct column names.
+
+    Raises:
+        TypeError: ``datasets`` is no tuple (a list, one dataset), as in MindSpore 2.10.
+    """
+    if not isinstance(datasets, tuple):
+        raise TypeError(
+            "zip: datasets must be a tuple of datasets. Received: "
+            f"{type(datasets).__name__} {datasets!r:.80}"
+        )
     return ZipDataset(datasets)

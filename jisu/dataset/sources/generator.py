@@ -176,7 +176,8 @@ class Source(Dataset):
     def _column_value(self, value: Any, column: str, where: str) -> np.ndarray:
         """``value`` as the array of ``column``, refusing what MindSpore 2.10 refuses with a
         RuntimeError: None, a ragged list, a set or another object that is no number, string
-        or array (a dict stays one value, as MindSpore keeps it)."""
+        or array, and any NumPy array of dtype object (a ragged array, an array of sets); a
+        dict stays one value, as MindSpore keeps it."""
         try:
             array = to_array(value)
         except ValueError as exc:  # a ragged list
@@ -184,9 +185,14 @@ class Source(Dataset):
                 f"{self.op_name}: the source yielded a value for column '{column}' at {where} "
                 f"that is no array (a ragged list?): {exc}"
             ) from exc
-        if array.dtype == object and not isinstance(value, (np.ndarray, dict)):
+        if array.dtype == object and not isinstance(value, dict):
+            kind = (
+                "a NumPy array of dtype object"
+                if isinstance(value, np.ndarray)
+                else type(value).__name__
+            )
             raise PipelineTypeError(
-                f"{self.op_name}: the source yielded {type(value).__name__} for column "
+                f"{self.op_name}: the source yielded {kind} for column "
                 f"'{column}' at {where}; a column holds numbers, strings, bytes or arrays "
                 f"(NumPy or torch) of them. Received: {value!r:.80}"
             )

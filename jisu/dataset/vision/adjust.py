@@ -41,6 +41,17 @@ def check_uint8(op: str, image: np.ndarray) -> np.ndarray:
     return image
 
 
+def check_gray_or_rgb(op: str, image: np.ndarray) -> np.ndarray:
+    """An HW image or an HWC one with 1 or 3 channels: MindSpore 2.10's Invert and
+    AutoContrast refuse 2 and 4 (RGBA: the alpha channel is no colour to invert or stretch)."""
+    check_image(op, image)
+    if image.ndim == 3 and image.shape[2] not in (1, 3):
+        raise ValueError(
+            f"{op}: expected an image with 1 or 3 channels. Received shape {image.shape}"
+        )
+    return image
+
+
 def apply_lut(image: np.ndarray, table: np.ndarray) -> np.ndarray:
     """``table[image]`` for a uint8 HW/HWC image (OpenCV's LUT; ``table``: 256 uint8 values,
     or (256, channels) for one table per channel)."""
@@ -79,10 +90,13 @@ def _histograms(image: np.ndarray) -> list[np.ndarray]:
 
 class Invert(TensorOperation):
     """``255 - x`` per pixel (MindSpore's ``Invert``): uint8 images, or other dtypes in 0-255
-    units (a float image gives ``255.0 - x``). Output: the input's dtype and shape."""
+    units (a float image gives ``255.0 - x``). Output: the input's dtype and shape.
+
+    RGB (HWC, 3 channels) as MindSpore 2.10; HW and 1-channel images too (MindSpore refuses
+    them); 2 or 4 channels are refused, as there."""
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
-        check_image("Invert", image)
+        check_gray_or_rgb("Invert", image)
         if image.dtype == np.uint8:
             src = image if image.flags.c_contiguous else np.ascontiguousarray(image)
             return cv2.bitwise_not(src).reshape(image.shape)
@@ -102,7 +116,7 @@ class RandomInvert(TensorOperation):
         self.prob = check_prob("RandomInvert", prob)
 
     def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
-        check_image("RandomInvert", image)
+        check_gray_or_rgb("RandomInvert", image)
         return _INVERT.apply(image) if rng.random() < self.prob else image
 
 
@@ -323,7 +337,8 @@ def autocontrast(image: np.ndarray, cutoff: float, ignore: tuple[int, ...]) -> n
 
 
 class AutoContrast(TensorOperation):
-    """Stretch each channel of a uint8 HW/HWC image to the full [0, 255] range.
+    """Stretch each channel of a uint8 HW/HWC image (1 or 3 channels, as MindSpore 2.10) to
+    the full [0, 255] range.
 
     Args:
         cutoff: percent (in [0, 50)) of the pixels to ignore at each end of a channel's
@@ -335,6 +350,7 @@ class AutoContrast(TensorOperation):
         self.cutoff, self.ignore = _check_autocontrast("AutoContrast", cutoff, ignore)
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
+        check_gray_or_rgb("AutoContrast", image)
         return autocontrast(check_uint8("AutoContrast", image), self.cutoff, self.ignore)
 
 
@@ -352,7 +368,7 @@ class RandomAutoContrast(TensorOperation):
         self.prob = check_prob("RandomAutoContrast", prob)
 
     def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
-        check_uint8("RandomAutoContrast", image)
+        check_uint8("RandomAutoContrast", check_gray_or_rgb("RandomAutoContrast", image))
         if rng.random() < self.prob:
             return autocontrast(image, self.cutoff, self.ignore)
         return image

@@ -193,6 +193,11 @@ class CutOut(TensorOperation):
             raise ValueError(f"CutOut: expected {layout} image. Received shape {image.shape}")
         h_axis = 0 if self.is_hwc else 1
         height, width = image.shape[h_axis], image.shape[h_axis + 1]
+        if self.length > min(height, width):  # MindSpore 2.10: a RuntimeError when it runs
+            raise ValueError(
+                f"CutOut: length must not exceed the image's height or width. Received: "
+                f"length={self.length} for an image of {height}x{width}"
+            )
         return cut_out(image, self.draw(rng, height, width), self.length, self.is_hwc)
 
 
