@@ -319,7 +319,13 @@ def _ends_after_last_scan(buf: np.ndarray) -> bool:
     marker), so the bytes are only found where the image really ends.
     """
     data = buf.tobytes()
-    return data.find(b"\xff\xd9", max(data.rfind(b"\xff\xda"), 0)) >= 0
+    scan = data.rfind(b"\xff\xda")
+    if scan < 0:
+        return data.find(b"\xff\xd9") >= 0
+    # the scan's data starts after its header (a length-prefixed segment): a marker inside
+    # the header is a cut header with an end marker put back, not the image's end
+    header_end = scan + 2 + int.from_bytes(data[scan + 2 : scan + 4], "big")
+    return data.find(b"\xff\xd9", header_end) >= 0
 
 
 def _without_end_marker(buf: np.ndarray, scale: dict) -> np.ndarray | None:
