@@ -15,7 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import jisu.common.dtype as mstype
 import jisu.dataset as ds
+import jisu.dataset.text as text
 import jisu.dataset.transforms as transforms
 import jisu.dataset.vision as vision
 from jisu.dataset.core.error_types import as_runtime_error, checked_at_run_time
@@ -36,7 +38,10 @@ KEPT = {"add_child of a non-sampler": TypeError}
 
 
 def run_case(code: str) -> BaseException | None:
-    scope = {"ds": ds, "vision": vision, "transforms": transforms, "np": np}
+    scope = {
+        "ds": ds, "vision": vision, "transforms": transforms, "text": text, "mstype": mstype,
+        "np": np,
+    }  # fmt: skip
     exec(FIXTURE["setup"], scope)
     try:
         exec(code, scope)
@@ -200,3 +205,22 @@ def test_zip_takes_a_tuple_not_a_list():
         with pytest.raises(TypeError, match="tuple"):
             call()
     assert a.zip((b,)).get_col_names() == a.zip(b).get_col_names() == ["a", "b"]
+
+
+def test_text_checks_name_op_and_argument():
+    """Text ops refuse, when built, what MindSpore 2.10 refuses only when run (a RuntimeError
+    there); the message names the op and the argument. ``max_length`` 0 empties both, as
+    MindSpore (recorded: two empty arrays)."""
+    vocab = text.Vocab.from_list(["w1"])
+    with pytest.raises(RuntimeError, match="Lookup: unknown_token 'unk'") as info:
+        text.Lookup(vocab, "unk")
+    assert isinstance(info.value, ValueError)
+    with pytest.raises(RuntimeError, match="Lookup: data_type") as info:
+        text.Lookup(vocab, None, mstype.string)
+    assert isinstance(info.value, TypeError)
+    with pytest.raises(RuntimeError, match="TruncateSequencePair: max_length"):
+        text.TruncateSequencePair(-1)
+    with pytest.raises(TypeError, match="ToNumber: data_type must be a dtype, not a name"):
+        text.ToNumber("int32")
+    first, second = text.TruncateSequencePair(0)(np.array([1, 2]), np.array([3]))
+    assert first.shape == second.shape == (0,)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.error_types import ArgumentError
 from ..core.operation import TensorOperation
 
 __all__ = [
@@ -276,6 +277,8 @@ class WordpieceTokenizer(TensorOperation):
         owner = type(self).__name__
         from .utils import Vocab
 
+        if vocab is None:  # MindSpore: a ValueError ("not provided"), another type a TypeError
+            raise ArgumentError(f"{owner}: vocab must be a text.Vocab. Received None")
         if not isinstance(vocab, Vocab):
             raise TypeError(f"{owner}: vocab must be a text.Vocab. Received {type(vocab)}")
         if not isinstance(suffix_indicator, str) or not isinstance(unknown_token, str):

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.error_types import ArgumentError, PipelineTypeError, PipelineValueError
 from ..core.operation import TensorOperation
 from ..core.rows import to_numpy_dtype
 from .tokenizers import (
@@ -32,13 +33,22 @@ __all__ = [
 ]  # fmt: skip
 
 
-def _positive_int(owner: str, name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{owner}: {name} must be an int > 0. Received {name}={value!r}")
+def _int_at_least(owner: str, name: str, value: Any, low: int = 1) -> int:
+    """``value`` checked to be an int >= ``low``. Another type is MindSpore's TypeError (and
+    jisu's earlier ValueError: an :class:`ArgumentError`); a smaller int a ValueError."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentError(f"{owner}: {name} must be an int. Received {name}={value!r}")
+    if value < low:
+        raise ValueError(f"{owner}: {name} must be an int >= {low}. Received {name}={value!r}")
     return value
 
 
-def _numeric_dtype(owner: str, data_type: Any) -> np.dtype:
+def _numeric_dtype(owner: str, data_type: Any, error: type[TypeError] = TypeError) -> np.dtype:
+    """``data_type`` (a NumPy, torch or ``mstype`` dtype; not a name: MindSpore 2.10 refuses
+    ``"int32"`` with a TypeError) as a numeric NumPy dtype. A dtype that is no number raises
+    ``error`` (MindSpore's Lookup refuses it only when run: a :class:`PipelineTypeError`)."""
+    if isinstance(data_type, str):
+        raise TypeError(f"{owner}: data_type must be a dtype, not a name. Received {data_type!r}")
     try:
         dtype = to_numpy_dtype(data_type)
     except TypeError as err:
@@ -46,7 +56,7 @@ def _numeric_dtype(owner: str, data_type: Any) -> np.dtype:
             f"{owner}: data_type must be a numeric dtype. Received {data_type!r}"
         ) from err
     if dtype.kind not in "iuf":
-        raise TypeError(f"{owner}: data_type must be a numeric dtype. Received {data_type!r}")
+        raise error(f"{owner}: data_type must be a numeric dtype. Received {data_type!r}")
     return dtype
 
 
@@ -74,10 +84,12 @@ class Lookup(_TextOp):
             raise TypeError(f"Lookup: vocab must be a text.Vocab. Received {type(vocab).__name__}")
         if unknown_token is not None and not isinstance(unknown_token, str):
             raise TypeError(f"Lookup: unknown_token must be a str. Received {unknown_token!r}")
-        if unknown_token is not None and unknown_token not in vocab:
-            raise ValueError(f"Lookup: unknown_token {unknown_token!r} is not in the vocab")
+        if unknown_token is not None and unknown_token not in vocab:  # MindSpore: when run
+            raise PipelineValueError(f"Lookup: unknown_token {unknown_token!r} is not in the vocab")
         self.vocab, self.unknown_token = vocab, unknown_token
-        self.data_type = _numeric_dtype("Lookup", np.int32 if data_type is None else data_type)
+        self.data_type = _numeric_dtype(
+            "Lookup", np.int32 if data_type is None else data_type, PipelineTypeError
+        )
         self._unknown_id = None if unknown_token is None else vocab._id(unknown_token)
 
     def apply(self, x: np.ndarray, rng: Any = None) -> np.ndarray:
@@ -136,7 +148,7 @@ class Truncate(_TextOp):
     """The first ``max_seq_len`` items along the last axis (1-D or 2-D input)."""
 
     def __init__(self, max_seq_len: int) -> None:
-        self.max_seq_len = _positive_int("Truncate", "max_seq_len", max_seq_len)
+        self.max_seq_len = _int_at_least("Truncate", "max_seq_len", max_seq_len)
 
     def apply(self, x: np.ndarray, rng: Any = None) -> np.ndarray:
         if x.ndim not in (1, 2):
@@ -146,10 +158,15 @@ class Truncate(_TextOp):
 
 class TruncateSequencePair(_TextOp):
     """Two 1-D sequences cut to ``max_length`` items together: the longer one loses its last
-    item until they fit (the second when they are as long), as BERT does."""
+    item until they fit (the second when they are as long), as BERT does. ``max_length`` 0
+    leaves both empty, as MindSpore; a negative one is MindSpore's run-time RuntimeError."""
 
     def __init__(self, max_length: int) -> None:
-        self.max_length = _positive_int("TruncateSequencePair", "max_length", max_length)
+        if isinstance(max_length, int) and not isinstance(max_length, bool) and max_length < 0:
+            raise PipelineValueError(
+                f"TruncateSequencePair: max_length must be an int >= 0. Received {max_length}"
+            )
+        self.max_length = _int_at_least("TruncateSequencePair", "max_length", max_length, 0)
 
     def apply(self, first: np.ndarray, second: np.ndarray, rng: Any = None) -> tuple:
         a, b = len(first), len(second)
@@ -166,7 +183,7 @@ class SlidingWindow(_TextOp):
     input is shorter than ``width``)."""
 
     def __init__(self, width: int, axis: int = 0) -> None:
-        self.width = _positive_int("SlidingWindow", "width", width)
+        self.width = _int_at_least("SlidingWindow", "width", width)
         if isinstance(axis, bool) or not isinstance(axis, int):
             raise TypeError(f"SlidingWindow: axis must be an int. Received axis={axis!r}")
         self.axis = axis
@@ -192,15 +209,17 @@ class Ngram(_TextOp):
         right_pad: tuple[str, int] = ("", 0), separator: str = " ",
     ) -> None:  # fmt: skip
         sizes = [n] if isinstance(n, int) and not isinstance(n, bool) else n
-        if not isinstance(sizes, (list, tuple)) or not sizes:
-            raise TypeError(f"Ngram: n must be an int or a list of ints. Received n={n!r}")
-        self.n = [_positive_int("Ngram", "n", v) for v in sizes]
+        if not isinstance(sizes, (list, tuple)) or not sizes:  # MindSpore: a ValueError
+            raise ArgumentError(f"Ngram: n must be an int or a list of ints. Received n={n!r}")
+        self.n = [_int_at_least("Ngram", "n", v) for v in sizes]
         for name, pad in (("left_pad", left_pad), ("right_pad", right_pad)):
             if not (
                 isinstance(pad, tuple) and len(pad) == 2 and isinstance(pad[0], str)
                 and isinstance(pad[1], int) and not isinstance(pad[1], bool) and pad[1] >= 0
             ):  # fmt: skip
-                raise TypeError(f"Ngram: {name} must be a (str, int >= 0) tuple. Received {pad!r}")
+                raise ArgumentError(  # MindSpore: a ValueError
+                    f"Ngram: {name} must be a (str, int >= 0) tuple. Received {pad!r}"
+                )
         if not isinstance(separator, str):
             raise TypeError(f"Ngram: separator must be a str. Received {separator!r}")
         self.left_pad, self.right_pad, self.separator = left_pad, right_pad, separator

@@ -160,7 +160,8 @@ class Vocab:
         return dict(self._ids)
 
     def tokens_to_ids(self, tokens: str | list[str] | np.ndarray) -> int | list[int]:
-        """The id of each token (-1 for a token not in the vocabulary); one int for one str."""
+        """The id of each token (-1 for a token not in the vocabulary); one int for one str.
+        A token that is no str (bytes are read as UTF-8) is a TypeError, as MindSpore's."""
         if isinstance(tokens, np.ndarray):
             tokens = tokens.tolist()
         if isinstance(tokens, (str, bytes)):
@@ -170,6 +171,9 @@ class Vocab:
                 f"Vocab.tokens_to_ids: tokens must be a str, a list of str or an array. "
                 f"Received {type(tokens).__name__}"
             )
+        for token in tokens:
+            if not isinstance(token, (str, bytes)):
+                raise TypeError(f"Vocab.tokens_to_ids: tokens must be str. Received {token!r}")
         return [self._ids.get(_as_str(t), -1) for t in tokens]
 
     def ids_to_tokens(self, ids: int | list[int] | np.ndarray) -> str | list[str]:
