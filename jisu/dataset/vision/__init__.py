@@ -27,7 +27,8 @@ from .enhance import (
     RandomColor,
     RandomGrayscale,
 )
-from .filters import AdjustSharpness, GaussianBlur, RandomSharpness
+from .erase import Erase
+from .filters import AdjustSharpness, GaussianBlur, RandomAdjustSharpness, RandomSharpness
 from .geometry import (
     CenterCrop,
     Pad,
@@ -36,10 +37,12 @@ from .geometry import (
     RandomVerticalFlip,
     Resize,
 )
+from .hsv import HsvToRgb, RgbToHsv
 from .mixing import CutMixBatch, CutOut, ImageBatchFormat, MixUp, MixUpBatch, RandomErasing
+from .multi_crop import FiveCrop, SlicePatches, TenCrop
 from .perspective import Perspective, RandomPerspective
-from .pil import ToPIL, ToTensor, ToType
-from .pixel import HWC2CHW, Normalize, Rescale
+from .pil import ToNumpy, ToPIL, ToTensor, ToType
+from .pixel import HWC2CHW, LinearTransformation, Normalize, NormalizePad, Rescale
 from .policies import (
     AutoAugment,
     AutoAugmentPolicy,
@@ -90,21 +93,27 @@ __all__ = [
     "Decode",
     "DecompressionBombError",
     "Equalize",
+    "Erase",
+    "FiveCrop",
     "GaussianBlur",
     "Grayscale",
     "HorizontalFlip",
+    "HsvToRgb",
     "ImageBatchFormat",
     "ImageReadMode",
     "Inter",
     "Invert",
+    "LinearTransformation",
     "MixUp",
     "MixUpBatch",
     "Normalize",
+    "NormalizePad",
     "Pad",
     "PadToSize",
     "Perspective",
     "Posterize",
     "RandAugment",
+    "RandomAdjustSharpness",
     "RandomAffine",
     "RandomAutoContrast",
     "RandomColor",
@@ -128,9 +137,13 @@ __all__ = [
     "Rescale",
     "Resize",
     "ResizedCrop",
+    "RgbToHsv",
     "Rotate",
     "SliceMode",
+    "SlicePatches",
     "Solarize",
+    "TenCrop",
+    "ToNumpy",
     "ToPIL",
     "ToTensor",
     "ToType",

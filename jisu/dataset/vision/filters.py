@@ -134,3 +134,27 @@ class GaussianBlur(TensorOperation):
         out = cv2.GaussianBlur(colour_cv_image(src), self.kernel_size, sigmaX=sx, sigmaY=sy)
         out = out.reshape(image.shape)
         return out if out.dtype == image.dtype else to_dtype(out, image.dtype)
+
+
+class RandomAdjustSharpness(TensorOperation):
+    """:class:`AdjustSharpness` by ``degree`` (0 blurs, 1 keeps, 2 doubles the sharpness),
+    applied with probability ``prob`` to an HW/HWC image.
+
+    Raises:
+        TypeError: ``degree`` or ``prob`` is not a number.
+        ValueError: ``degree`` outside [0, 16777216] or ``prob`` outside [0, 1].
+    """
+
+    randomized = True
+    pil_out = False  # MindSpore's returns an array for a PIL image
+
+    def __init__(self, degree: float, prob: float = 0.5) -> None:
+        self.degree = check_number("RandomAdjustSharpness", "degree", degree, 0.0, MAX_FACTOR)
+        self.prob = check_number("RandomAdjustSharpness", "prob", prob, 0.0, 1.0)
+
+    def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        check_image("RandomAdjustSharpness", image)
+        check_numeric("RandomAdjustSharpness", image)
+        if rng.random() >= self.prob:
+            return image
+        return adjust_sharpness(image, self.degree)

@@ -89,3 +89,14 @@ class ToTensor(TensorOperation):
 class ToType(TypeCast):
     """Cast an image to ``data_type`` (``mindspore.dataset.vision.ToType``; the same op as
     ``transforms.TypeCast``). The values are not rescaled: uint8 255 becomes 255.0."""
+
+
+class ToNumpy(TensorOperation):
+    """A PIL image (or any array-like) as a NumPy array: an RGB image as HWC uint8, an ``L``
+    image as HW. Every jisu op takes PIL images already; this marks, as in MindSpore, where a
+    ``Compose`` leaves PIL images for arrays."""
+
+    pil_out = False
+
+    def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
+        return image

@@ -1,8 +1,9 @@
-"""Per-pixel and layout ops: Rescale, Normalize, HWC2CHW."""
+"""Per-pixel and layout ops: Rescale, Normalize, HWC2CHW, NormalizePad, LinearTransformation."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import cv2
 import numpy as np
@@ -261,3 +262,143 @@ class HWC2CHW(TensorOperation):
         raise PipelineValueError(  # MindSpore: a RuntimeError
             f"HWC2CHW: expected an HW, HWC or NHWC array. Received shape {x.shape}"
         )
+
+
+def _check_stats(name: str, values: Any, low_open: bool) -> np.ndarray:
+    """NormalizePad's ``mean`` (in [0, 255]) or ``std`` (in (0, 255]) as float32."""
+    if not isinstance(values, (list, tuple)) or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+    ):
+        raise TypeError(
+            f"NormalizePad: {name} must be a list or tuple of numbers. Received: {name}={values!r}"
+        )
+    for k, v in enumerate(values):
+        if not (0 < v <= 255 if low_open else 0 <= v <= 255):
+            bounds = "(0, 255]" if low_open else "[0, 255]"
+            raise ValueError(
+                f"NormalizePad: {name}[{k}] must lie in {bounds}. Received: {name}={values!r}"
+            )
+    return np.asarray(values, np.float32)
+
+
+class NormalizePad(TensorOperation):
+    """``(x - mean) / std`` per channel of an HW/HWC (``is_hwc=True``) or CHW image, in
+    float32, then one more channel of zeros after the last (HW counts as one channel), cast to
+    ``dtype`` ("float32" or "float16"). One ``mean``/``std`` value serves every channel.
+
+    For HWC input the result has MindSpore 2.10's layout, which is not per pixel: the
+    normalized values in HWC order fill the first ``H * W * C`` places of the (H, W, C + 1)
+    output and the zeros its last ``H * W`` (CHW output is as expected: a zero plane last).
+
+    Args:
+        mean: per-channel means in [0, 255].
+        std: per-channel standard deviations in (0, 255].
+        dtype: the output's dtype name, "float32" or "float16".
+        is_hwc: channels last (True) or first (False).
+
+    Raises:
+        TypeError: ``mean``/``std`` not a list or tuple of numbers, ``dtype`` not a str,
+            ``is_hwc`` not a bool.
+        ValueError: a value out of range, lengths that differ, a dtype other than the two.
+        PipelineValueError: ``mean`` is empty (MindSpore 2.10: a RuntimeError).
+    """
+
+    pil_out = False
+
+    def __init__(
+        self,
+        mean: Sequence[float],
+        std: Sequence[float],
+        dtype: str = "float32",
+        is_hwc: bool = True,
+    ) -> None:
+        self.mean = _check_stats("mean", mean, False)
+        self.std = _check_stats("std", std, True)
+        if self.mean.size != self.std.size:
+            raise ValueError(
+                f"NormalizePad: mean and std must have the same length. Received: mean={mean!r}, "
+                f"std={std!r}"
+            )
+        if self.mean.size == 0:
+            raise PipelineValueError("NormalizePad: mean and std must not be empty")
+        if not isinstance(dtype, str):
+            raise TypeError(f"NormalizePad: dtype must be a str. Received: dtype={dtype!r}")
+        if dtype not in ("float32", "float16"):
+            raise ValueError(
+                f"NormalizePad: dtype must be 'float32' or 'float16'. Received: dtype={dtype!r}"
+            )
+        if not isinstance(is_hwc, bool):
+            raise TypeError(f"NormalizePad: is_hwc must be a bool. Received: is_hwc={is_hwc!r}")
+        self.dtype, self.is_hwc = dtype, is_hwc
+
+    def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
+        if image.ndim not in (2, 3) or (image.ndim == 2 and not self.is_hwc):
+            raise PipelineValueError(  # MindSpore 2.10: a RuntimeError
+                f"NormalizePad: expected an HW, HWC or CHW image. Received shape {image.shape}"
+            )
+        planes = image[..., None] if image.ndim == 2 else image
+        planes = planes if self.is_hwc else np.moveaxis(planes, 0, -1)
+        if image.dtype.kind not in "biuf" or self.mean.size not in (1, planes.shape[-1]):
+            raise PipelineValueError(
+                f"NormalizePad: {self.mean.size} mean/std values for an image of shape "
+                f"{image.shape}, dtype {image.dtype}"
+            )
+        normal = (planes.astype(np.float32) - self.mean) / self.std
+        if not self.is_hwc:
+            out = np.concatenate([np.moveaxis(normal, -1, 0), np.zeros((1, *normal.shape[:-1]))])
+            return np.ascontiguousarray(out, dtype=self.dtype)
+        # MindSpore 2.10 writes the normalized HWC values first and the zeros of the extra
+        # channel after them, then labels the buffer (H, W, C + 1): the values do not stay
+        # with their pixels. jisu gives the same array, so that results match
+        flat = np.concatenate([normal.ravel(), np.zeros(normal.shape[0] * normal.shape[1])])
+        return flat.astype(self.dtype).reshape(*normal.shape[:-1], normal.shape[-1] + 1)
+
+
+class LinearTransformation(TensorOperation):
+    """``(x.ravel() - mean_vector) @ transformation_matrix``, reshaped to ``x``'s shape: a
+    whitening step (ZCA) on images whose ``C * H * W`` is ``D``. The result's dtype is NumPy's
+    promotion of the image's, the matrix's and the vector's (float64 for float64 arguments).
+
+    Args:
+        transformation_matrix: a (D, D) NumPy array.
+        mean_vector: a (D,) NumPy array.
+
+    Raises:
+        TypeError: an argument is not a NumPy array.
+        ValueError: the matrix is not square, or the vector's length is not D.
+    """
+
+    pil_out = False
+
+    def __init__(self, transformation_matrix: np.ndarray, mean_vector: np.ndarray) -> None:
+        for name, value in (
+            ("transformation_matrix", transformation_matrix),
+            ("mean_vector", mean_vector),
+        ):
+            if not isinstance(value, np.ndarray):
+                raise TypeError(
+                    f"LinearTransformation: {name} must be a numpy.ndarray. Received: "
+                    f"{name} of type {type(value).__name__}"
+                )
+        shape = transformation_matrix.shape
+        if transformation_matrix.ndim != 2 or shape[0] != shape[1]:
+            raise ValueError(
+                "LinearTransformation: transformation_matrix must be a square (D, D) array. "
+                f"Received shape {shape}"
+            )
+        if mean_vector.ndim < 1 or mean_vector.shape[0] != shape[0]:
+            raise ValueError(
+                f"LinearTransformation: mean_vector must have D={shape[0]} values, as the "
+                f"matrix has rows. Received shape {mean_vector.shape}"
+            )
+        self.transformation_matrix, self.mean_vector = transformation_matrix, mean_vector
+
+    def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
+        size = self.transformation_matrix.shape[0]
+        if image.size != size:
+            raise PipelineValueError(  # MindSpore 2.10: a ValueError, RuntimeError in a map
+                f"LinearTransformation: the image has {image.size} values (shape "
+                f"{image.shape}); the matrix takes D={size}"
+            )
+        centered = image.reshape(1, -1) - self.mean_vector
+        return np.dot(centered, self.transformation_matrix).reshape(image.shape)

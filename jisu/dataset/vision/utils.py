@@ -149,8 +149,8 @@ class ImageBatchFormat(IntEnum):
 
 
 class SliceMode(IntEnum):
-    """MindSpore's modes of ``SlicePatches`` (PAD the last patches or DROP them); jisu has no
-    ``SlicePatches``, the enum is here so that imports port."""
+    """The modes of :class:`~jisu.dataset.vision.SlicePatches`: PAD the last patches or DROP
+    the remainder (MindSpore's names and values)."""
 
     PAD = 0
     DROP = 1
