@@ -286,9 +286,12 @@ class NormalizePad(TensorOperation):
     float32, then one more channel of zeros after the last (HW counts as one channel), cast to
     ``dtype`` ("float32" or "float16"). One ``mean``/``std`` value serves every channel.
 
-    For HWC input the result has MindSpore 2.10's layout, which is not per pixel: the
-    normalized values in HWC order fill the first ``H * W * C`` places of the (H, W, C + 1)
-    output and the zeros its last ``H * W`` (CHW output is as expected: a zero plane last).
+    HWC output keeps every value with its pixel: (H, W, C + 1), the zeros as the last
+    channel. MindSpore 2.10's CPU kernel does not: it writes the normalized values in HWC
+    order into the first ``H * W * C`` places of the (H, W, C + 1) buffer and the zeros into
+    its last ``H * W``, so its pixels and channels no longer match (recorded in
+    ``tests/fixtures/vision_missing_ops``); jisu does not copy that (a kept difference, in the
+    porting guide). CHW output is the same in both: a zero plane last.
 
     Args:
         mean: per-channel means in [0, 255].
@@ -347,11 +350,8 @@ class NormalizePad(TensorOperation):
         if not self.is_hwc:
             out = np.concatenate([np.moveaxis(normal, -1, 0), np.zeros((1, *normal.shape[:-1]))])
             return np.ascontiguousarray(out, dtype=self.dtype)
-        # MindSpore 2.10 writes the normalized HWC values first and the zeros of the extra
-        # channel after them, then labels the buffer (H, W, C + 1): the values do not stay
-        # with their pixels. jisu gives the same array, so that results match
-        flat = np.concatenate([normal.ravel(), np.zeros(normal.shape[0] * normal.shape[1])])
-        return flat.astype(self.dtype).reshape(*normal.shape[:-1], normal.shape[-1] + 1)
+        out = np.concatenate([normal, np.zeros((*normal.shape[:-1], 1), np.float32)], axis=-1)
+        return out.astype(self.dtype)
 
 
 class LinearTransformation(TensorOperation):
