@@ -232,3 +232,16 @@ def test_split_takes_mindspore_1x_keywords_the_zoo_passes():
     np.testing.assert_array_equal(parts[1].numpy(), INPUTS["f32"][:, :, 2:])
     with pytest.raises(ValueError, match="give split_size_or_sections or output_num"):
         ops.split(x, 2, axis=2, output_num=2)
+
+
+def test_split_takes_sizes_as_a_tensor():
+    # a zoo network (CTPN) passes a 0-d tensor as the chunk size: what an int gives, also
+    # under torch.jit.trace (used by export's TorchScript exporter), where a 0-d tensor
+    # cannot be iterated
+    x = torch.arange(12.0).reshape(6, 2)
+    expected = torch.split(x, 2)
+    for size in (torch.tensor(2), torch.tensor([2, 2, 2])):
+        got = ops.split(x, size)
+        assert len(got) == 3 and all(torch.equal(a, b) for a, b in zip(got, expected))
+    traced = torch.jit.trace(lambda t: ops.split(t, torch.tensor(3))[1], x)
+    torch.testing.assert_close(traced(x), x[3:])

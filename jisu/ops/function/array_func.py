@@ -121,6 +121,8 @@ def split(
         split_size_or_sections = tensor.shape[axis] // output_num
     if split_size_or_sections is None:
         raise ValueError("split: split_size_or_sections is required")
+    if isinstance(split_size_or_sections, torch.Tensor):  # a 0-d size or a 1-d list of them
+        split_size_or_sections = split_size_or_sections.tolist()
     if not isinstance(split_size_or_sections, int):
         split_size_or_sections = list(split_size_or_sections)
     return torch.split(tensor, split_size_or_sections, dim=axis)
