@@ -3,14 +3,16 @@ arrays of strings, for ``dataset.map`` and eager calls.
 
 ``Vocab`` (``from_list``, ``from_dict``, ``from_file``, ``from_dataset``), ``Lookup``,
 ``ToNumber``, ``Truncate``, ``TruncateSequencePair``, ``SlidingWindow``, ``Ngram``,
-``AddToken``, the tokenizers (``WhitespaceTokenizer``, ``UnicodeCharTokenizer``,
+``AddToken``, ``CaseFold``, ``NormalizeUTF8``, ``RegexReplace``, the tokenizers
+(``WhitespaceTokenizer``, ``UnicodeCharTokenizer``, ``UnicodeScriptTokenizer``,
 ``RegexTokenizer``, ``BasicTokenizer``, ``WordpieceTokenizer``, ``BertTokenizer``,
 ``PythonTokenizer``), ``to_str`` and ``to_bytes``. Padding is MindSpore 2.x's
 ``jisu.dataset.transforms.PadEnd``.
 """
 
 from . import transforms, utils
-from .tokenizers import NormalizeForm
+from .normalizers import CaseFold, NormalizeUTF8, RegexReplace
+from .tokenizers import NormalizeForm, UnicodeScriptTokenizer
 from .transforms import (
     AddToken,
     BasicTokenizer,
@@ -33,16 +35,20 @@ __all__ = [
     "AddToken",
     "BasicTokenizer",
     "BertTokenizer",
+    "CaseFold",
     "Lookup",
     "Ngram",
     "NormalizeForm",
+    "NormalizeUTF8",
     "PythonTokenizer",
+    "RegexReplace",
     "RegexTokenizer",
     "SlidingWindow",
     "ToNumber",
     "Truncate",
     "TruncateSequencePair",
     "UnicodeCharTokenizer",
+    "UnicodeScriptTokenizer",
     "Vocab",
     "WhitespaceTokenizer",
     "WordpieceTokenizer",

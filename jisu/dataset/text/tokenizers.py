@@ -3,8 +3,8 @@
 Each takes one string (a 0-d NumPy array of str or bytes, or a Python str) and returns a 1-D
 array of str tokens; ``with_offsets=True`` adds two uint32 arrays, each token's start and end
 as UTF-8 byte offsets into the string (MindSpore's offsets are bytes, not characters). A string
-with no token gives ``[""]``, as MindSpore. Patterns are Python's ``re`` (MindSpore's are
-ICU's: the common syntax is the same).
+with no token gives ``[""]``, as MindSpore. White space is ICU's (:data:`.icu.WHITE_SPACE`);
+patterns are ICU's, run by Python's ``re`` (:func:`.icu.compile_pattern`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import numpy as np
 
 from ..core.error_types import ArgumentError
 from ..core.operation import TensorOperation
+from . import icu
 
 __all__ = [
     "BasicTokenizer",
@@ -25,6 +26,7 @@ __all__ = [
     "NormalizeForm",
     "RegexTokenizer",
     "UnicodeCharTokenizer",
+    "UnicodeScriptTokenizer",
     "WhitespaceTokenizer",
     "WordpieceTokenizer",
 ]
@@ -89,11 +91,15 @@ class _Tokenizer(TensorOperation):
         return _output(self.spans(text), text, self.with_offsets)
 
 
+_NOT_SPACE = re.compile(f"[^{re.escape(icu.WHITE_SPACE)}]+")
+
+
 class WhitespaceTokenizer(_Tokenizer):
-    """Split on runs of Unicode whitespace (spaces, tabs, newlines ...)."""
+    """Split on runs of ICU white space (spaces, tabs, newlines, U+3000 ...; not U+001C..1F,
+    which Python's ``str.split`` splits on)."""
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        return [m.span() for m in re.finditer(r"\S+", text)]
+        return [m.span() for m in _NOT_SPACE.finditer(text)]
 
 
 class UnicodeCharTokenizer(_Tokenizer):
@@ -115,11 +121,12 @@ class RegexTokenizer(_Tokenizer):
                                                                 keep_delim_pattern)):  # fmt: skip
             if not isinstance(value, str):
                 raise TypeError(f"RegexTokenizer: {name} must be a str. Received {value!r}")
-        try:
-            self._delim = re.compile(delim_pattern)
-            self._keep = re.compile(keep_delim_pattern) if keep_delim_pattern else None
-        except re.error as err:
-            raise ValueError(f"RegexTokenizer: invalid pattern: {err}") from err
+        self._delim = icu.compile_pattern("RegexTokenizer", delim_pattern)
+        self._keep = (
+            icu.compile_pattern("RegexTokenizer", keep_delim_pattern)
+            if keep_delim_pattern
+            else None
+        )
         self.delim_pattern, self.keep_delim_pattern = delim_pattern, keep_delim_pattern
 
     def spans(self, text: str) -> list[tuple[int, int]]:
@@ -134,6 +141,30 @@ class RegexTokenizer(_Tokenizer):
                 out.append((a, b))
             start = b
         if start < len(text):
+            out.append((start, len(text)))
+        return out
+
+
+class UnicodeScriptTokenizer(_Tokenizer):
+    """Split where the Unicode script changes (ICU's, Common and Inherited included: "abc123"
+    -> "abc", "123"; a combining accent after its letter is a token of its own) and around
+    runs of white space, which are tokens too with ``keep_whitespace=True``."""
+
+    def __init__(self, keep_whitespace: bool = False, with_offsets: bool = False) -> None:
+        self.keep_whitespace = _check_bool(
+            "UnicodeScriptTokenizer", "keep_whitespace", keep_whitespace
+        )
+        super().__init__(with_offsets)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        out, start, kind = [], 0, None
+        for i, char in enumerate(text):
+            now = " " if icu.is_white_space(char) else icu.script_of(char)
+            if now != kind:
+                if kind is not None and (kind != " " or self.keep_whitespace):
+                    out.append((start, i))
+                start, kind = i, now
+        if kind is not None and (kind != " " or self.keep_whitespace):
             out.append((start, len(text)))
         return out
 
