@@ -13,6 +13,13 @@ from .adjust import (
     Solarize,
 )
 from .affine import Affine, RandomAffine, RandomRotation, Rotate
+from .bbox import (
+    RandomHorizontalFlipWithBBox,
+    RandomResizeWithBBox,
+    RandomVerticalFlipWithBBox,
+    ResizeWithBBox,
+)
+from .bbox_crop import BoundingBoxAugment, RandomCropWithBBox, RandomResizedCropWithBBox
 from .color import RandomColorAdjust
 from .decode import Decode, DecompressionBombError
 from .enhance import (
@@ -84,6 +91,7 @@ __all__ = [
     "AutoAugmentPolicy",
     "AutoContrast",
     "Border",
+    "BoundingBoxAugment",
     "CenterCrop",
     "ConvertColor",
     "ConvertMode",
@@ -120,22 +128,28 @@ __all__ = [
     "RandomColorAdjust",
     "RandomCrop",
     "RandomCropDecodeResize",
+    "RandomCropWithBBox",
     "RandomEqualize",
     "RandomErasing",
     "RandomGrayscale",
     "RandomHorizontalFlip",
+    "RandomHorizontalFlipWithBBox",
     "RandomInvert",
     "RandomPerspective",
     "RandomPosterize",
     "RandomResize",
+    "RandomResizeWithBBox",
     "RandomResizedCrop",
+    "RandomResizedCropWithBBox",
     "RandomRotation",
     "RandomSelectSubpolicy",
     "RandomSharpness",
     "RandomSolarize",
     "RandomVerticalFlip",
+    "RandomVerticalFlipWithBBox",
     "Rescale",
     "Resize",
+    "ResizeWithBBox",
     "ResizedCrop",
     "RgbToHsv",
     "Rotate",
