@@ -10,6 +10,7 @@ parts, and only rank 0 prints. :func:`checkpoint_writer` says which ranks write 
 
 from __future__ import annotations
 
+import atexit
 import os
 import socket
 
@@ -48,11 +49,23 @@ def init(backend: str | None = None) -> None:
     if backend == "nccl":
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
     dist.init_process_group(backend=backend)
+    if backend == "gloo":
+        atexit.register(_destroy_gloo_group)
     if not config.seed_was_set():  # every rank must shuffle alike, or the shards overlap
         device = torch.device("cuda", torch.cuda.current_device()) if backend == "nccl" else None
         seed = torch.tensor([config.pipeline_seed()], dtype=torch.int64, device=device)
         dist.broadcast(seed, src=0)
         config.set_seed(int(seed.item()))
+
+
+def _destroy_gloo_group() -> None:
+    """Destroy the gloo process group this module made, at interpreter exit: a gloo group
+    still alive when the interpreter tears down can abort the process ("terminate called
+    without an active exception", SIGABRT; pytorch#190489), seen in a 2-process run on a busy
+    machine. Only gloo: destroying an NCCL group while another rank is still in a collective
+    can hang, and torch warns there instead. A group the script destroyed itself is left."""
+    if is_initialized() and dist.get_backend() == "gloo":
+        dist.destroy_process_group()
 
 
 def get_rank() -> int:
@@ -97,16 +110,23 @@ class CheckpointWriter:
         if self._answer is None:
             where = f"{socket.gethostname()}/{os.path.realpath(directory)}"
             self._key = f"jisu/checkpoint_writer/{where}/"
-            self._store = dist.distributed_c10d._get_default_store()
             # add, not set: a TCPStore client's set is not acknowledged, so another rank
-            # could ask before the store has it; add returns only once the store counted it
-            self._store.add(self._key + str(get_rank()), 1)
+            # could ask before the store has it; add returns only once the store counted it.
+            # The store is looked up at each use, never kept: a reference held here would
+            # keep it alive past destroy_process_group, into the interpreter's teardown
+            _store().add(self._key + str(get_rank()), 1)
 
     def __bool__(self) -> bool:
         if self._answer is None:
+            store = _store()
             lower = (self._key + str(r) for r in range(get_rank()))
-            self._answer = not any(self._store.check([key]) for key in lower)
+            self._answer = not any(store.check([key]) for key in lower)
         return self._answer
+
+
+def _store() -> dist.Store:
+    """The default process group's key-value store."""
+    return dist.distributed_c10d._get_default_store()
 
 
 def checkpoint_writer(directory: str) -> CheckpointWriter:

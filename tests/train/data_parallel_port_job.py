@@ -10,6 +10,7 @@ summed (``False``, MindSpore's default); each rank saves its checkpoints into
 the output folder.
 """
 
+import atexit
 import json
 import os
 import sys
@@ -101,8 +102,19 @@ def create_dataset(kind, x, y, rank_size, rank_id):
     return data.batch(batch, drop_remainder=True)
 
 
+def record_group_at_exit(path: str) -> None:
+    """Registered before init(): atexit runs last-in first-out, so this runs after jisu's
+    own exit handler and sees whether the gloo group was destroyed before teardown."""
+    with open(path, "w") as f:
+        json.dump({"group_alive_at_exit": torch.distributed.is_initialized()}, f)
+
+
 def main():
     context.set_context(mode=context.PYNATIVE_MODE, device_target="CPU")
+    world, rank_env = os.environ.get("WORLD_SIZE", "1"), os.environ.get("RANK", "0")
+    atexit.register(
+        record_group_at_exit, os.path.join(OUT, f"exit_world{world}_rank{rank_env}.json")
+    )
     init()  # as the zoo's run_distribute branch; one plain process: nothing to join
     rank, group_size = get_rank(), get_group_size()
     context.reset_auto_parallel_context()

@@ -94,6 +94,13 @@ def test_broadcast_parameters_gives_every_rank_rank_0s_weights(runs):
     assert ranks[0]["after"] == ranks[1]["after"] == ranks[0]["before"]
 
 
+def test_the_gloo_group_is_destroyed_before_the_interpreter_exits(runs):
+    """A gloo group alive at interpreter teardown can abort the process (SIGABRT, "terminate
+    called without an active exception"); jisu's init() destroys its group at exit."""
+    for r in (0, 1):
+        assert _report(runs, f"exit_world2_rank{r}.json") == {"group_alive_at_exit": False}
+
+
 @pytest.mark.timeout(300)
 def test_every_rank_saves_into_its_own_directory(runs):
     for variant in VARIANTS:
