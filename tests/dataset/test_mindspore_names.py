@@ -27,7 +27,7 @@ IMAGE = str(FIXTURES / "image.png")
 LACKING = {
     "DecodeVideo", "RandomLighting", "VideoDecoder", "VideoFrameDvpp", "DecodeParams",
     "encode_jpeg", "encode_png",
-    "read_video", "read_video_timestamps", "write_file", "write_jpeg", "write_png", "Plugin",
+    "read_video", "read_video_timestamps", "write_file", "write_jpeg", "write_png",
     "not_random", "get_video_backend",
 }  # fmt: skip
 INTERNAL = {

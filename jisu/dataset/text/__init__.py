@@ -6,12 +6,13 @@ arrays of strings, for ``dataset.map`` and eager calls.
 ``AddToken``, ``CaseFold``, ``NormalizeUTF8``, ``RegexReplace``, the tokenizers
 (``WhitespaceTokenizer``, ``UnicodeCharTokenizer``, ``UnicodeScriptTokenizer``,
 ``RegexTokenizer``, ``BasicTokenizer``, ``WordpieceTokenizer``, ``BertTokenizer``,
-``PythonTokenizer``), ``to_str`` and ``to_bytes``. Padding is MindSpore 2.x's
-``jisu.dataset.transforms.PadEnd``.
+``PythonTokenizer``), ``FilterWikipediaXML``, the word-vector tables (``Vectors``,
+``GloVe``, ``FastText``, ``CharNGram``) and ``ToVectors``, ``to_str`` and ``to_bytes``.
+Padding is MindSpore 2.x's ``jisu.dataset.transforms.PadEnd``.
 """
 
 from . import transforms, utils
-from .normalizers import CaseFold, NormalizeUTF8, RegexReplace
+from .normalizers import CaseFold, FilterWikipediaXML, NormalizeUTF8, RegexReplace
 from .tokenizers import NormalizeForm, UnicodeScriptTokenizer
 from .transforms import (
     AddToken,
@@ -30,12 +31,17 @@ from .transforms import (
     WordpieceTokenizer,
 )
 from .utils import Vocab, to_bytes, to_str
+from .vectors import CharNGram, FastText, GloVe, ToVectors, Vectors
 
 __all__ = [
     "AddToken",
     "BasicTokenizer",
     "BertTokenizer",
     "CaseFold",
+    "CharNGram",
+    "FastText",
+    "FilterWikipediaXML",
+    "GloVe",
     "Lookup",
     "Ngram",
     "NormalizeForm",
@@ -45,10 +51,12 @@ __all__ = [
     "RegexTokenizer",
     "SlidingWindow",
     "ToNumber",
+    "ToVectors",
     "Truncate",
     "TruncateSequencePair",
     "UnicodeCharTokenizer",
     "UnicodeScriptTokenizer",
+    "Vectors",
     "Vocab",
     "WhitespaceTokenizer",
     "WordpieceTokenizer",

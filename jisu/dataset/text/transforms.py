@@ -16,6 +16,7 @@ import numpy as np
 from ..core.error_types import ArgumentError, PipelineTypeError, PipelineValueError
 from ..core.operation import TensorOperation
 from ..core.rows import to_numpy_dtype
+from .normalizers import FilterWikipediaXML
 from .tokenizers import (
     BasicTokenizer,
     BertTokenizer,
@@ -25,10 +26,12 @@ from .tokenizers import (
     WordpieceTokenizer,
 )
 from .utils import Vocab
+from .vectors import ToVectors
 
 __all__ = [
-    "AddToken", "BasicTokenizer", "BertTokenizer", "Lookup", "Ngram", "PythonTokenizer",
-    "RegexTokenizer", "SlidingWindow", "ToNumber", "Truncate", "TruncateSequencePair",
+    "AddToken", "BasicTokenizer", "BertTokenizer", "FilterWikipediaXML", "Lookup", "Ngram",
+    "PythonTokenizer", "RegexTokenizer", "SlidingWindow", "ToNumber", "ToVectors", "Truncate",
+    "TruncateSequencePair",
     "UnicodeCharTokenizer", "WhitespaceTokenizer", "WordpieceTokenizer",
 ]  # fmt: skip
 

@@ -1,5 +1,5 @@
 """MindSpore's ``mindspore.dataset.text.utils``: ``Vocab`` (token <-> id), ``to_str``,
-``to_bytes``.
+``to_bytes``, and the word-vector tables of :mod:`.vectors` under MindSpore's path.
 
 A ``Vocab`` maps each token to an id: built from a list (ids in list order), a dict, a file (one
 token per line, the text before ``delimiter``) or a data set (tokens counted over its columns,
@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Vocab", "to_bytes", "to_str"]
+from .vectors import CharNGram, FastText, GloVe, Vectors
+
+__all__ = ["CharNGram", "FastText", "GloVe", "Vectors", "Vocab", "to_bytes", "to_str"]
 
 
 def _str_list(owner: str, name: str, value: Any) -> list[str]:

@@ -24,6 +24,7 @@ from .ops import (
     RandomChoice,
     TypeCast,
 )
+from .plugin import Plugin
 
 __all__ = [
     "Compose",
@@ -33,6 +34,7 @@ __all__ = [
     "Mask",
     "OneHot",
     "PadEnd",
+    "Plugin",
     "RandomApply",
     "RandomChoice",
     "RandomOrder",
