@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from ._version import __version__
+from .plots import missing_note
 from .porting.command import add_port_command
 
 
@@ -98,15 +99,14 @@ def _train(args: argparse.Namespace) -> int:
         baseline_runs=args.baseline_runs,
         out=args.out,
     )
-    what = args.data or "scikit-learn digits (32x32 RGB JPEG records, 80/20 split)"
+    what = args.data or "the embedded digits (32x32 RGB JPEG records, 80/20 split)"
     print(
         f"jisu train: {what}; small CNN, {cfg.epochs} epochs, batch {cfg.batch_size}, "
         f"amp {cfg.amp_level}, sink mode {'on' if cfg.sink else 'off'}, graph mode "
         f"{'on' if cfg.graph else 'off'}, device {cfg.device}"
     )
     figures = run(cfg)
-    where = "training" if args.data else "test"
-    print(f"{where} accuracy: {figures['accuracy']:.2%}")
+    print(f"{'training' if args.data else 'test'} accuracy: {figures['accuracy']:.2%}")
     first, last = figures["rate_epochs"]
     epochs = f"epoch {first}" if first == last else f"epochs {first}-{last}"
     print(
@@ -114,8 +114,7 @@ def _train(args: argparse.Namespace) -> int:
         f"{figures['workers']} pipeline workers), waiting for data "
         f"{figures['data_wait_share']:.0%} of the time"
     )
-    comparison = figures["comparison"]
-    if comparison is not None:
+    if (comparison := figures["comparison"]) is not None:
         print(
             "plain PyTorch loop (DataLoader, fp32, loss.item() per step): "
             f"{figures['plain_samples_per_second']:.0f} samples/s (median) -> "
@@ -124,8 +123,9 @@ def _train(args: argparse.Namespace) -> int:
     elif cfg.baseline:
         print("plain PyTorch loop: not compared (needs --epochs 2 or more)")
     print(figures["where_the_time_went"])
-    if figures["curves_png"]:
-        print(f"curves (loss, accuracy, samples/s per epoch): {figures['curves_png']}")
+    if cfg.out is not None:  # curves drawn only with matplotlib (jisu[plots])
+        png, what = figures["curves_png"], "curves (loss, accuracy, samples/s per epoch)"
+        print(f"{what}: {png}" if png else missing_note())
     print(f"total time: {figures['seconds']:.1f} s")
     return 0
 
@@ -251,11 +251,11 @@ def build_parser() -> argparse.ArgumentParser:
     train = commands.add_parser(
         "train",
         help="train a small CNN through the full pipeline with AMP and sink mode, and report",
-        description="The main job: scikit-learn's digits as JPEG records (or your own images "
+        description="The main job: the embedded digits as JPEG records (or your own images "
         "with --data), a small CNN, mixed precision, sink mode and graph mode; prints accuracy, "
         "samples/s, the data-wait share and how jisu compares with a plain PyTorch loop "
         "(interleaved timed runs of each: the median ratio and its range), and draws the "
-        "curves into OUT/curves.png.",
+        "curves into OUT/curves.png (with jisu[plots]).",
         formatter_class=_HelpFormatter,
     )
     train.add_argument(

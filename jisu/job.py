@@ -1,14 +1,14 @@
 """``jisu train``: the main job. All three levers on a real (small) data set, measured.
 
-The default data set is scikit-learn's handwritten digits (1,797 8x8 images) upsampled to 32x32
-RGB and JPEG-encoded into jisu record files (80 % train, 20 % test). A small CNN trains on them
-through the full pipeline — record reader, parallel decode and augmentation, batching — with
-mixed precision (O2: bf16 on CPU, fp16 with device-side loss scaling on GPU; O0 on a CPU
-without bf16 instructions, where bf16 runs in software), sink mode and
-graph mode (the train step compiled by ``torch.compile``), and is evaluated after every
-epoch. The report gives accuracy, samples/s, the share of time spent waiting for data, and how
-jisu compares with a plain PyTorch loop (DataLoader, per-sample decode, fp32, a ``loss.item()``
-per step) on the same data in the same run.
+The default data set is the handwritten digits embedded in jisu (UCI, 1,797 8x8 images)
+upsampled to 32x32 RGB and JPEG-encoded into jisu record files (80 % train, 20 % test). A small
+CNN trains on them through the full pipeline — record reader, parallel decode and augmentation,
+batching — with mixed precision (O2: bf16 on CPU, fp16 with device-side loss scaling on GPU; O0
+on a CPU without bf16 instructions, where bf16 runs in software), sink mode and graph mode (the
+train step compiled by ``torch.compile``), and is evaluated after every epoch. The report gives
+accuracy, samples/s, the share of time spent waiting for data, and how jisu compares with a
+plain PyTorch loop (DataLoader, per-sample decode, fp32, a ``loss.item()`` per step) on the same
+data in the same run.
 
 The comparison interleaves: after jisu's first epoch (compilation, warm-up) the plain loop warms
 up; then, after each of up to ``baseline_runs`` jisu epochs spread over the run, the plain loop

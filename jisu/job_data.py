@@ -1,11 +1,12 @@
 """``jisu train``'s data: the digits packed into record files, the class count, the pipelines.
 
-Everything the main job (:mod:`jisu.job`) reads before it trains: scikit-learn's digits
-upsampled to 32x32 RGB JPEGs in two record data sets (:func:`write_digits_records`), or the
-user's ``--data`` (an image folder or record files); the number of classes, every label
-checked first since it sizes the network (:func:`num_classes`, at most :data:`MAX_CLASSES`);
-and the jisu pipelines that decode, augment and batch them (:func:`pipeline`). Kept apart from
-the training run so that the data preparation can be read (and tested) on its own.
+Everything the main job (:mod:`jisu.job`) reads before it trains: the handwritten digits that
+ship with jisu (:func:`load_digits`) upsampled to 32x32 RGB JPEGs in two record data sets
+(:func:`write_digits_records`), or the user's ``--data`` (an image folder or record files); the
+number of classes, every label checked first since it sizes the network (:func:`num_classes`, at
+most :data:`MAX_CLASSES`); and the jisu pipelines that decode, augment and batch them
+(:func:`pipeline`). Kept apart from the training run so that the data preparation can be read
+(and tested) on its own.
 """
 
 from __future__ import annotations
@@ -26,18 +27,44 @@ SIZE = 32
 MEAN, STD = [127.5] * 3, [127.5] * 3
 
 
-def write_digits_records(folder: str) -> tuple[str, str]:
-    """scikit-learn's digits as 32x32 RGB JPEGs in two record data sets (train, test)."""
-    from sklearn.datasets import load_digits
+#: the digits file shipped in the package: 1,797 images of 8x8 pixels (0-16) and their labels
+DIGITS_FILE = os.path.join(os.path.dirname(__file__), "data", "digits.npz")
+DIGITS_COUNT = 1797
 
-    images, labels = load_digits(return_X_y=True)
+
+def load_digits() -> tuple[np.ndarray, np.ndarray]:
+    """The handwritten digits embedded in jisu: ``(images, labels)``, uint8 ``(1797, 8, 8)``
+    pixels from 0 to 16 and int64 labels from 0 to 9.
+
+    The test part of the UCI "Optical Recognition of Handwritten Digits" data set (E. Alpaydin
+    and C. Kaynak, 1998, CC BY 4.0; the copy scikit-learn ships as ``load_digits``): 32x32
+    bitmaps of 13 writers, counted in 4x4 blocks. 45 KB, so that the main job needs neither a
+    download nor scikit-learn. The file is read without pickle and checked before use.
+    """
+    with np.load(DIGITS_FILE, allow_pickle=False) as archive:
+        if sorted(archive.files) != ["images", "labels"]:
+            raise ValueError(
+                f"{DIGITS_FILE}: expected arrays images and labels, got {archive.files}"
+            )
+        images, labels = archive["images"], archive["labels"]
+    if images.shape != (DIGITS_COUNT, 8, 8) or images.dtype != np.uint8 or images.max() > 16:
+        raise ValueError(f"{DIGITS_FILE}: images {images.shape} {images.dtype} are not the digits")
+    if labels.shape != (DIGITS_COUNT,) or labels.max() > 9:
+        raise ValueError(f"{DIGITS_FILE}: labels {labels.shape} are not the digits' labels")
+    return images, labels.astype(np.int64)
+
+
+def write_digits_records(folder: str) -> tuple[str, str]:
+    """The embedded digits (:func:`load_digits`) as 32x32 RGB JPEGs in two record data sets
+    (train, test: 80/20 of a fixed permutation)."""
+    images, labels = load_digits()
     order = np.random.default_rng(0).permutation(len(images))
     cut = int(len(images) * 0.8)
     paths = []
     for name, part in (("digits-train", order[:cut]), ("digits-test", order[cut:])):
         rows = []
         for i in part:
-            gray = (images[i].reshape(8, 8) * 16).clip(0, 255).astype(np.uint8)
+            gray = (images[i].astype(np.int32) * 16).clip(0, 255).astype(np.uint8)
             gray = cv2.resize(gray, (SIZE, SIZE), interpolation=cv2.INTER_LINEAR)
             rgb = np.ascontiguousarray(np.repeat(gray[..., None], 3, axis=2))
             rows.append({"image": simplejpeg.encode_jpeg(rgb, quality=95), "label": int(labels[i])})

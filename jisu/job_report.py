@@ -2,10 +2,10 @@
 
 :class:`EpochCurves` records, per epoch, the mean training loss, the accuracy and samples/s,
 outside the epochs' measured time; :func:`plot_curves` draws them (and the plain loop's runs)
-into a PNG. :func:`comparison_epochs` spreads the plain loop's timed runs over the run, and
-:func:`compare_speeds` pairs each with the jisu epoch next to it into a
-:class:`SpeedComparison`, whose headline is no stronger than the pairs' spread allows. Kept
-apart from the training run (:mod:`jisu.job`): these only measure and present.
+into a PNG when matplotlib is installed (``jisu[plots]``). :func:`comparison_epochs` spreads the
+plain loop's timed runs over the run, and :func:`compare_speeds` pairs each with the jisu epoch
+next to it into a :class:`SpeedComparison`, whose headline is no stronger than the pairs' spread
+allows. Kept apart from the training run (:mod:`jisu.job`): these only measure and present.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from . import plots
 from .train import Callback, Model, RunContext, ThroughputMonitor
 
 
@@ -145,10 +146,10 @@ def plot_curves(
     path: str,
     plain: Sequence[tuple[int, float]] = (),
     accuracy_of: str = "test",
-) -> str:
+) -> str | None:
     """Draw the per-epoch ``values`` (``loss``, ``accuracy``, ``samples_per_second``, epoch 1
     first; an accuracy of None is not drawn) side by side into the PNG ``path``; returns
-    ``path``.
+    ``path``, or None without matplotlib (``jisu[plots]``), which draws nothing.
 
     Args:
         plain: the plain loop's runs as ``(epoch it followed, samples/s)``, drawn as points
@@ -158,6 +159,8 @@ def plot_curves(
     Uses matplotlib's Agg canvas directly (no pyplot: the caller's backend and figures are
     left alone).
     """
+    if not plots.available():
+        return None
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

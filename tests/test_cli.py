@@ -100,6 +100,19 @@ def test_train_main_job_runs_end_to_end_in_a_few_epochs(
     assert [epoch for epoch, _ in call["args"][0]] == [2, 3]  # the plain runs' epochs
 
 
+@pytest.mark.timeout(600)  # a hang guard: a few seconds quiet
+def test_train_without_matplotlib_trains_and_says_the_curves_were_not_drawn(
+    capsys, tmp_path, monkeypatch, one_intra_op_thread
+):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # an import of it now fails
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "--epochs", "2", "--no-baseline", "--no-graph"]) == 0
+    out = capsys.readouterr().out
+    assert "test accuracy:" in out
+    assert 'curves: not drawn: matplotlib is not installed (pip install "jisu[plots]")' in out
+    assert not (tmp_path / "jisu-train" / "curves.png").exists()
+
+
 @pytest.mark.slow  # ~35 s quiet, 90 s seen on a loaded 2-core machine: CI's slow step runs it
 @pytest.mark.timeout(600)
 def test_train_main_job_learns_digits_and_reports(capsys, tmp_path, monkeypatch, plotted):

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import statistics
+import sys
 
 import numpy as np
 import pytest
 
-from jisu import job
+from jisu import job, job_data
 from jisu.train import RunContext
 
 # ---------------------------------------------------------------- the headline
@@ -144,6 +145,13 @@ def test_plain_runs_interleave_with_jisu_epochs():
 # ---------------------------------------------------------------- the curves
 
 
+def test_plot_curves_without_matplotlib_draws_nothing(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # an import of it now fails
+    values = {"loss": [2.0], "accuracy": [0.4], "samples_per_second": [800.0]}
+    assert job.plot_curves(values, str(tmp_path / "c.png")) is None
+    assert not (tmp_path / "c.png").exists()
+
+
 def test_plot_curves_writes_a_png_of_the_values(tmp_path):
     from matplotlib.image import imread
 
@@ -160,3 +168,36 @@ def test_plot_curves_writes_a_png_of_the_values(tmp_path):
     orange = (image[..., 0] > 0.9) & (image[..., 2] < 0.2)  # the plain runs (tab:orange)
     assert blue[:, :400].any() and blue[:, 400:800].any() and blue[:, 800:].any()
     assert orange[:, 800:].any() and not orange[:, :800].any()
+
+
+# ---------------------------------------------------------------- the embedded digits
+
+
+def test_the_embedded_digits_are_the_uci_test_set():
+    images, labels = job_data.load_digits()
+    assert images.shape == (1797, 8, 8) and images.dtype == np.uint8
+    assert images.min() == 0 and images.max() == 16  # counts of 16 pixels per 4x4 block
+    # the class sizes the data set's description gives (UCI, optdigits.tes)
+    counts = [178, 182, 177, 183, 181, 182, 181, 179, 174, 180]
+    assert np.bincount(labels).tolist() == counts and labels.dtype == np.int64
+
+
+@pytest.mark.parametrize(
+    "arrays, match",
+    [
+        ({"images": np.zeros((1797, 8, 8), np.uint8)}, "expected arrays images and labels"),
+        ({"images": np.zeros((10, 8, 8), np.uint8), "labels": np.zeros(10, np.uint8)},
+         "are not the digits"),
+        ({"images": np.full((1797, 8, 8), 17, np.uint8), "labels": np.zeros(1797, np.uint8)},
+         "are not the digits"),
+        ({"images": np.zeros((1797, 8, 8), np.uint8), "labels": np.full(1797, 10, np.uint8)},
+         "are not the digits' labels"),
+        ({"images": np.array([object()] * 3), "labels": np.zeros(3)}, "pickle"),
+    ],
+)  # fmt: skip
+def test_a_damaged_digits_file_is_refused(tmp_path, monkeypatch, arrays, match):
+    path = tmp_path / "digits.npz"
+    np.savez(path, **arrays)
+    monkeypatch.setattr(job_data, "DIGITS_FILE", str(path))
+    with pytest.raises(ValueError, match=match):
+        job_data.load_digits()

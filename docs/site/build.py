@@ -1,6 +1,6 @@
 """Build jisu's documentation site and check that it documents every public name.
 
-    pip install -e ".[docs]"
+    pip install torch==2.13.0 -e ".[docs]"
     python docs/site/build.py                 # -> docs/_build/html/index.html
     python docs/site/build.py --out DIR       # elsewhere
     python docs/site/build.py --check-only    # check an existing build's objects.inv

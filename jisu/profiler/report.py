@@ -1,8 +1,9 @@
 """The ``jisu doctor`` report: one self-contained HTML page (no network needed to view it).
 
-Charts are drawn by matplotlib and embedded as inline SVG: per-stage throughput and worker
-busy share, the output queue's occupancy over time, and the training step-time breakdown;
-then the verdict, the numbers, and the environment (CPUs, versions, device).
+Charts are drawn by matplotlib (``jisu[plots]``) and embedded as inline SVG: per-stage
+throughput and worker busy share, the output queue's occupancy over time, and the training
+step-time breakdown; then the verdict, the numbers, and the environment (CPUs, versions,
+device). Without matplotlib the page says so where the charts would be and keeps the rest.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .. import plots
 from .._version import __version__
 from ..dataset.core.cpus import available_cpus
 from ..files import atomic_write
@@ -39,6 +41,15 @@ def _figure(width: float = 7.0, height: float = 2.8):
     figure, axis = plt.subplots(figsize=(width, height))
     axis.spines[["top", "right"]].set_visible(False)
     return plt, figure, axis
+
+
+def _chart(chart_id: str, draw: Any, *args: Any) -> str:
+    """``draw(*args)``'s SVG in a figure, or a note in its place without matplotlib."""
+    if not plots.available():
+        body = f'<p class="note">{html.escape(plots.missing_note("chart"))}</p>'
+    else:
+        body = draw(*args)
+    return f'<figure class="chart" id="{chart_id}">{body}</figure>'
 
 
 def stage_chart(stages: list[dict[str, Any]]) -> str:
@@ -172,7 +183,7 @@ def render(
         measured += _graph_rows(training)
         sections.append(
             "<h2>Training</h2>"
-            f'<figure class="chart" id="chart-steps">{step_chart(shares)}</figure>'
+            + _chart("chart-steps", step_chart, shares)
             + _table(
                 [[k.replace("_", " "), f"{100 * v:.1f} %"] for k, v in shares.items()]
                 + [
@@ -197,11 +208,8 @@ def render(
             )  # fmt: skip
         charts = ""
         if pipeline["stages"]:
-            stages_svg = stage_chart(pipeline["stages"])
-            charts += f'<figure class="chart" id="chart-stages">{stages_svg}</figure>'
-        charts += (
-            f'<figure class="chart" id="chart-queue">{occupancy_chart(pipeline["output"])}</figure>'
-        )
+            charts += _chart("chart-stages", stage_chart, pipeline["stages"])
+        charts += _chart("chart-queue", occupancy_chart, pipeline["output"])
         supply = ""
         if "samples_per_s" in pipeline:
             supply = html.escape(

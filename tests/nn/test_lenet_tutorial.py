@@ -1,6 +1,7 @@
 """MindSpore's LeNet tutorial runs on jisu with only its imports changed
-(``tests/nn/lenet_tutorial.py``), on scikit-learn's digits written in MNIST's idx format in
-the tutorial's folder layout (``MNIST_Data/train`` and ``MNIST_Data/test``)."""
+(``tests/nn/lenet_tutorial.py``), on the handwritten digits (jisu's embedded copy) written in
+MNIST's idx format in the tutorial's folder layout (``MNIST_Data/train`` and
+``MNIST_Data/test``)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import struct
 import cv2
 import numpy as np
 import pytest
-from sklearn.datasets import load_digits
 
 import jisu
+from jisu.job_data import load_digits
 from tests.nn import lenet_tutorial
 
 
@@ -26,11 +27,12 @@ def write_idx(folder, split: str, images: np.ndarray, labels: np.ndarray) -> Non
 
 @pytest.fixture
 def mnist_data(tmp_path):
-    digits = load_digits()
+    digits, targets = load_digits()
     images = np.stack(
-        [cv2.resize((img * 16).clip(0, 255).astype(np.uint8), (28, 28)) for img in digits.images]
-    )
-    labels = digits.target.astype(np.uint8)
+        [cv2.resize((img.astype(np.int32) * 16).clip(0, 255).astype(np.uint8), (28, 28))
+         for img in digits]
+    )  # fmt: skip
+    labels = targets.astype(np.uint8)
     rng = np.random.default_rng(0)
     order = rng.permutation(len(images))
     train, test = order[:1440], order[1440:]

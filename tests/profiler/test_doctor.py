@@ -209,6 +209,17 @@ def test_the_report_names_the_verdicts_of_fixed_figures():
     assert 'id="chart-steps"' in page and 'id="chart-stages"' in page
 
 
+def test_the_report_without_matplotlib_keeps_its_numbers_and_says_why_no_charts(monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # an import of it now fails
+    training = fixed_training(data_wait=0.75, step=0.25, host=0.0)
+    page = html.unescape(render(fixed_pipeline("batch#1", samples_per_s=80.0), training))
+    assert "<svg" not in page
+    for chart in ("chart-steps", "chart-stages", "chart-queue"):
+        figure = re.search(f'<figure class="chart" id="{chart}">(.*?)</figure>', page).group(1)
+        assert 'chart: not drawn: matplotlib is not installed (pip install "jisu[plots]")' in figure
+    assert "<td>data wait</td><td>75.0 %</td>" in page and "batch#1" in page
+
+
 @pytest.mark.parametrize(
     "supply, figures, bottleneck",
     [
