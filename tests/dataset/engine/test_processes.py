@@ -40,7 +40,7 @@ def parent(pid: int) -> int:
         return next(int(line.split()[1]) for line in f if line.startswith("PPid:"))
 
 
-def wait_dead(pids: list[int], timeout: float = 60.0) -> list[int]:
+def wait_dead(pids: list[int], timeout: float = 120.0) -> list[int]:
     """The pids still running after waiting up to ``timeout`` for them to end."""
     deadline = time.monotonic() + timeout
     while any(alive(p) for p in pids) and time.monotonic() < deadline:
@@ -48,7 +48,7 @@ def wait_dead(pids: list[int], timeout: float = 60.0) -> list[int]:
     return [p for p in pids if alive(p)]
 
 
-def wait_reaped(pids: list[int], timeout: float = 60.0) -> list[int]:
+def wait_reaped(pids: list[int], timeout: float = 120.0) -> list[int]:
     """The pids still running or left as zombies after waiting up to ``timeout``."""
     deadline = time.monotonic() + timeout
     while any(state(p) is not None for p in pids) and time.monotonic() < deadline:
@@ -322,7 +322,7 @@ def test_program_end_leaves_no_worker_and_no_shm_entry(tmp_path, at_least_two_cp
     assert len(pids) == 2, result.stderr
     if how == "keyboard_interrupt":
         assert "KeyboardInterrupt" in result.stderr
-    assert not wait_dead(pids, timeout=60)
+    assert not wait_dead(pids)
     assert shm_entries() <= before
 
 
