@@ -154,8 +154,8 @@ def _doctor(args: argparse.Namespace) -> int:
         if pipeline["items"] == 0:  # a verdict on no data would be made up
             raise ValueError("the pipeline gave no rows (its epoch is empty): nothing to measure")
     if args.train is not None:
-        if not args.skip_graph_mode and sys.stderr.isatty():  # a minute's compile: say why
-            print(f"jisu doctor: {_COMPILING}", file=sys.stderr, flush=True)
+        if not args.skip_graph_mode:  # a minute's compile: say why, in a log too
+            print(f"jisu doctor: {doctor.COMPILING}", file=sys.stderr, flush=True)
         graph = 0 if args.skip_graph_mode else 4
         profiler = doctor.diagnose_training(model, dataset, args.steps, args.sink, 4, graph)
         if profiler.summary().steps == 0:
@@ -173,13 +173,6 @@ def _doctor(args: argparse.Namespace) -> int:
     print(f"verdict: {verdict}")
     print(f"report: {write_report(args.report, pipeline, profiler, verdict)}")
     return 0
-
-
-_COMPILING = (
-    "timing copies of the model at two AMP levels and eager against compiled after training "
-    "(torch.compile: seconds with a warm compile cache, a minute or more on a CPU without one; "
-    "--skip-graph-mode skips it)"
-)
 
 
 def _check_report_path(path: str) -> None:
@@ -480,6 +473,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     prog = f"jisu {args.command}"
+    if not sys.stdout.isatty() and hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(line_buffering=True)  # a job's log gets each line as printed
     if args.debug or os.environ.get("JISU_DEBUG", "") not in ("", "0"):
         return args.run(args)
     try:

@@ -55,7 +55,8 @@ from .job_data import MAX_CLASSES as MAX_CLASSES  # re-exported: defined here be
 from .job_data import MEAN as MEAN  # re-exported: defined here before
 from .job_data import SIZE, _batches, _source, num_classes, pipeline, write_digits_records
 from .job_data import STD as STD  # re-exported: defined here before
-from .job_report import EpochCurves, compare_speeds, comparison_epochs, plot_curves
+from .job_report import COMPILE_NOTICE as COMPILE_NOTICE
+from .job_report import CompileNotice, EpochCurves, compare_speeds, comparison_epochs, plot_curves
 from .job_report import SpeedComparison as SpeedComparison  # re-exported: defined here before
 from .profiler import TrainingProfiler
 from .train import (
@@ -247,6 +248,8 @@ def _run(cfg: JobConfig) -> dict[str, Any]:
             callbacks += [TimeMonitor(), LossMonitor(per_print_times=steps)]
         if sys.stderr.isatty():  # Model's own bar would come last, after the work below
             callbacks.append(ProgressBar())
+        elif cfg.graph:  # a job's log: the bar's compile notice as a line
+            callbacks.append(CompileNotice())
         # after every monitor: what these do at an epoch's end is outside the measured epochs
         every_epoch = cfg.data is None
         # the test set has no random op: read through its pipeline once and kept as batches,

@@ -19,6 +19,13 @@ import torch
 
 from . import plots
 from .train import Callback, Model, RunContext, ThroughputMonitor
+from .train.callbacks.base import report
+
+#: what the main job's log says while graph mode compiles its first step
+COMPILE_NOTICE = (
+    "compiling the train step (graph mode, torch.compile) in the first step: seconds with a "
+    "warm compile cache, a minute or more on a CPU without one (--no-graph skips it)"
+)
 
 
 @dataclass(frozen=True)
@@ -189,3 +196,11 @@ def plot_curves(
     panels[1].yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
     figure.savefig(path, format="png")
     return path
+
+
+class CompileNotice(Callback):
+    """Off a terminal (a job's log), the line a progress bar shows there while graph mode
+    compiles the first step: without it a log stays silent for minutes on a CPU."""
+
+    def on_train_compile_begin(self, run_context: RunContext) -> None:
+        report(COMPILE_NOTICE)

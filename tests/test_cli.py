@@ -113,6 +113,33 @@ def test_train_without_matplotlib_trains_and_says_the_curves_were_not_drawn(
     assert not (tmp_path / "jisu-train" / "curves.png").exists()
 
 
+def test_train_in_a_log_says_it_compiles_and_writes_each_line_as_printed(tmp_path):
+    """Output to a file (a job's log), not a terminal: the graph-mode compile is announced as a
+    line (a terminal's progress bar says it there) and stdout is line-buffered, so the log is
+    not silent while the first epoch compiles (torch.compile is stubbed: its minute is not
+    the subject)."""
+    code = (
+        "import sys, torch\n"
+        "torch.compile = lambda fn, **kwargs: fn\n"
+        "from jisu.cli import main\n"
+        "rc = main(['train', '--epochs', '2', '--no-baseline'])\n"
+        "print('line-buffered:', sys.stdout.line_buffering, file=sys.stderr)\n"
+        "sys.exit(rc)\n"
+    )
+    log = tmp_path / "job.log"
+    with open(log, "w") as out:
+        done = subprocess.run(
+            [sys.executable, "-c", code], stdout=out, stderr=subprocess.PIPE, text=True,
+            cwd=tmp_path, timeout=600,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "line-buffered: True" in done.stderr
+    lines = log.read_text().splitlines()
+    notice = lines.index(job.COMPILE_NOTICE)
+    assert notice < next(i for i, line in enumerate(lines) if "Train epoch time:" in line)
+    assert lines.count(job.COMPILE_NOTICE) == 1  # the first step only
+
+
 @pytest.mark.slow  # ~35 s quiet, 90 s seen on a loaded 2-core machine: CI's slow step runs it
 @pytest.mark.timeout(600)
 def test_train_main_job_learns_digits_and_reports(capsys, tmp_path, monkeypatch, plotted):

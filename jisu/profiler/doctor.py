@@ -42,6 +42,12 @@ __all__ = [
 #: the shortest time ``diagnose_pipeline`` reads a pipeline for, by default: long enough for
 #: the output queue to fill or drain (its start-up alone can take a tenth of a second)
 MIN_SECONDS = 2.0
+#: what ``jisu doctor --train`` says before it times compiled steps (a terminal or a log)
+COMPILING = (
+    "timing copies of the model at two AMP levels and eager against compiled after training "
+    "(torch.compile: seconds with a warm compile cache, a minute or more on a CPU without one; "
+    "--skip-graph-mode skips it)"
+)
 _OPS_SHOWN = 5  # the costliest ops of a stage listed under it
 
 

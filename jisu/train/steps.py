@@ -13,6 +13,8 @@ evaluation's step: the eval network, then the metrics' updates.
 
 from __future__ import annotations
 
+import logging
+import time
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +27,8 @@ from ..amp import TrainStep
 from ..amp.train_step import loss_forward
 from ..context import get_auto_parallel_context, get_context, graph_mode
 from .metrics import Loss, Metric
+
+_log = logging.getLogger(__name__)
 
 
 def data_parallel(
@@ -60,6 +64,10 @@ class CompiledStep:
     propagates and the compiled step is tried again at the next call. Errors after a
     first successful step are the user's and propagate. Other attributes are those of the step
     in use.
+
+    The compile can take minutes on a CPU: it is logged (INFO, logger ``jisu.train.steps``)
+    when it begins and when the first step returns, so that a job's log says what it is doing
+    (a terminal's progress bar says it too).
     """
 
     def __init__(self, step: TrainStep, mode: str | None = None) -> None:
@@ -88,6 +96,11 @@ class CompiledStep:
     def _call(self, inputs: tuple) -> Any:
         if self.proven:
             return self._step(*inputs)
+        _log.info(
+            "GRAPH_MODE: compiling the train step (torch.compile) in its first call: seconds "
+            "with a warm compile cache, a minute or more on a CPU without one"
+        )
+        begin = time.perf_counter()
         try:
             outputs = self._step(*inputs)
         except Exception as exc:  # compilation failed, in the forward or the backward
@@ -101,6 +114,11 @@ class CompiledStep:
             )
             self._step = self.eager
         self.proven = True
+        _log.info(
+            "GRAPH_MODE: first train step done in %.1f s (%s)",
+            time.perf_counter() - begin,
+            "compiled" if self.is_compiled else "eager, after the compile failed",
+        )
         return outputs
 
     def __getattr__(self, name: str) -> Any:

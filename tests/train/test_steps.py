@@ -3,6 +3,9 @@ that leave the step they wrap as it was, and wrap_train_step composes them."""
 
 from __future__ import annotations
 
+import logging
+import re
+
 import pytest
 import torch
 import torch.distributed as dist
@@ -120,6 +123,18 @@ def test_pynative_leaves_the_built_step_unwrapped():
 def test_graph_mode_runs_the_compiled_step(counting_compile, graph_mode):
     losses = losses_of(lambda **k: model().train(1, data()[0], **k))
     assert len(counting_compile) == len(losses) == 5
+
+
+def test_the_compile_is_logged_before_and_after_the_first_step(counting_compile, caplog):
+    """A job's log (no terminal, no progress bar) says that the first step compiles."""
+    compiled = CompiledStep(built_step())
+    with caplog.at_level(logging.INFO, logger="jisu.train.steps"):
+        compiled(*batch())
+        compiled(*batch())  # proven: nothing more
+    messages = [r.getMessage() for r in caplog.records if r.name == "jisu.train.steps"]
+    assert len(messages) == 2, messages
+    assert messages[0].startswith("GRAPH_MODE: compiling the train step (torch.compile)")
+    assert re.fullmatch(r"GRAPH_MODE: first train step done in [0-9.]+ s \(compiled\)", messages[1])
 
 
 def test_a_bad_batch_at_the_first_compiled_step_is_not_taken_for_a_compile_failure(
