@@ -62,7 +62,7 @@ def main() -> None:
         default_workers = ds.config.get_num_parallel_workers()
         ds.config.set_num_parallel_workers(1)
         ds.config.set_prefetch_size(1)
-        ds.config.set_enable_autotune(True, os.path.join(scratch, "tuned.json"))
+        ds.config.set_enable_autotune(True, filepath=os.path.join(scratch, "tuned.json"))
         try:
             print("AutoTune from 1 worker (the default), prefetch 1:")
             marks = epoch_times(root, None)

@@ -22,6 +22,7 @@ from .engine.errors import EpochsExhaustedError, PipelineError, TaskTimeoutError
 from .engine.iterator import DatasetIterator
 from .engine.ray.executor import RayConnectionError, RayExecutor
 from .ops.batch import BatchDataset, BatchInfo
+from .ops.ds_callback import DSCallback, DSRunContext, WaitedDSCallback
 from .ops.zip import zip_datasets as zip
 from .record.storage import StorageError
 from .record.validate import MalformedFileError
@@ -72,6 +73,8 @@ __all__ = [
     "Cifar10Dataset",
     "Cifar100Dataset",
     "CocoDataset",
+    "DSCallback",
+    "DSRunContext",
     "Dataset",
     "DatasetCache",
     "DatasetIterator",
@@ -108,6 +111,7 @@ __all__ = [
     "TextFileDataset",
     "TorchDataset",
     "VOCDataset",
+    "WaitedDSCallback",
     "WeightedRandomSampler",
     "config",
     "record",

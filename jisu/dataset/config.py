@@ -5,13 +5,27 @@ Mirrors ``mindspore.dataset.config``. Settings are read when an iterator is crea
 
 from __future__ import annotations
 
-import os
 import secrets
 from typing import TYPE_CHECKING
 
 from .core.cpus import available_cpus
-from .core.error_types import ArgumentError, PipelineValueError
+from .core.error_types import ArgumentError
 from .core.executor import Executor
+from .core.switches import (  # noqa: F401  (MindSpore's switches jisu stores: see there)
+    autotune_path,
+    get_callback_timeout,
+    get_debug_mode,
+    get_dynamic_shape,
+    get_iterator_mode,
+    get_multiprocessing_start_method,
+    get_video_backend,
+    set_callback_timeout,
+    set_debug_mode,
+    set_dynamic_shape,
+    set_iterator_mode,
+    set_multiprocessing_start_method,
+    set_video_backend,
+)
 from .core.tuning import read_autotune_file
 
 if TYPE_CHECKING:
@@ -95,37 +109,20 @@ def get_enable_profiler() -> bool:
     return _profiler
 
 
-def set_enable_autotune(enable: bool, filepath: str | None = None) -> None:
+def set_enable_autotune(
+    enable: bool, filepath_prefix: str | None = None, filepath: str | None = None
+) -> None:
     """Tune pipelines created afterwards during their first epoch (default off): the stage
     holding the pipeline back gets more workers, within the CPUs the process may use and a
-    memory budget; every change is logged (logger ``jisu.dataset.autotune``). With
-    ``filepath`` the tuned settings are written there as JSON at the end of the first epoch;
+    memory budget; every change is logged (logger ``jisu.dataset.autotune``). The tuned
+    settings are written as JSON at the end of the first epoch to ``filepath`` (jisu's
+    argument) or, as MindSpore names it, ``filepath_prefix + RANK_ID + ".json"``;
     :func:`load_autotune_config` applies them to a later run."""
     if not isinstance(enable, bool):  # MindSpore 2.10: a TypeError for 1 too
         raise TypeError(f"set_enable_autotune: enable must be a bool. Received: {enable!r}")
-    if filepath is not None and not isinstance(filepath, (str, os.PathLike)):
-        raise TypeError(f"set_enable_autotune: filepath must be a path. Received {filepath!r}")
-    if enable and filepath is not None:
-        _check_autotune_file(os.fspath(filepath))
+    path = autotune_path(enable, filepath, filepath_prefix)
     global _autotune, _autotune_file
-    _autotune, _autotune_file = bool(enable), None if filepath is None else os.fspath(filepath)
-
-
-def _check_autotune_file(path: str) -> None:
-    """Refuse a settings file AutoTune could not write, when it is set (MindSpore 2.10's
-    RuntimeError: an empty name, a directory, a folder that does not exist)."""
-    folder = os.path.dirname(os.path.abspath(path)) if path else ""
-    problem = (
-        "must not be the empty string"
-        if not path
-        else "is a directory, not a file name"
-        if os.path.isdir(path)
-        else f"is in a directory that does not exist ({folder})"
-        if not os.path.isdir(folder)
-        else None
-    )
-    if problem:
-        raise PipelineValueError(f"set_enable_autotune: filepath {problem}. Received: {path!r}")
+    _autotune, _autotune_file = bool(enable), path
 
 
 def get_enable_autotune() -> bool:
@@ -441,7 +438,6 @@ def get_numa_enable() -> bool:
 
 
 INT32_MAX = 2**31 - 1
-_callback_timeout = 60
 _autotune_interval = 0
 _sending_batches = 0
 
@@ -456,18 +452,6 @@ def _checked_int(
     if not low <= value <= high:
         raise out_of_range(f"{setter}: {name} must be in [{low}, {high}]. Received: {name}={value}")
     return value
-
-
-def set_callback_timeout(timeout: int) -> None:
-    """Accepted for MindSpore compatibility, without effect: seconds (1 to 2**31 - 1, default
-    60) that MindSpore's ``WaitedDSCallback`` waits for the training step; jisu has no
-    ``DSCallback``, so nothing waits on it."""
-    global _callback_timeout
-    _callback_timeout = _checked_int("set_callback_timeout", "timeout", timeout, 1, INT32_MAX)
-
-
-def get_callback_timeout() -> int:
-    return _callback_timeout
 
 
 def set_autotune_interval(interval: int) -> None:

@@ -19,6 +19,7 @@ from .ops.batch import BatchDataset
 from .ops.bucket_batch import BucketBatchByLengthDataset
 from .ops.columns import ProjectDataset, RenameDataset
 from .ops.concat import ConcatDataset
+from .ops.ds_callback import CallbackPointDataset, check_callbacks
 from .ops.filter import FilterDataset
 from .ops.map import MapDataset
 from .ops.repeat import RepeatDataset
@@ -48,6 +49,8 @@ bind(
     offload_module=_offload_module,
     write_dataset=write_dataset,
     MapDataset=MapDataset,
+    CallbackPointDataset=CallbackPointDataset,
+    check_callbacks=check_callbacks,
     BatchDataset=BatchDataset,
     BucketBatchByLengthDataset=BucketBatchByLengthDataset,
     SyncWaitDataset=SyncWaitDataset,

@@ -30,6 +30,7 @@ class PipelineOps:
         column_order: Sequence[str] | None = None,
         max_rowsize: int | list[int] | None = None,
         cache: Any = None,
+        callbacks: Any = None,
     ) -> Dataset:
         """Apply ``operations`` (one or a list, applied in order) to ``input_columns`` of each row.
 
@@ -44,18 +45,27 @@ class PipelineOps:
             python_multiprocessing: run in worker processes (see ``MapDataset``).
             offload: leave the tail of Rescale/Normalize/HWC2CHW/TypeCast ops to the device
                 (see :meth:`offload_module`); the pipeline then ships the data before them.
-            column_order: the columns to keep after the map, in order (MindSpore 1.x's
-                argument, which 2.x dropped: the same as ``.project(column_order)``).
+            column_order: refused with a TypeError, as MindSpore 2.x does (it removed this 1.x
+                argument): call ``.project(column_order)`` after the map instead.
             max_rowsize: MindSpore's shared-memory size per row in MB (an int, or
                 ``[in_rowsize, out_rowsize]``; -1 or None: from the data), checked as
                 MindSpore 2.10 does; jisu's worker processes always size their shared memory
                 from the data, so a value changes nothing else.
             cache: None or a ``DatasetCache``, accepted and without effect (jisu has no cache
                 server; the rows and their order are the same).
+            callbacks: a ``DSCallback`` or a list of them, whose hooks are called as the
+                map's rows pass on (see :mod:`jisu.dataset.ops.ds_callback`).
         """
         from .cache import DatasetCache
         from .validation import check_max_rowsize
 
+        if column_order is not None:  # MindSpore 2.10: a TypeError (no such argument)
+            raise TypeError(
+                "map: column_order was removed in MindSpore 2.0; keep and order the columns "
+                "with .project(columns) after the map: "
+                f"data.map(...).project({list(column_order)!r}). Received: column_order="
+                f"{column_order!r}"
+            )
         check_max_rowsize("map", max_rowsize)
         if cache is not None and not isinstance(cache, DatasetCache):
             raise TypeError(
@@ -72,7 +82,10 @@ class PipelineOps:
             python_multiprocessing,
             offload,
         )
-        return mapped if column_order is None else mapped.project(column_order)
+        if callbacks is None:
+            return mapped
+        check_callbacks = bound("check_callbacks")
+        return bound("CallbackPointDataset")(mapped, check_callbacks(callbacks))
 
     def batch(
         self,

@@ -128,21 +128,19 @@ def parse_schema(doc: Any, bad: Callable[[str], Exception]) -> tuple[list[Column
                 f"column {name!r} has type {kind!r}; expected one of {', '.join(_SCHEMA_TYPES)}"
                 ", string"
             )
+        # MindSpore 2.10: ``rank`` may be left out, and a shape wins over a rank that
+        # disagrees; without a shape the column's shape is unknown (rank 0: a scalar)
         rank = attrs.get("rank")
-        if isinstance(rank, bool) or not isinstance(rank, int) or rank < 0:
-            raise bad(f"column {name!r} needs a rank, an int >= 0, not {rank!r}")
+        if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 0):
+            raise bad(f"column {name!r} has rank {rank!r}; a rank is an int >= 0")
         shape = None
         if "shape" in attrs:
             try:
                 shape = _check_shape(name, attrs["shape"], "schema file")
             except ValueError as exc:
                 raise bad(str(exc).split(": ", 1)[1]) from None
-            if len(shape) != rank:
-                raise bad(f"column {name!r} has rank {rank} but shape {list(shape)}")
         elif rank == 0:
             shape = ()
-        elif rank > 1:
-            raise bad(f"column {name!r} has rank {rank} but no shape")
         dtype = np.dtype(np.str_) if kind == "string" else _SCHEMA_TYPES[kind]
         columns.append(Column(name, dtype, shape))
     names = [c.name for c in columns]

@@ -12,7 +12,6 @@ order.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -21,7 +20,7 @@ from ..core.cache import DatasetCache
 from ..core.error_types import PipelineValueError
 from ..core.order import shard_positions
 from ..core.validation import check_int, resolve_shards
-from .samplers import Sampler, as_sampler
+from .samplers import RandomSampler, Sampler, Shuffle, as_sampler
 
 
 def check_cache(op: str, cache: Any) -> None:
@@ -34,14 +33,6 @@ def check_cache(op: str, cache: Any) -> None:
             "a DatasetCache is accepted and the pipeline runs without it). "
             f"Received: cache={cache!r}"
         )
-
-
-class Shuffle(str, Enum):
-    """Shuffle levels of a file-backed source (``mindspore.dataset.Shuffle``)."""
-
-    GLOBAL = "global"  #: every row in a new random order each epoch
-    FILES = "files"  #: the files in a new random order; rows in file order
-    INFILE = "infile"  #: the files in order; rows shuffled within each file
 
 
 @dataclass(frozen=True)
@@ -110,6 +101,21 @@ class ReadOptions:
                     f"sampler its own num_samples. Received: num_samples={self.num_samples}"
                 )
             sampler = as_sampler(self.sampler, num_samples or None)  # a list: its first ones
+            level = getattr(sampler, "shuffle", Shuffle.GLOBAL)
+            if isinstance(sampler, RandomSampler) and level is not Shuffle.GLOBAL:
+                # (a string equal to a level passes the sampler's check: MindSpore's, too)
+                if (
+                    not (files and isinstance(level, Shuffle))
+                    or sampler.replacement
+                    or (sampler.child is not None)
+                ):
+                    raise PipelineValueError(  # MindSpore 2.10: a RuntimeError when built
+                        f"{op}: RandomSampler(shuffle={level}) is not supported here; the "
+                        "Shuffle levels FILES and INFILE apply to sources made of files "
+                        "(MindDataset, TFRecordDataset), without replacement or a child sampler"
+                    )
+                # the source's own file-level shuffle, as MindSpore's MindDataset does
+                return EpochOrder(sampler.num_samples, None, level, None)
         if shuffle is None:  # MindSpore's default: shuffled when read by index
             level = Shuffle.GLOBAL if indexed and sampler is None else None
         elif shuffle is True:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,14 @@ def check_indices(op: str, indices: Any) -> np.ndarray:
                 f"({type(i).__name__})"
             )
     return np.asarray(values, dtype=np.int64).reshape(-1)
+
+
+class Shuffle(str, Enum):
+    """Shuffle levels of a file-backed source (``mindspore.dataset.Shuffle``)."""
+
+    GLOBAL = "global"  #: every row in a new random order each epoch
+    FILES = "files"  #: the files in a new random order; rows in file order
+    INFILE = "infile"  #: the files in order; rows shuffled within each file
 
 
 class Sampler:
@@ -188,9 +197,24 @@ class SequentialSampler(Sampler):
 class RandomSampler(Sampler):
     """A random permutation (or draws with replacement), new every epoch."""
 
-    def __init__(self, replacement: bool = False, num_samples: int | None = None) -> None:
+    def __init__(
+        self,
+        replacement: bool = False,
+        num_samples: int | None = None,
+        shuffle: Shuffle = Shuffle.GLOBAL,
+    ) -> None:
+        """``shuffle``: a :class:`Shuffle` level, as MindSpore 2.10's (a bool is a TypeError).
+        ``Shuffle.GLOBAL`` (default) permutes all rows; ``FILES`` and ``INFILE`` give a source
+        made of files (MindDataset) that file-level shuffle instead, and are refused with a
+        RuntimeError when any other source is built with the sampler."""
         super().__init__(num_samples)
         self.replacement = check_bool("RandomSampler", "replacement", replacement)
+        if isinstance(shuffle, bool) or shuffle not in tuple(Shuffle):  # MindSpore: TypeError
+            raise TypeError(
+                f"RandomSampler: shuffle must be a Shuffle level (Shuffle.GLOBAL, FILES, "
+                f"INFILE). Received: shuffle={shuffle!r}"
+            )
+        self.shuffle = shuffle
 
     def _all(self, n: int, rng: np.random.Generator) -> np.ndarray:
         if self.replacement:

@@ -19,6 +19,8 @@ import sys
 import unicodedata
 from collections.abc import Callable
 
+from ..core.error_types import PipelineValueError
+
 WHITE_SPACE = (
     "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
     "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
@@ -187,11 +189,12 @@ def translate(pattern: str) -> str:
 
 
 def compile_pattern(owner: str, pattern: str) -> re.Pattern:
-    """``pattern`` (ICU syntax) compiled by ``re``; ValueError naming ``owner`` when invalid."""
+    """``pattern`` (ICU syntax) compiled by ``re``; an error naming ``owner`` when invalid, a
+    ValueError when the op is made and a RuntimeError too (MindSpore 2.10's, when it runs)."""
     try:
         return re.compile(translate(pattern))
     except (re.error, ValueError) as err:
-        raise ValueError(f"{owner}: invalid pattern {pattern!r}: {err}") from err
+        raise PipelineValueError(f"{owner}: invalid pattern {pattern!r}: {err}") from err
 
 
 _DOLLAR = re.compile(r"\\(.)|\$(\d+)|\$\{(\w+)\}|\$", re.S)

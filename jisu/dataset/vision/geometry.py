@@ -16,8 +16,8 @@ from .utils import (
     CV_DTYPES,
     Border,
     Inter,
+    check_cv_pixels,
     check_image,
-    check_pixels,
     pad_image,
     padding_4,
     resize_plane,
@@ -198,7 +198,7 @@ class RandomHorizontalFlip(TensorOperation):
         self.prob = float(prob)
 
     def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
-        check_pixels("RandomHorizontalFlip", image)
+        check_cv_pixels("RandomHorizontalFlip", image)
         if image.ndim >= 4:
             return per_image("RandomHorizontalFlip", image, lambda im: self.apply(im, rng=rng))
         check_image("RandomHorizontalFlip", image)
@@ -217,7 +217,7 @@ class RandomVerticalFlip(TensorOperation):
         self.prob = float(prob)
 
     def apply(self, image: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
-        check_pixels("RandomVerticalFlip", image)
+        check_cv_pixels("RandomVerticalFlip", image)
         if image.ndim >= 4:
             return per_image("RandomVerticalFlip", image, lambda im: self.apply(im, rng=rng))
         check_image("RandomVerticalFlip", image)

@@ -17,8 +17,8 @@ from .utils import (
     CV_DTYPES,
     Border,
     Inter,
+    check_cv_pixels,
     check_image,
-    check_pixels,
     pad_image,
     resize_plane,
     size_pair,
@@ -91,7 +91,7 @@ class HorizontalFlip(TensorOperation):
     pil_out = False  # MindSpore's returns an array for a PIL image
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
-        check_pixels("HorizontalFlip", check_image_or_batch("HorizontalFlip", image))
+        check_cv_pixels("HorizontalFlip", check_image_or_batch("HorizontalFlip", image))
         if image.ndim >= 4:
             return np.ascontiguousarray(image[..., ::-1, :])
         return _flip(image, 1)
@@ -103,7 +103,7 @@ class VerticalFlip(TensorOperation):
     pil_out = False  # MindSpore's returns an array for a PIL image
 
     def apply(self, image: np.ndarray, rng=None) -> np.ndarray:
-        check_pixels("VerticalFlip", check_image_or_batch("VerticalFlip", image))
+        check_cv_pixels("VerticalFlip", check_image_or_batch("VerticalFlip", image))
         if image.ndim >= 4:
             return np.ascontiguousarray(image[..., ::-1, :, :])
         return _flip(image, 0)

@@ -178,6 +178,27 @@ def check_pixels(op: str, image: np.ndarray) -> np.ndarray:
     return image
 
 
+#: pixel types OpenCV has no matrix type for, which MindSpore's OpenCV ops refuse
+NO_CV_TYPE = (np.dtype(np.uint32), np.dtype(np.int64), np.dtype(np.uint64))
+
+
+def check_cv_pixels(op: str, image: np.ndarray) -> np.ndarray:
+    """:func:`check_pixels`, refusing uint32, int64 and uint64 too, as MindSpore 2.10's ops on
+    OpenCV matrices do (the flips; "Cannot convert [int64] to OpenCV type").
+
+    Raises:
+        PipelineTypeError: such an image (MindSpore 2.10: a RuntimeError).
+    """
+    check_pixels(op, image)
+    if image.dtype in NO_CV_TYPE:
+        raise PipelineTypeError(
+            f"{op}: the image's dtype must be bool, int8/16/32, uint8/16 or float (not uint32, "
+            f"int64, uint64: no OpenCV type). Received dtype {image.dtype}; cast it first "
+            "(transforms.TypeCast)"
+        )
+    return image
+
+
 def size_pair(op: str, size: Any, name: str = "size") -> tuple[int, int]:
     """``size`` as (height, width): an int means a square."""
     if isinstance(size, int) and not isinstance(size, bool):

@@ -28,6 +28,7 @@ from typing import Any, TextIO
 import torch
 from tqdm import tqdm
 
+from ...dataset.ops.ds_callback import WaitedDSCallback
 from ...distributed import is_main_process
 
 
@@ -203,6 +204,26 @@ OLD_NAMES = {
 JISU_HOOKS = ("on_train_step_dispatched", "on_train_compile_begin", "on_train_exception")
 
 
+class WaitedTrainingSide(Callback):
+    """The training half of a ``jisu.dataset.WaitedDSCallback`` (which, living in
+    ``jisu.dataset``, cannot derive from this package's :class:`Callback`): the end of each
+    step, epoch and of training releases the pipeline waiting in its hooks."""
+
+    acts_on_training = False  # it only lets the pipeline go on
+
+    def __init__(self, waited: WaitedDSCallback) -> None:
+        self.waited = waited
+
+    def step_end(self, run_context: RunContext) -> None:
+        self.waited.step_end(run_context)
+
+    def epoch_end(self, run_context: RunContext) -> None:
+        self.waited.epoch_end(run_context)
+
+    def end(self, run_context: RunContext) -> None:
+        self.waited.end(run_context)
+
+
 class CallbackList:
     """Calls a hook on every callback in order."""
 
@@ -211,7 +232,10 @@ class CallbackList:
             callbacks = []
         elif isinstance(callbacks, Callback):
             callbacks = [callbacks]
-        callbacks = list(callbacks)
+        callbacks = [
+            WaitedTrainingSide(cb) if isinstance(cb, WaitedDSCallback) else cb
+            for cb in ([callbacks] if isinstance(callbacks, WaitedDSCallback) else callbacks)
+        ]
         for cb in callbacks:
             if not isinstance(cb, Callback):
                 raise TypeError(f"callbacks must be jisu.train.Callback instances. Received {cb!r}")

@@ -89,7 +89,7 @@ def test_autotune_grows_the_slow_stage_and_the_json_reproduces_it(
     path = tmp_path / "tuned.json"
     grown = tmp_path / "grown"
     op = HeldUntilGrown(str(grown))
-    ds.config.set_enable_autotune(True, str(path))
+    ds.config.set_enable_autotune(True, filepath=str(path))
     caplog.set_level(logging.INFO, logger="jisu.dataset.autotune")
     growth = OnGrowth(grown)
     logging.getLogger("jisu.dataset.autotune").addHandler(growth)

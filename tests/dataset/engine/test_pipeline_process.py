@@ -348,7 +348,7 @@ def test_sync_wait_is_refused_with_a_reason(child_mode):
 def test_autotune_runs_in_the_pipeline_process(child_mode, tmp_path):
     data = augmenting(True)
     here = epochs(data.create_tuple_iterator(num_epochs=1, output_numpy=True), 1)
-    ds.config.set_enable_autotune(True, str(tmp_path / "tuned.json"))
+    ds.config.set_enable_autotune(True, filepath=str(tmp_path / "tuned.json"))
     try:
         with child_mode():
             iterator = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
