@@ -31,6 +31,7 @@ class PipelineOps:
         max_rowsize: int | list[int] | None = None,
         cache: Any = None,
         callbacks: Any = None,
+        **kwargs: Any,
     ) -> Dataset:
         """Apply ``operations`` (one or a list, applied in order) to ``input_columns`` of each row.
 
@@ -45,8 +46,9 @@ class PipelineOps:
             python_multiprocessing: run in worker processes (see ``MapDataset``).
             offload: leave the tail of Rescale/Normalize/HWC2CHW/TypeCast ops to the device
                 (see :meth:`offload_module`); the pipeline then ships the data before them.
-            column_order: refused with a TypeError, as MindSpore 2.x does (it removed this 1.x
-                argument): call ``.project(column_order)`` after the map instead.
+            column_order: None, or refused (an error that is both MindSpore 2.0's ValueError
+                and 2.10's TypeError): MindSpore 2 removed this 1.x argument; call
+                ``.project(column_order)`` after the map instead.
             max_rowsize: MindSpore's shared-memory size per row in MB (an int, or
                 ``[in_rowsize, out_rowsize]``; -1 or None: from the data), checked as
                 MindSpore 2.10 does; jisu's worker processes always size their shared memory
@@ -55,12 +57,18 @@ class PipelineOps:
                 server; the rows and their order are the same).
             callbacks: a ``DSCallback`` or a list of them, whose hooks are called as the
                 map's rows pass on (see :mod:`jisu.dataset.ops.ds_callback`).
+            **kwargs: none is taken (a TypeError names it). The signature has them as
+                MindSpore 2.0's has: code written for both 1.x and 2.x (MindCV's loaders)
+                looks for them to know that ``column_order`` is gone.
         """
         from .cache import DatasetCache
+        from .error_types import ArgumentError
         from .validation import check_max_rowsize
 
-        if column_order is not None:  # MindSpore 2.10: a TypeError (no such argument)
-            raise TypeError(
+        if kwargs:
+            raise TypeError(f"map() got an unexpected keyword argument {next(iter(kwargs))!r}")
+        if column_order is not None:  # MindSpore 2.0: a ValueError; 2.10: a TypeError
+            raise ArgumentError(
                 "map: column_order was removed in MindSpore 2.0; keep and order the columns "
                 "with .project(columns) after the map: "
                 f"data.map(...).project({list(column_order)!r}). Received: column_order="
