@@ -43,7 +43,13 @@ def test_the_site_builds_without_warnings_and_documents_every_public_name(tmp_pa
         pytest.fail("the docs build has warnings (printed above); it must have none")
     missing = build.missing_names(out)
     assert not missing, f"public names without an entry in the reference: {missing}"
-    assert "jisu.train.Model.fit" in build.documented_names(out)
+    documented = build.documented_names(out)
+    assert "jisu.train.Model.fit" in documented
+    # an op's entry shows its own API, not the engine's protocol that every op inherits
+    assert "jisu.dataset.vision.Decode.device" in documented
+    assert "jisu.dataset.vision.Resize.apply_into" not in documented
+    vision_page = open(os.path.join(out, "api", "dataset.vision.html"), encoding="utf-8").read()
+    assert vision_page.count("write <code") + vision_page.count("Elementwise ops") == 0
 
 
 def read(*parts: str) -> str:
@@ -69,6 +75,29 @@ def test_the_readme_links_to_files_that_exist_and_to_every_guide():
     assert not unlinked, f"README.md does not link these guides: {unlinked}"
     for doc in ("docs/benchmarks.md", "docs/porting.md", "docs/scale-out.md"):
         assert doc in targets
+
+
+def test_an_ops_engine_protocol_is_left_off_its_entry_and_its_api_kept():
+    """The reference's rule for op classes (docs/site/_ext/jisu_api.py), on real classes."""
+    import sys
+
+    from jisu.dataset import vision
+
+    sys.path.insert(0, os.path.join(ROOT, "docs", "site", "_ext"))
+    try:
+        from jisu_api import skip_engine_protocol
+    finally:
+        sys.path.pop(0)
+    for name in ("apply", "apply_into", "axes", "output_dtype"):
+        assert skip_engine_protocol(None, "class", name, getattr(vision.Resize, name), False, {})
+    assert skip_engine_protocol(None, "class", "device", vision.Decode.device, False, {}) is None
+    # a method of another class keeps its entry, whatever its name shares with the protocol
+    assert skip_engine_protocol(None, "class", "apply", NotAnOp.apply, False, {}) is None
+
+
+class NotAnOp:
+    def apply(self, function):
+        """Like MindSpore's ``Dataset.apply``."""
 
 
 def test_the_readme_keeps_the_quick_start_commands_that_ci_runs():

@@ -274,6 +274,38 @@ def _private_mixin(base: type) -> bool:
     return own and base.__name__ not in getattr(module, "__all__", ())
 
 
+#: what an op is to MindSpore's API (its call, ``device``) is documented on each op; the rest of
+#: its base's members are the engine's protocol (``apply``, ``apply_into``, ``axes``,
+#: ``output_dtype``, the flags the planner reads): how the pipeline runs an op, not what a user
+#: calls. Inherited, they repeated one docstring on every op (285 times on the vision page).
+OP_API = frozenset({"device"})
+
+
+def _defining_class(obj: Any) -> type | None:
+    """The class a function was defined in (from its module and qualified name), or None."""
+    qualname = getattr(obj, "__qualname__", "")
+    module = sys.modules.get(getattr(obj, "__module__", None) or "")
+    if "." not in qualname or module is None:
+        return None
+    owner: Any = module
+    for part in qualname.split(".")[:-1]:
+        owner = getattr(owner, part, None)
+    return owner if inspect.isclass(owner) else None
+
+
+def skip_engine_protocol(app: Sphinx, what: str, name: str, obj: Any, skip: bool, options: Any):
+    """``autodoc-skip-member``: leave an op's engine-protocol members off its entry (the
+    members of ``TensorOperation`` outside :data:`OP_API`, inherited or overridden)."""
+    from jisu.dataset.core.operation import TensorOperation
+
+    if what != "class" or name in OP_API or name not in vars(TensorOperation):
+        return None
+    owner = _defining_class(inspect.unwrap(obj)) if callable(obj) else None
+    if owner is None or issubclass(owner, TensorOperation):
+        return True  # a flag (no owner to tell) or a method of an op: the protocol
+    return None
+
+
 class JisuNames(SphinxDirective):
     """``.. jisu-names:: module`` with names as content, or ``:rest:``."""
 
@@ -314,7 +346,16 @@ class JisuNames(SphinxDirective):
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("jisu-names", JisuNames)
+    app.connect("autodoc-skip-member", skip_engine_protocol)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
 
 
-__all__ = ["entry_lines", "home", "is_alias", "public_modules", "public_names", "setup"]
+__all__ = [
+    "entry_lines",
+    "home",
+    "is_alias",
+    "public_modules",
+    "public_names",
+    "setup",
+    "skip_engine_protocol",
+]
