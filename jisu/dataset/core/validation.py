@@ -55,23 +55,14 @@ def resolve_workers(op: str, value: int | None, default: int) -> int:
     """Worker count for a stage: the value asked for, clamped to the CPUs this process may use.
 
     Asking for more workers than CPUs is not an error (the article's own code asks for 4 on a
-    2-core machine); the count is clamped and the clamp is logged at debug level.
+    2-core machine); the count is clamped, said once per pipeline when it is planned
+    (:func:`jisu.dataset.engine.plan.log_clamped_workers`).
     """
     if value is None:
         value = default
     check_int(op, "num_parallel_workers", value, minimum=1)
     cpus = available_cpus()
-    if value > cpus:
-        import logging
-
-        logging.getLogger("jisu.dataset").debug(
-            "%s: num_parallel_workers=%d clamped to the %d CPUs this process may use",
-            op,
-            value,
-            cpus,
-        )
-        return cpus
-    return value
+    return min(value, cpus)
 
 
 def resolve_shards(op: str, num_shards: int | None, shard_id: int | None) -> tuple[int, int] | None:

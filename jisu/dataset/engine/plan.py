@@ -34,10 +34,13 @@ cores two threads read 4 KiB record rows at 0.6x the rate of one).
 
 from __future__ import annotations
 
+import logging
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.access import is_random_access
+from ..core.cpus import available_cpus
 from ..core.tuning import tuned_stage
 from .tasks import walk
 
@@ -393,8 +396,35 @@ def _call_limit(node: Any) -> int | None:
     return 1 if node.parallelism.serial_reads else None
 
 
+#: pipelines whose reduced worker counts were logged (once per pipeline, not per iterator)
+_CLAMPS_LOGGED: weakref.WeakSet = weakref.WeakSet()
+
+
+def log_clamped_workers(root: Dataset) -> None:
+    """One line (logger ``jisu.dataset``, WARNING) naming the ops of ``root``'s pipeline whose
+    ``num_parallel_workers`` exceeds the CPUs this process may use and which run with that
+    many instead (MindSpore refuses such a count; jisu reduces it, so code written for a
+    bigger machine runs): said once per pipeline, when it is first planned."""
+    if root in _CLAMPS_LOGGED:
+        return
+    _CLAMPS_LOGGED.add(root)
+    cpus = available_cpus()
+    clamped = [
+        f"{op_label(node, None)} asked for {node.parallelism.requested}"
+        for node in walk(root)
+        if (node.parallelism.requested or 0) > cpus
+    ]
+    if clamped:
+        logging.getLogger("jisu.dataset").warning(
+            "num_parallel_workers reduced to the %d CPUs this process may use: %s",
+            cpus,
+            "; ".join(clamped),
+        )
+
+
 def plan(root: Dataset) -> Plan:
     """The stages of the pipeline ``root``, run once per iterator."""
+    log_clamped_workers(root)
     ids = node_ids(root)
     stages: list[Stage] = []
     seen: set[int] = set()

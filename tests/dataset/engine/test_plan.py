@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 
@@ -312,4 +313,26 @@ def test_a_random_access_node_survives_pickling_as_its_own_kind():
         [1, 2],
         [3, 4],
         [5, 6],
+    ]
+
+
+def test_workers_reduced_to_the_cpus_are_said_once_per_pipeline(monkeypatch, caplog):
+    """``num_parallel_workers`` above the CPUs runs with the CPUs (MindSpore refuses it): one
+    WARNING line at the first plan of the pipeline names each such op, none at later iterators
+    of it, none for counts the CPUs allow. Two CPUs reported, whatever the machine."""
+    monkeypatch.setenv(CPUS_ENV, "2")
+    data = (
+        ds.NumpySlicesDataset({"x": np.arange(8)}, shuffle=False)
+        .map(lambda x: x, num_parallel_workers=64)
+        .batch(2, num_parallel_workers=3)
+    )
+    with caplog.at_level(logging.WARNING, logger="jisu.dataset"):
+        for _ in range(2):
+            assert len(list(data.create_tuple_iterator())) == 4
+        fits = ds.NumpySlicesDataset({"x": np.arange(8)}).map(lambda x: x, num_parallel_workers=2)
+        list(fits.create_tuple_iterator())
+    lines = [r.getMessage() for r in caplog.records if r.name == "jisu.dataset"]
+    assert lines == [
+        "num_parallel_workers reduced to the 2 CPUs this process may use: map(<lambda>) asked "
+        "for 64; batch(2) asked for 3"
     ]
