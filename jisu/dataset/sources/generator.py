@@ -21,6 +21,7 @@ from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context, with_context
 from ..engine.plan import READ
 from . import sampler_runs
+from .batch_sampler import BatchSamplerKernels, BatchSampling, check_batch_sampling
 from .options import EpochOrder, ReadOptions
 from .samplers import Sampler, as_sampler
 from .schema import Schema  # re-exported: jisu.dataset.Schema's old home
@@ -419,6 +420,12 @@ class GeneratorDataset(Source):
             the maps fused with the read (an iterable source always runs in this process, on
             its own thread; later maps can still use processes).
         max_rowsize: accepted for MindSpore compatibility; jisu sizes its shared memory itself.
+        batch_sampler: an iterable giving, each epoch, lists of source indices (a list of
+            lists, a torch ``BatchSampler``); each list is one batch, its columns stacked or
+            merged by ``collate_fn(*columns)`` (a list of values per column; it returns a tuple
+            with one value per column). Not with ``num_samples``, ``shuffle``, ``sampler`` or
+            shards; see :mod:`.batch_sampler`.
+        collate_fn: merges a batch's rows (only with ``batch_sampler``).
 
     Errors: when ``source[i]`` raises, iteration fails with an error naming the source and
     ``i`` (and the file, for sources that know it), of the original type and catchable as
@@ -444,7 +451,15 @@ class GeneratorDataset(Source):
         shard_id: int | None = None,
         python_multiprocessing: bool = False,
         max_rowsize: int | None = None,
+        batch_sampler: Any = None,
+        collate_fn: Any = None,
     ) -> None:
+        others = dict(num_samples=num_samples, shuffle=shuffle, sampler=sampler)
+        others.update(num_shards=num_shards, shard_id=shard_id)
+        check_batch_sampling(self.op_name, source, batch_sampler, collate_fn, others)
+        if batch_sampler is not None:  # rows in the batch sampler's order, never sharded
+            self.batches = BatchSampling(self.op_name, batch_sampler, collate_fn)
+            shuffle, num_shards, shard_id = False, 1, 0
         if schema is not None:
             if not isinstance(schema, Schema):
                 raise TypeError(
@@ -463,3 +478,17 @@ class GeneratorDataset(Source):
             list_num_samples=True,
         )
         super().__init__(source, column_names, options, column_types)
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Dataset:
+        batch_sampler = args[12] if len(args) > 12 else kwargs.get("batch_sampler")
+        if cls is GeneratorDataset and batch_sampler is not None:
+            return super().__new__(cls.BatchSampled)  # no arguments: the class is kept
+        return super().__new__(cls, *args, **kwargs)
+
+
+# A GeneratorDataset with a batch_sampler: its rows are the batches (found by pickle by name)
+GeneratorDataset.BatchSampled = type(  # type: ignore[attr-defined]
+    "GeneratorDataset",
+    (BatchSamplerKernels, GeneratorDataset),
+    {"__module__": __name__, "__qualname__": "GeneratorDataset.BatchSampled"},
+)
