@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .cpus import available_cpus
-from .error_types import PipelineValueError
+from .error_types import ArgumentError, PipelineValueError
 
 #: the largest value MindSpore 2.10 takes for an int32 argument such as ``max_rowsize``
 INT32_MAX = 2**31 - 1
@@ -22,6 +22,32 @@ def check_int(
     if minimum is not None and value < minimum:
         raise ValueError(f"{op}: {name} must be >= {minimum}. Received: {name}={value}")
     return value
+
+
+def check_source_columns(op: str, column_names: Any) -> list[str]:
+    """A source's ``column_names`` as a list, checked as MindSpore 2.10 checks them when the
+    source is built: a str or a non-empty list/tuple of non-empty, distinct strs. A name that
+    is not a str is an :class:`ArgumentError` (MindSpore's TypeError, jisu's earlier
+    ValueError); an empty list, an empty name or a duplicate a ValueError."""
+    if isinstance(column_names, str):
+        column_names = [column_names]
+    if not isinstance(column_names, (list, tuple)):
+        raise TypeError(
+            f"{op}: column_names must be a str or a list of str. "
+            f"Received: column_names={column_names!r}"
+        )
+    for i, name in enumerate(column_names):
+        if not isinstance(name, str):
+            raise ArgumentError(
+                f"{op}: column_names[{i}] must be a str. Received: column_names={column_names!r}"
+            )
+        if not name:
+            raise ValueError(f"{op}: column_names[{i}] is an empty name. Received: {column_names}")
+    if not column_names:
+        raise ValueError(f"{op}: column_names must be a non-empty list of str. Received: []")
+    if len(set(column_names)) != len(column_names):
+        raise ValueError(f"{op}: column_names has duplicates. Received: {column_names}")
+    return list(column_names)
 
 
 def check_columns(
@@ -82,6 +108,10 @@ def resolve_shards(op: str, num_shards: int | None, shard_id: int | None) -> tup
             f"Received: num_shards={num_shards}, shard_id={shard_id}"
         )
     check_int(op, "num_shards", num_shards, minimum=1)
+    if num_shards > INT32_MAX:  # MindSpore's interval [1, 2**31 - 1], checked when built
+        raise ValueError(
+            f"{op}: num_shards must be <= {INT32_MAX}. Received: num_shards={num_shards}"
+        )
     check_int(op, "shard_id", shard_id, minimum=0)
     if shard_id >= num_shards:
         raise ValueError(

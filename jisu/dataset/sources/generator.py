@@ -16,7 +16,7 @@ from ..core.node import Dataset
 from ..core.order import buffer_shuffle, shard_stream
 from ..core.rng import epoch_rng
 from ..core.rows import to_array, to_numpy_dtype
-from ..core.validation import check_int
+from ..core.validation import check_int, check_source_columns
 from ..engine.context import ExecContext
 from ..engine.errors import raise_in_context, with_context
 from ..engine.plan import READ
@@ -104,20 +104,7 @@ class Source(Dataset):
         op = self.op_name
         check_int(op, "num_parallel_workers", options.num_parallel_workers, 1, allow_none=True)
         super().__init__((), options.num_parallel_workers)
-        if isinstance(column_names, str):
-            column_names = [column_names]
-        if column_names is not None and not isinstance(column_names, (list, tuple)):
-            raise TypeError(
-                f"{op}: column_names must be a str or a list of str. "
-                f"Received: column_names={column_names!r}"
-            )
-        if not column_names or not all(isinstance(c, str) for c in column_names):
-            raise ValueError(
-                f"{op}: column_names must be a non-empty list of str. "
-                f"Received: column_names={column_names!r}"
-            )
-        if len(set(column_names)) != len(column_names):
-            raise ValueError(f"{op}: column_names has duplicates. Received: {column_names}")
+        column_names = check_source_columns(op, column_names)
         self._columns = tuple(column_names)
         if column_types is not None:
             if len(column_types) != len(column_names):

@@ -134,6 +134,8 @@ class NumpySlicesDataset(ArraySource):
                 "(rows are slices along axis 0)"
             )
         lengths = {len(a) for a in arrays}
+        if not arrays or lengths == {0}:  # MindSpore refuses it when built, as jisu does
+            raise ValueError("NumpySlicesDataset: data is empty (no columns or no rows)")
         if len(lengths) != 1:
             raise ValueError(
                 f"NumpySlicesDataset: all columns must have the same length. "
