@@ -69,8 +69,9 @@ class PrecisionComparison:
 
     @property
     def advice(self) -> str:
-        """Which level to use, with the measured ratio and times; within ``SAME_SPEED`` of
-        each other, the current level stays."""
+        """Which level to use, with the measured ratio and times. Within ``SAME_SPEED`` of
+        each other no level is advised over the other, and the slower one is never advised
+        (kept only when it is the faster)."""
         cur, other = self.current, self.other
         fast = self.faster
         slow = other if fast == cur else cur
@@ -80,9 +81,15 @@ class PrecisionComparison:
         )
         where = _where(self.device)
         if self.ratio < SAME_SPEED:
-            return (
+            head = (
                 f"{cur} and {other} ran within {SAME_SPEED - 1:.0%} of each other {where} "
-                f"({ms}): precision is not the lever; keep amp_level='{cur}'"
+                f"({ms}): precision is not the lever"
+            )
+            if fast == cur:
+                return f"{head}; keep amp_level='{cur}'"
+            return (
+                f"{head} ({fast} was {self.ratio - 1:.0%} faster, within what a few steps "
+                "tell apart)"
             )
         if self.change is None:
             return (
