@@ -154,10 +154,10 @@ def _doctor(args: argparse.Namespace) -> int:
         if pipeline["items"] == 0:  # a verdict on no data would be made up
             raise ValueError("the pipeline gave no rows (its epoch is empty): nothing to measure")
     if args.train is not None:
-        if not args.skip_graph_mode:  # a minute's compile: say why, in a log too
-            print(f"jisu doctor: {doctor.COMPILING}", file=sys.stderr, flush=True)
         graph = 0 if args.skip_graph_mode else 4
-        profiler = doctor.diagnose_training(model, dataset, args.steps, args.sink, 4, graph)
+        profiler = doctor.diagnose_training(
+            model, dataset, args.steps, args.sink, 4, graph, announce=_say_on_stderr
+        )
         if profiler.summary().steps == 0:
             raise ValueError(
                 "the training ran no step (its dataset gave no batch): nothing to measure"
@@ -173,6 +173,10 @@ def _doctor(args: argparse.Namespace) -> int:
     print(f"verdict: {verdict}")
     print(f"report: {write_report(args.report, pipeline, profiler, verdict)}")
     return 0
+
+
+def _say_on_stderr(text: str) -> None:  # a minute's compile: said, in a log too
+    print(f"jisu doctor: {text}", file=sys.stderr, flush=True)
 
 
 def _check_report_path(path: str) -> None:

@@ -242,6 +242,7 @@ def diagnose_training(
     sink: bool = False,
     precision_steps: int = 4,
     graph_steps: int = 4,
+    announce: Callable[[str], None] | None = None,
 ) -> TrainingProfiler:
     """Train ``model`` for 3 short epochs of ``steps`` batches (the first is warm-up).
 
@@ -250,7 +251,8 @@ def diagnose_training(
     eager and compiled (:func:`measure_graph_mode`; compiling takes seconds to minutes on a
     CPU), so that the advice on precision and on graph mode follows from this machine's
     numbers. A failure there is a warning, not an error; graph mode not measured (turned
-    off, too little data, a failure) is said so in the figures and the advice.
+    off, too little data, a failure) is said so in the figures and the advice. ``announce``
+    is given :data:`COMPILING` before those minutes, once the training ran a step.
 
     Raises:
         TypeError: ``model`` is not a :class:`jisu.Model`.
@@ -264,6 +266,8 @@ def diagnose_training(
         )
     profiler = TrainingProfiler(verbose=False)
     model.train(3, _first(dataset, steps), callbacks=[profiler], dataset_sink_mode=sink)
+    if announce is not None and graph_steps > 0 and profiler.summary().steps > 0:
+        announce(COMPILING)
     if precision_steps > 0:
         try:
             profiler.precision = measure_precision(model, dataset, precision_steps)
