@@ -285,9 +285,12 @@ def test_program_end_leaves_no_worker_and_no_shm_entry(tmp_path, at_least_two_cp
     script = tmp_path / "run.py"
     script.write_text(
         textwrap.dedent(f"""
-        import os, signal, sys, time, _thread, threading
+        import faulthandler, os, signal, sys, time, _thread, threading
         import numpy as np
         import jisu.dataset as ds
+
+        # a hang says where every thread is (once seen under load in a full run: 300 s)
+        faulthandler.dump_traceback_later(240, exit=True)
 
         def work(x):
             time.sleep(0.01)
@@ -318,6 +321,7 @@ def test_program_end_leaves_no_worker_and_no_shm_entry(tmp_path, at_least_two_cp
     result = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path
     )  # a hang guard, not a verdict
+    assert "Timeout (0:04:00)!" not in result.stderr, result.stderr
     pids = [int(p) for p in result.stdout.split()]
     assert len(pids) == 2, result.stderr
     if how == "keyboard_interrupt":
