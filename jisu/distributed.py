@@ -13,11 +13,15 @@ from __future__ import annotations
 import atexit
 import os
 import socket
+import time
 
 import torch
 import torch.distributed as dist
 
 from .dataset import config
+
+#: seconds a gloo job's exit waits for gloo's threads to finish (:func:`_destroy_gloo_group`)
+_GLOO_SETTLE_S = 0.5
 
 
 def world_size_from_env() -> int:
@@ -66,6 +70,12 @@ def _destroy_gloo_group() -> None:
     can hang, and torch warns there instead. A group the script destroyed itself is left."""
     if is_initialized() and dist.get_backend() == "gloo":
         dist.destroy_process_group()
+        # A DistributedDataParallel still alive keeps the group, and gloo's worker threads run
+        # on into the interpreter's teardown (shutdown() does not stop them): a thread still
+        # freeing a finished collective then needs the GIL and aborts the process. Core dumps
+        # of such aborts (a 2-process job beside busy loops) showed that thread descheduled
+        # since the collective's end; the GIL is let go here so that it finishes first.
+        time.sleep(_GLOO_SETTLE_S)
 
 
 def get_rank() -> int:
@@ -95,9 +105,14 @@ def broadcast_parameters(network: torch.nn.Module, src: int = 0) -> None:
     process group. Every rank must call it."""
     if not is_initialized():
         return
+    # the tensors themselves, not ``.data``: a temporary Python tensor dropped while gloo's
+    # worker thread still holds the finished work hands its last reference to that thread,
+    # which then needs the GIL to free it; at interpreter teardown that aborted the process
+    # ("terminate called without an active exception", SIGABRT; seen in core dumps of a
+    # 2-process job beside busy loops, the broadcast its last collective)
     with torch.no_grad():
         for tensor in [*network.parameters(), *network.buffers()]:
-            dist.broadcast(tensor.data, src=src)
+            dist.broadcast(tensor, src=src)
 
 
 class CheckpointWriter:

@@ -73,10 +73,18 @@ class DistributedGradReducer(Cell):
         return reduce_gradients(grads, self.degree if self.mean else 1)
 
 
+#: the flat buffers of the last all-reduce, kept until the next one: the Python tensor must
+#: outlive gloo's record of the finished work, or its worker thread frees the last reference
+#: and needs the GIL to do so, which aborts the process at interpreter teardown (see
+#: :func:`jisu.distributed.broadcast_parameters`)
+_LAST_REDUCED: list[torch.Tensor] = []
+
+
 def reduce_gradients(grads: tuple, divisor: int = 1) -> tuple:
     """``grads`` summed over the processes (and divided by ``divisor``): one all-reduce per
     dtype and device, on flat copies; None entries stay None."""
     out: list[Any] = list(grads)
+    _LAST_REDUCED.clear()
     buckets: dict[tuple, list[int]] = {}
     for i, g in enumerate(grads):
         if isinstance(g, torch.Tensor):
@@ -85,6 +93,7 @@ def reduce_gradients(grads: tuple, divisor: int = 1) -> tuple:
         with torch.no_grad():
             flat = torch.cat([grads[i].detach().reshape(-1) for i in indices])
             dist.all_reduce(flat)
+            _LAST_REDUCED.append(flat)
             if divisor != 1:
                 flat.div_(divisor)
             for i, part in zip(indices, flat.split([grads[i].numel() for i in indices])):
