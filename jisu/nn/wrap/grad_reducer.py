@@ -73,10 +73,10 @@ class DistributedGradReducer(Cell):
         return reduce_gradients(grads, self.degree if self.mean else 1)
 
 
-#: the flat buffers of the last all-reduce, kept until the next one: the Python tensor must
-#: outlive gloo's record of the finished work, or its worker thread frees the last reference
-#: and needs the GIL to do so, which aborts the process at interpreter teardown (see
-#: :func:`jisu.distributed.broadcast_parameters`)
+#: the flat buffers of the last gloo all-reduce, kept until the next one (CPU tensors only,
+#: never a GPU's memory): the Python tensor must outlive gloo's record of the finished work,
+#: or its worker thread frees the last reference and needs the GIL to do so, which aborts the
+#: process at interpreter teardown (see :func:`jisu.distributed.broadcast_parameters`)
 _LAST_REDUCED: list[torch.Tensor] = []
 
 
@@ -93,7 +93,8 @@ def reduce_gradients(grads: tuple, divisor: int = 1) -> tuple:
         with torch.no_grad():
             flat = torch.cat([grads[i].detach().reshape(-1) for i in indices])
             dist.all_reduce(flat)
-            _LAST_REDUCED.append(flat)
+            if flat.device.type == "cpu":
+                _LAST_REDUCED.append(flat)
             if divisor != 1:
                 flat.div_(divisor)
             for i, part in zip(indices, flat.split([grads[i].numel() for i in indices])):
