@@ -4,6 +4,7 @@ no test leaves pipeline threads behind, and hang guards long enough for a loaded
 from __future__ import annotations
 
 import gc
+import signal
 import threading
 import time
 
@@ -17,6 +18,16 @@ from jisu.dataset.core.cpus import CPUS_ENV, available_cpus
 #: 28.7 s on a busy 2-core machine against 1.5 s quiet; the tests that ran into 120 s passed
 #: alone), so a shorter marker is raised to it rather than becoming a verdict on the load
 HANG_GUARD_S = 600
+
+
+def pytest_configure(config):
+    """Ctrl-C as in a terminal, whatever started the run: a shell starting a command in the
+    background (``pytest ... &`` beside busy loops) ignores SIGINT in it, and children inherit
+    that, so ``_thread.interrupt_main()`` did nothing: the Ctrl-C tests hung ("DID NOT
+    RAISE KeyboardInterrupt", a 300 s timeout) only in such runs. Python's own handler puts
+    back what a foreground run has, for the tests and for the programs they start."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(config, items):
