@@ -7,6 +7,7 @@ import os
 import pickle
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -98,11 +99,17 @@ def assert_rows_equal(got: list[tuple], want: list[tuple]) -> None:
             np.testing.assert_array_equal(a, b)
 
 
-def wait_fills() -> None:
-    """Wait for the background cache fills of this process to end."""
-    for thread in threading.enumerate():
-        if thread.name == "jisu-cache-fill":
-            thread.join(30)
+def wait_fills(guard: float = 300.0) -> None:
+    """Wait until no background cache fill of this process runs: until none is alive (a fill
+    running can be followed by another), not one pass of 30 s joins, which a loaded machine
+    outlasted (a shard evicted while the test listed the cache). ``guard``: a hang guard."""
+    deadline = time.monotonic() + guard
+    while time.monotonic() < deadline:
+        fills = [t for t in threading.enumerate() if t.name == "jisu-cache-fill" and t.is_alive()]
+        if not fills:
+            return
+        for thread in fills:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def shard_gets(s3) -> list:

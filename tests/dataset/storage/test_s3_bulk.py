@@ -18,6 +18,7 @@ from jisu.dataset.record import s3_bulk, storage, storage_requests
 from jisu.dataset.record.storage import StorageError, filesystem, open_remote, read_whole
 from jisu.dataset.record.validate import MalformedFileError
 
+from .test_records_s3 import wait_fills
 from .test_storage_faults import SMALL, Relay, replace_with_same_size
 
 pytestmark = pytest.mark.timeout(60)
@@ -87,9 +88,11 @@ def test_a_record_data_set_reads_the_same_rows_with_and_without_the_bulk_client(
 
     expected = [(int(r["k"]), r["v"]) for r in rows]
     assert read(str(tmp_path / "a")) == expected
+    wait_fills()  # the cache is filled in the background: compared once both are complete
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(s3_bulk, "bulk_client", lambda fs, url: None)
         assert read(str(tmp_path / "b")) == expected
+    wait_fills()
     cached = sorted(p.read_bytes() for p in (tmp_path / "a").rglob("*") if p.is_file())
     assert cached == sorted(p.read_bytes() for p in (tmp_path / "b").rglob("*") if p.is_file())
 
