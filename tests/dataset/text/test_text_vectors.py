@@ -195,7 +195,8 @@ _VALUE = st.one_of(
     st.sampled_from(["1", "-0", "1e40", "nan", "inf", "x", "1_0", "", "0x1", "\t", "é", "1 "]),
 )
 _LINE = st.tuples(
-    st.text(st.characters(blacklist_characters="\n\r "), max_size=6),
+    # no lone surrogates: a text file holds UTF-8, which cannot encode them (CI drew '\ud800')
+    st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r "), max_size=6),
     st.lists(_VALUE, max_size=5),
 ).map(lambda t: " ".join([t[0], *t[1]]))
 
