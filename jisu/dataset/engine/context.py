@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 from .. import config
 from .buffers import batch_buffers
+from .interrupts import interrupts_deferred
 from .plan import Plan
 from .stats import OpTimes, StageStats
 from .thread_pool import ThreadPool
@@ -300,6 +301,10 @@ class ExecContext:
         parent's workers, nor wait on a lock a thread of the parent held at the fork)."""
         if os.getpid() != self._pid:
             return
+        with interrupts_deferred():  # a Ctrl-C part way would leave threads running
+            self._shutdown(timeout)
+
+    def _shutdown(self, timeout: float) -> None:
         self.stop.set()
         with self._lock:
             threads, self._threads = self._threads, []

@@ -25,6 +25,7 @@ from ... import config
 from .. import policies
 from ..context import Stopped
 from ..errors import PipelineError, with_context
+from ..interrupts import interrupts_deferred
 from ..stage import EPOCH_END
 from ..stats import OpTimes
 from . import start as process_start
@@ -300,6 +301,10 @@ class ChildPipeline:
         forked from this one: the pipeline process is this one's, not the fork's, to stop."""
         if os.getpid() != self._pid:
             return
+        with interrupts_deferred():  # a Ctrl-C part way would leave the child running
+            self._shutdown(timeout)
+
+    def _shutdown(self, timeout: float) -> None:
         self._closing = True
         try:
             self._send(pickle.dumps(None))
