@@ -173,6 +173,13 @@ class DatasetIterator:
         return self
 
     def __next__(self) -> Any:
+        try:
+            return self._next_row()
+        except (KeyboardInterrupt, SystemExit):  # a Ctrl-C anywhere in here, not only while
+            self.close()  # waiting for a row: leave nothing running
+            raise
+
+    def _next_row(self) -> Any:
         self._ensure_started()
         ctx = self._ctx
         if ctx is None:
@@ -188,7 +195,7 @@ class DatasetIterator:
             begin, ready = time.perf_counter(), len(self._rows) > 0 or self._out.qsize() > 0
         try:
             item = self._rows.next(lambda: ctx.get(self._out))
-        except BaseException:  # KeyboardInterrupt while waiting: leave nothing running
+        except BaseException:  # the run stopped, or failed outside its guards
             self.close()
             raise
         if profiling:

@@ -195,14 +195,14 @@ def test_break_out_of_for_loop_then_gc_leaves_nothing():
 
 
 def test_keyboard_interrupt_while_waiting_closes_the_iterator(monkeypatch):
-    """The interrupt comes once the op runs, so the main thread is inside the iteration,
-    waiting for a row (the pipeline starts only when a row is asked for): an event, not a
-    timer that a busy machine could fire before the iteration starts.
+    """The op holds the first row until the Ctrl-C reaches the handler, so the main thread is
+    always inside the iteration, waiting for a row, when the interrupt is raised (the pipeline
+    starts only when a row is asked for): events, not timers that a busy machine could fire
+    before the iteration starts or while a row is handed over.
 
     As a user would, it presses Ctrl-C again if the first one was lost: CPython swallows an
     interrupt that lands inside a finalizer (in a full run, garbage of earlier tests collected
-    in the main thread; reported to sys.unraisablehook), and once the loop ran to its end
-    without one ("DID NOT RAISE" on a loaded machine). The SIGINT handler raises one
+    in the main thread; reported to sys.unraisablehook). The SIGINT handler raises one
     KeyboardInterrupt per press that reaches it, so none can arrive after the test caught it.
     """
     running, pressed, finished = threading.Event(), threading.Event(), threading.Event()
@@ -224,7 +224,7 @@ def test_keyboard_interrupt_while_waiting_closes_the_iterator(monkeypatch):
 
     def blocked(x):
         running.set()
-        time.sleep(0.5)  # a slow op: the main thread waits for its row
+        pressed.wait(300)  # a hang guard: the press comes at once
         return x
 
     it = (
@@ -250,6 +250,8 @@ def test_keyboard_interrupt_while_waiting_closes_the_iterator(monkeypatch):
         finished.set()
         interrupter.join()
         signal.signal(signal.SIGINT, previous)
+    assert it._ctx is None  # closed by the interrupt, not by the garbage collector
+    del it
     assert not wait_no_jisu_threads()
 
 
