@@ -122,6 +122,8 @@ def _train(args: argparse.Namespace) -> int:
         )
     elif cfg.baseline:
         print("plain PyTorch loop: not compared (needs --epochs 2 or more)")
+    if figures["graph_mode"] is not None:
+        print(figures["graph_mode"])
     print(figures["where_the_time_went"])
     if cfg.out is not None:  # curves drawn only with matplotlib (jisu[plots])
         png, what = figures["curves_png"], "curves (loss, accuracy, samples/s per epoch)"

@@ -1,7 +1,9 @@
 """Execution context: graph or eager mode, and the device (MindSpore's ``set_context``).
 
 ``set_context(mode=GRAPH_MODE)`` makes :class:`jisu.Model` compile its train step with
-``torch.compile``; ``PYNATIVE_MODE`` (the default) runs eagerly. ``device_target`` is "CPU",
+``torch.compile`` when the run pays the compile back (``graph_compile="auto"``, see
+:mod:`jisu.train.graph_policy`; "always" compiles from the first step); ``PYNATIVE_MODE`` (the
+default) runs eagerly. ``device_target`` is "CPU",
 "GPU" (CUDA) or "Ascend" (an NPU through ``torch_npu``; MindSpore's alias "Davinci" too);
 :class:`jisu.Model` and the datasets' device feed put the network and batches there.
 
@@ -46,8 +48,12 @@ _context: dict[str, Any] = {
     # how sink mode runs the train step on CUDA: captured once as a CUDA graph and replayed
     # (jisu.train.capture), through torch.compile(mode="reduce-overhead"), or launched per step
     "sink_capture": "cuda_graph",
+    # GRAPH_MODE's train step: compiled when the run pays the compile back ("auto", see
+    # jisu.train.graph_policy) or from the first step ("always")
+    "graph_compile": "auto",
 }
 SINK_CAPTURES = ("cuda_graph", "reduce-overhead", "off")
+GRAPH_COMPILES = ("auto", "always")
 #: MindSpore settings for its own graph compiler, logs and memory pool: accepted so that
 #: scripts run unchanged, stored for get_context, no effect on jisu (torch manages memory)
 _WITHOUT_EFFECT = {
@@ -83,7 +89,11 @@ def set_context(**kwargs: Any) -> None:
     CUDA: "cuda_graph", the default, captures the whole step once and replays it per batch;
     "reduce-overhead" compiles the forward and backward with ``torch.compile(mode=
     "reduce-overhead")``, whose CUDA graphs leave the optimizer step eager; "off" launches
-    every kernel from Python; see :mod:`jisu.train.capture`). MindSpore's compiler, log and
+    every kernel from Python; see :mod:`jisu.train.capture`), ``graph_compile`` (GRAPH_MODE's
+    train step: "auto", the default, runs the first steps eagerly, measured, and compiles only
+    when the run is long enough to pay the compile back, keeping the compiled step only when it
+    is measured faster, see :mod:`jisu.train.graph_policy`; "always" compiles at the first
+    step). MindSpore's compiler, log and
     memory-pool settings (``save_graphs``, ``save_graphs_path``, ``graph_kernel_flags``,
     ``max_call_depth``, ``max_device_memory`` ...) are accepted and have no effect; any other
     name is an error, so that a typo does not pass silently."""
@@ -97,6 +107,11 @@ def set_context(**kwargs: Any) -> None:
         raise ValueError(
             f"set_context: mode must be GRAPH_MODE (0) or PYNATIVE_MODE (1). "
             f"Received mode={update['mode']!r}"
+        )
+    if update["graph_compile"] not in GRAPH_COMPILES:
+        raise ValueError(
+            f"set_context: graph_compile must be one of {GRAPH_COMPILES}. "
+            f"Received graph_compile={update['graph_compile']!r}"
         )
     if update["sink_capture"] not in SINK_CAPTURES:
         raise ValueError(

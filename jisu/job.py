@@ -69,6 +69,7 @@ from .train import (
     ThroughputMonitor,
     TimeMonitor,
 )
+from .train.steps import CompiledStep
 
 
 @dataclass
@@ -295,4 +296,11 @@ def _run(cfg: JobConfig) -> dict[str, Any]:
         "workers": workers,
         "steps_per_epoch": steps,
         "device": str(device),
+        "graph_mode": describe_graph_mode(model),
     }
+
+
+def describe_graph_mode(model: Model) -> str | None:
+    """What GRAPH_MODE chose for the run and why (None when the job ran in PYNATIVE_MODE)."""
+    step = model.train_network
+    return step.describe() if isinstance(step, CompiledStep) else None

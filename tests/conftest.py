@@ -4,7 +4,9 @@ no test leaves pipeline threads behind, and hang guards long enough for a loaded
 from __future__ import annotations
 
 import gc
+import os
 import signal
+import tempfile
 import threading
 import time
 
@@ -12,6 +14,7 @@ import pytest
 
 import jisu.dataset as ds
 from jisu.dataset.core.cpus import CPUS_ENV, available_cpus
+from jisu.train.graph_policy import RECORDS_ENV
 
 #: every test's timeout, at least (pyproject's default too): a timeout only guards against a
 #: hang, and a machine under load is many times slower than a quiet one (`import jisu` took
@@ -28,6 +31,9 @@ def pytest_configure(config):
     back what a foreground run has, for the tests and for the programs they start."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    # GRAPH_MODE's records of measured compiles: the run's own, not the user's cache (where
+    # a record would change what the rule chooses)
+    os.environ[RECORDS_ENV] = os.path.join(tempfile.mkdtemp(prefix="jisu-tests-"), "graph.json")
 
 
 def pytest_collection_modifyitems(config, items):

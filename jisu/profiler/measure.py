@@ -151,12 +151,13 @@ def _mode(graph: bool) -> Iterator[None]:
     train step or not as the mode is when it is built."""
     from ..context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
 
-    previous = get_context("mode")
-    set_context(mode=GRAPH_MODE if graph else PYNATIVE_MODE)
+    previous = get_context("mode"), get_context("graph_compile")
+    # measured as compiled from the first step, whatever the run's rule would choose
+    set_context(mode=GRAPH_MODE if graph else PYNATIVE_MODE, graph_compile="always")
     try:
         yield
     finally:
-        set_context(mode=previous)
+        set_context(mode=previous[0], graph_compile=previous[1])
 
 
 def _compile_error(message: str) -> str:

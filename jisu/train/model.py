@@ -295,6 +295,8 @@ class Model:
             dataset_state=source.state(),
         )
         state.dispatched_step_num = state.cur_step_num
+        if isinstance(self._train_step, CompiledStep) and steps is not None:
+            self._train_step.plan_steps((epoch - initial_epoch) * steps - done_in_epoch)
         rates_on_device(self.optimizer, self.device)  # a capturable step reads the current rate
         train_step = self._train_step
         if sink_mode:  # on CUDA, captured as a CUDA graph when nothing rules it out

@@ -26,6 +26,7 @@ from .. import distributed
 from ..amp import TrainStep
 from ..amp.train_step import loss_forward
 from ..context import get_auto_parallel_context, get_context, graph_mode
+from .graph_policy import GraphModeChooser, GraphRecords, network_key
 from .metrics import Loss, Metric
 
 _log = logging.getLogger(__name__)
@@ -54,38 +55,78 @@ def _summed(state, bucket):
 
 
 class CompiledStep:
-    """``step`` with its forward (and so its backward) run through ``torch.compile``.
+    """``step`` with its forward (and so its backward) run through ``torch.compile``, when
+    compiling pays.
 
-    Compilation happens during the first step, forward and backward (the backward graph is
-    compiled when it first runs), and can fail there: no C++ compiler, an unsupported
+    ``policy`` "auto" (the default: ``set_context(graph_compile=...)``): the first steps run
+    eagerly, timed; then the step compiles only if the run is long enough to pay the compile
+    back, and keeps the compiled step only if it is measured faster (the rule, its records and
+    its log lines: :mod:`jisu.train.graph_policy`; :meth:`describe` says what was chosen and
+    why). ``Model.train`` tells the step how many steps the run plans (:meth:`plan_steps`).
+    "always": compiled from the first step.
+
+    Compilation happens during the compiling call, forward and backward (the backward graph
+    is compiled when it first runs), and can fail there: no C++ compiler, an unsupported
     construct. Then the step is redone by the eager ``step``: if that succeeds, the step warns
     and uses the eager step from then on (BatchNorm running statistics will have seen that
-    first batch twice); if it fails too, the batch is at fault, not the compiler: its error
+    batch twice); if it fails too, the batch is at fault, not the compiler: its error
     propagates and the compiled step is tried again at the next call. Errors after a
-    first successful step are the user's and propagate. Other attributes are those of the step
-    in use.
+    first successful compiled step are the user's and propagate. Other attributes are those of
+    the step in use.
 
     The compile can take minutes on a CPU: it is logged (INFO, logger ``jisu.train.steps``)
-    when it begins and when the first step returns, so that a job's log says what it is doing
-    (a terminal's progress bar says it too).
+    when it begins and when the compiling step returns, so that a job's log says what it is
+    doing (a terminal's progress bar says it too).
     """
 
-    def __init__(self, step: TrainStep, mode: str | None = None) -> None:
+    def __init__(
+        self,
+        step: TrainStep,
+        mode: str | None = None,
+        policy: str | None = None,
+        *,
+        records: GraphRecords | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+        compile_fn: Callable[..., Any] | None = None,
+    ) -> None:
         if mode is None and get_context("enable_graph_kernel"):
             mode = "max-autotune"
         self.mode = mode
         self.eager = step
-        self.compiled = step.with_forward(torch.compile(step.forward_fn, mode=mode))
-        self._step: Any = self.compiled
-        self.proven = False
+        compile_fn = torch.compile if compile_fn is None else compile_fn
+        self.compiled = step.with_forward(compile_fn(step.forward_fn, mode=mode))
+        policy = get_context("graph_compile") if policy is None else policy
+        self.chooser = GraphModeChooser(_device_type(step), records) if policy == "auto" else None
+        self.clock = clock
+        self._step: Any = self.compiled if self.chooser is None else self.eager
+        self._compiled_once = False  # the compiling call has succeeded (or fell back)
         # Inductor's CUDA graphs ("reduce-overhead") reuse their output memory at the next
         # run: each call marks a new step, and the outputs are cloned to outlive it
         self._graphs = mode == "reduce-overhead"
 
     @property
     def is_compiled(self) -> bool:
-        """Whether the compiled step is in use (False after a fallback to eager)."""
+        """Whether the compiled step is in use (False while it runs eagerly: before "auto"
+        chose to compile, after it chose not to, after a compile failed)."""
         return self._step is self.compiled
+
+    @property
+    def proven(self) -> bool:
+        """False when the next call compiles (Model.train's progress bar says so)."""
+        if self.chooser is None:
+            return self._compiled_once
+        return self.chooser.next_step() != "compile"
+
+    def plan_steps(self, remaining: int) -> None:
+        """The number of steps the run makes from now on, for the "auto" rule."""
+        if self.chooser is not None:
+            self.chooser.plan(remaining)
+
+    def describe(self) -> str:
+        """What GRAPH_MODE chose for this step and why."""
+        if self.chooser is not None:
+            return self.chooser.describe()
+        return "GRAPH_MODE (graph_compile='always'): compiled at the first step"
 
     def __call__(self, *inputs: Any) -> Any:
         if self._graphs and self.is_compiled:
@@ -94,11 +135,31 @@ class CompiledStep:
         return self._call(inputs)
 
     def _call(self, inputs: tuple) -> Any:
-        if self.proven:
+        chooser = self.chooser
+        if chooser is None:
+            return self._step(*inputs) if self._compiled_once else self._compile(inputs)
+        if not chooser.measuring:
             return self._step(*inputs)
+        if chooser.key is None:
+            network = getattr(self.eager, "network", None)
+            chooser.key = network_key(network, inputs, getattr(self.eager, "precision", None))
+        begin = self.clock()
+        compiling = chooser.next_step() == "compile"
+        if compiling:
+            self._step = self.compiled
+            outputs = self._compile(inputs)
+        else:
+            outputs = self._step(*inputs)
+        _synchronize(outputs)
+        chooser.observe(self.clock() - begin, compile_failed=compiling and not self.is_compiled)
+        self._step = self.eager if chooser.next_step() == "eager" else self.compiled
+        return outputs
+
+    def _compile(self, inputs: tuple) -> Any:
+        """The compiling call: the compiled step, or the eager one when compiling fails."""
         _log.info(
-            "GRAPH_MODE: compiling the train step (torch.compile) in its first call: seconds "
-            "with a warm compile cache, a minute or more on a CPU without one"
+            "GRAPH_MODE: compiling the train step (torch.compile): seconds with a warm "
+            "compile cache, a minute or more on a CPU without one"
         )
         begin = time.perf_counter()
         try:
@@ -110,12 +171,12 @@ class CompiledStep:
             warnings.warn(
                 f"GRAPH_MODE: torch.compile failed ({type(exc).__name__}: "
                 f"{str(exc).splitlines()[0] if str(exc) else ''}); running eagerly",
-                stacklevel=2,
+                stacklevel=3,
             )
             self._step = self.eager
-        self.proven = True
+        self._compiled_once = True
         _log.info(
-            "GRAPH_MODE: first train step done in %.1f s (%s)",
+            "GRAPH_MODE: compiling step done in %.1f s (%s)",
             time.perf_counter() - begin,
             "compiled" if self.is_compiled else "eager, after the compile failed",
         )
@@ -126,6 +187,22 @@ class CompiledStep:
         if step is None:
             raise AttributeError(name)
         return getattr(step, name)
+
+
+def _device_type(step: Any) -> str:
+    network = getattr(step, "network", None)
+    if isinstance(network, torch.nn.Module):
+        parameter = next(network.parameters(), None)
+        if parameter is not None:
+            return parameter.device.type
+    return "cpu"
+
+
+def _synchronize(outputs: Any) -> None:
+    """Wait for a CUDA step to finish, so that its time is measured (only while measuring)."""
+    values = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
+    if any(isinstance(v, torch.Tensor) and v.is_cuda for v in values):
+        torch.cuda.synchronize()
 
 
 def cloned_outputs(outputs: Any) -> Any:

@@ -329,7 +329,7 @@ def graph_mode(monkeypatch):
     """GRAPH_MODE with torch.compile "compiling" to the function itself: a user error fails
     the compiled step and the eager redo alike, as with a real compile."""
     monkeypatch.setattr(torch, "compile", lambda fn, **_: fn)
-    jisu.set_context(mode=jisu.GRAPH_MODE)
+    jisu.set_context(mode=jisu.GRAPH_MODE, graph_compile="always")
     yield
     jisu.set_context(mode=jisu.PYNATIVE_MODE)
 
@@ -351,7 +351,7 @@ def test_graph_mode_still_warns_about_a_real_compile_failure(monkeypatch):
         return compiled
 
     monkeypatch.setattr(torch, "compile", broken)
-    jisu.set_context(mode=jisu.GRAPH_MODE)
+    jisu.set_context(mode=jisu.GRAPH_MODE, graph_compile="always")
     try:
         chw, label = arrays()
         with pytest.warns(UserWarning, match="torch.compile failed .*C\\+\\+ compiler not found"):
@@ -491,7 +491,7 @@ def test_graph_mode_with_the_real_compiler_explains_the_batch():
     same way: one explained error, no compile-failure warning."""
     chw, label = arrays()
     data = dataset({"image": chw, "label": label}, batch=False)
-    jisu.set_context(mode=jisu.GRAPH_MODE)
+    jisu.set_context(mode=jisu.GRAPH_MODE, graph_compile="always")
     try:
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")

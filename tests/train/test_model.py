@@ -275,7 +275,7 @@ def test_graph_mode_falls_back_to_eager_when_compilation_fails_in_backward(monke
     train = data()[0]
     eager = losses_of(lambda **k: model().train(2, train, **k))
     monkeypatch.setattr(torch, "compile", lambda fn, **_: lambda *a: _BrokenBackward.apply(fn(*a)))
-    jisu.set_context(mode=jisu.GRAPH_MODE)
+    jisu.set_context(mode=jisu.GRAPH_MODE, graph_compile="always")
     try:
         with pytest.warns(UserWarning, match="torch.compile failed .*C\\+\\+ compiler not found"):
             fallback = losses_of(lambda **k: model().train(2, train, **k))

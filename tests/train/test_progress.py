@@ -264,7 +264,7 @@ def graph_mode_fake_compile(monkeypatch):
 
     monkeypatch.setattr(tqdm.std, "time", fake_time)
     monkeypatch.setattr(torch, "compile", fake_compile)
-    jisu.set_context(mode=jisu.GRAPH_MODE)
+    jisu.set_context(mode=jisu.GRAPH_MODE, graph_compile="always")
     yield
     jisu.set_context(mode=jisu.PYNATIVE_MODE)
 
@@ -320,7 +320,7 @@ def test_refresh_must_be_a_positive_int(bad):
 def test_graph_mode_shows_the_compile_notice_in_a_terminal(tmp_path):
     script = tmp_path / "graph.py"
     script.write_text(
-        "import jisu\njisu.set_context(mode=jisu.GRAPH_MODE)\n"
+        'import jisu\njisu.set_context(mode=jisu.GRAPH_MODE, graph_compile="always")\n'
         + SCRIPT.split("def noisy")[0]  # the data and the model
         + "bar = ProgressBar(miniters=1, mininterval=0)\n"
         + "model.train(1, data, callbacks=[bar], dataset_sink_mode=True)\n"

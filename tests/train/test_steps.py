@@ -31,6 +31,13 @@ def batch():
     return torch.randn(32, 8), torch.randint(0, 3, (32,))
 
 
+@pytest.fixture(autouse=True)
+def compiled_from_the_first_step():
+    """These tests are about compiling: GRAPH_MODE compiles at the first step (the rule that
+    chooses when to compile has its own tests, test_graph_policy.py)."""
+    jisu.set_context(graph_compile="always")
+
+
 @pytest.fixture
 def graph_mode():
     jisu.set_context(mode=jisu.GRAPH_MODE)
@@ -134,7 +141,7 @@ def test_the_compile_is_logged_before_and_after_the_first_step(counting_compile,
     messages = [r.getMessage() for r in caplog.records if r.name == "jisu.train.steps"]
     assert len(messages) == 2, messages
     assert messages[0].startswith("GRAPH_MODE: compiling the train step (torch.compile)")
-    assert re.fullmatch(r"GRAPH_MODE: first train step done in [0-9.]+ s \(compiled\)", messages[1])
+    assert re.fullmatch(r"GRAPH_MODE: compiling step done in [0-9.]+ s \(compiled\)", messages[1])
 
 
 def test_a_bad_batch_at_the_first_compiled_step_is_not_taken_for_a_compile_failure(
