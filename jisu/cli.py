@@ -102,8 +102,9 @@ def _train(args: argparse.Namespace) -> int:
     what = args.data or "the embedded digits (32x32 RGB JPEG records, 80/20 split)"
     print(
         f"jisu train: {what}; small CNN, {cfg.epochs} epochs, batch {cfg.batch_size}, "
-        f"amp {cfg.amp_level}, sink mode {'on' if cfg.sink else 'off'}, graph mode "
-        f"{'on' if cfg.graph else 'off'}, device {cfg.device}"
+        f"amp {cfg.amp_level}{_amp_reason(args.amp_level, args.device)}, sink mode "
+        f"{'on' if cfg.sink else 'off'}, graph mode "
+        f"{'auto (compiled only if it pays)' if cfg.graph else 'off'}, device {cfg.device}"
     )
     figures = run(cfg)
     print(f"{'training' if args.data else 'test'} accuracy: {figures['accuracy']:.2%}")
@@ -179,6 +180,20 @@ def _doctor(args: argparse.Namespace) -> int:
 
 def _say_on_stderr(text: str) -> None:  # a minute's compile: said, in a log too
     print(f"jisu doctor: {text}", file=sys.stderr, flush=True)
+
+
+def _amp_reason(asked: str | None, device: str) -> str:
+    """Why ``jisu train`` runs at its AMP level, for its first line."""
+    if asked:
+        return ""
+    if device != "CPU":
+        return " (the default on a GPU)"
+    from .amp.cpu_bf16 import cpu_bf16_support
+
+    support = cpu_bf16_support()
+    if support == "software":
+        return " (bf16 would run in software on this CPU)"
+    return f" (bf16 in hardware: {support})" if support else ""
 
 
 def _check_report_path(path: str) -> None:

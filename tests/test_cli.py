@@ -88,14 +88,17 @@ def test_train_main_job_runs_end_to_end_in_a_few_epochs(
     capsys, tmp_path, monkeypatch, plotted, one_intra_op_thread
 ):
     """The README's main job on its path (the digits packed into records, the pipeline, O2,
-    sink mode, the interleaved plain-PyTorch runs, the profiler, the curves), cut to 3
-    epochs and 2 comparison runs, in eager mode (graph mode's compilation alone took most of
-    a minute on a loaded machine; it is compiled in tests/train), on one intra-op thread:
-    the default suite's smoke test of it. The full 10-epoch job at its defaults, and the
-    accuracy it must reach, is the slow test below."""
+    sink mode, graph mode, the interleaved plain-PyTorch runs, the profiler, the curves), cut
+    to 3 epochs and 2 comparison runs, on one intra-op thread: the default suite's smoke test
+    of it. Graph mode's rule keeps so short a run eager (a cold compile would cost most of a
+    minute, which 60 steps would never pay back unless each took seconds) and says so. The
+    full 10-epoch job and the accuracy it must reach is the slow test below."""
     monkeypatch.chdir(tmp_path)
-    assert main(["train", "--epochs", "3", "--baseline-runs", "2", "--no-graph"]) == 0
-    _, call = check_train_output(capsys.readouterr().out, tmp_path, plotted, epochs=3, runs=2)
+    assert main(["train", "--epochs", "3", "--baseline-runs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "graph mode auto (compiled only if it pays)" in out
+    assert re.search(r"GRAPH_MODE \(auto\): running eagerly: eager steps take [0-9.]+ ms", out)
+    _, call = check_train_output(out, tmp_path, plotted, epochs=3, runs=2)
     assert call["values"]["loss"][-1] < call["values"]["loss"][0]  # it learns
     assert [epoch for epoch, _ in call["args"][0]] == [2, 3]  # the plain runs' epochs
 
@@ -117,10 +120,11 @@ def test_train_in_a_log_says_it_compiles_and_writes_each_line_as_printed(tmp_pat
     """Output to a file (a job's log), not a terminal: the graph-mode compile is announced as a
     line (a terminal's progress bar says it there) and stdout is line-buffered, so the log is
     not silent while the first epoch compiles (torch.compile is stubbed: its minute is not
-    the subject)."""
+    the subject; graph_compile="always", since the rule would not compile so short a run)."""
     code = (
-        "import sys, torch\n"
+        "import sys, torch, jisu\n"
         "torch.compile = lambda fn, **kwargs: fn\n"
+        "jisu.set_context(graph_compile='always')\n"
         "from jisu.cli import main\n"
         "rc = main(['train', '--epochs', '2', '--no-baseline'])\n"
         "print('line-buffered:', sys.stdout.line_buffering, file=sys.stderr)\n"
