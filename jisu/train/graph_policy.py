@@ -15,7 +15,9 @@ version): what the last run measured, its compile then having warmed torch's com
 Without a record, from priors per device (:data:`PRIORS`). After compiling, the compiled steps
 are measured too: slower than eager beyond noise (:data:`NOISE`), the run goes back to eager.
 Either way the record is updated, so a network that lost once is not compiled again by the
-rule (``graph_compile="always"`` still compiles it). The numerics are those of the step
+rule (``graph_compile="always"`` still compiles it). Under ``torchrun`` with more than one
+rank the rule is not used and the step compiles from the first step: each rank's measurements
+could choose differently, and the ranks must run the same graphs. The numerics are those of the step
 actually run: eager's until the switch, the compiled graph's after it (the same up to
 floating-point reassociation).
 

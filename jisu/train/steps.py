@@ -217,10 +217,16 @@ def wrap_train_step(
 ) -> Any:
     """The step ``Model`` trains with: ``step``, data-parallel under ``torchrun`` (more than
     one rank), compiled in GRAPH_MODE."""
-    if distributed.get_group_size() > 1:
+    ranks = distributed.get_group_size()
+    if ranks > 1:
         step = data_parallel(step, loss_fn, device)
     if graph_mode():
-        step = CompiledStep(step)
+        # every rank must run the same graphs (the same collectives in the same order), and
+        # each rank's own measurements could choose differently: compiled on all of them
+        policy = "always" if ranks > 1 else None
+        if policy and get_context("graph_compile") == "auto":
+            _log.info("GRAPH_MODE: %d ranks, so compiled from the first step on each", ranks)
+        step = CompiledStep(step, policy=policy)
     return step
 
 

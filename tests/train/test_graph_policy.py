@@ -341,3 +341,20 @@ def test_model_train_plans_the_steps_and_trains_the_same(tmp_path, monkeypatch):
     assert isinstance(step, CompiledStep) and not step.is_compiled
     steps = len(graph)
     assert f"{steps - FIRST} steps left" in step.describe()
+
+
+def test_with_several_ranks_graph_mode_compiles_from_the_first_step(monkeypatch):
+    """Each rank's measurements could choose differently, and the ranks must run the same
+    graphs: under torchrun with more than one rank the rule is not used."""
+    from jisu.train import steps
+
+    monkeypatch.setattr(steps.distributed, "get_group_size", lambda: 2)
+    monkeypatch.setattr(steps, "data_parallel", lambda step, loss_fn, device: step)
+    monkeypatch.setattr(torch, "compile", lambda fn, **_: fn)
+    jisu.set_context(mode=jisu.GRAPH_MODE)  # graph_compile: "auto", the default
+    net = nn.Linear(8, 3)
+    built = amp.build_train_network(net, torch.optim.SGD(net.parameters(), lr=0.1), nn.MSELoss())
+    step = steps.wrap_train_step(built, nn.MSELoss(), torch.device("cpu"))
+    assert isinstance(step, CompiledStep) and step.chooser is None and step.is_compiled
+    monkeypatch.setattr(steps.distributed, "get_group_size", lambda: 1)
+    assert steps.wrap_train_step(built, nn.MSELoss(), torch.device("cpu")).chooser is not None
