@@ -82,7 +82,7 @@ def _train(args: argparse.Namespace) -> int:
             f"--data '{args.data}' does not exist: give an image folder (one subfolder "
             "per class) or record files"
         )
-    from .amp.cpu_bf16 import default_level
+    from .amp.cpu_bf16 import default_level, level_reason
     from .job import JobConfig, run
 
     cfg = JobConfig(
@@ -102,7 +102,7 @@ def _train(args: argparse.Namespace) -> int:
     what = args.data or "the embedded digits (32x32 RGB JPEG records, 80/20 split)"
     print(
         f"jisu train: {what}; small CNN, {cfg.epochs} epochs, batch {cfg.batch_size}, "
-        f"amp {cfg.amp_level}{_amp_reason(args.amp_level, args.device)}, sink mode "
+        f"amp {cfg.amp_level}{'' if args.amp_level else level_reason(args.device)}, sink mode "
         f"{'on' if cfg.sink else 'off'}, graph mode "
         f"{'auto (compiled only if it pays)' if cfg.graph else 'off'}, device {cfg.device}"
     )
@@ -123,9 +123,7 @@ def _train(args: argparse.Namespace) -> int:
         )
     elif cfg.baseline:
         print("plain PyTorch loop: not compared (needs --epochs 2 or more)")
-    if figures["graph_mode"] is not None:
-        print(figures["graph_mode"])
-    print(figures["where_the_time_went"])
+    print(*filter(None, (figures["graph_mode"], figures["where_the_time_went"])), sep="\n")
     if cfg.out is not None:  # curves drawn only with matplotlib (jisu[plots])
         png, what = figures["curves_png"], "curves (loss, accuracy, samples/s per epoch)"
         print(f"{what}: {png}" if png else missing_note())
@@ -180,20 +178,6 @@ def _doctor(args: argparse.Namespace) -> int:
 
 def _say_on_stderr(text: str) -> None:  # a minute's compile: said, in a log too
     print(f"jisu doctor: {text}", file=sys.stderr, flush=True)
-
-
-def _amp_reason(asked: str | None, device: str) -> str:
-    """Why ``jisu train`` runs at its AMP level, for its first line."""
-    if asked:
-        return ""
-    if device != "CPU":
-        return " (the default on a GPU)"
-    from .amp.cpu_bf16 import cpu_bf16_support
-
-    support = cpu_bf16_support()
-    if support == "software":
-        return " (bf16 would run in software on this CPU)"
-    return f" (bf16 in hardware: {support})" if support else ""
 
 
 def _check_report_path(path: str) -> None:

@@ -31,6 +31,7 @@ __all__ = [
     "SoftwareBf16Warning",
     "cpu_bf16_support",
     "default_level",
+    "level_reason",
     "software_bf16_advice",
     "software_bf16_note",
     "warn_software_bf16",
@@ -195,6 +196,17 @@ def default_level(device: str = "CPU") -> str:
     if device == "CPU" and cpu_bf16_support() == "software":
         return "O0"
     return "O2"
+
+
+def level_reason(device: str = "CPU") -> str:
+    """Why :func:`default_level` chose its level on ``device``, for ``jisu train``'s first
+    line (" (bf16 in hardware: amx_bf16)"); empty when it cannot be told."""
+    if device != "CPU":
+        return " (the default on a GPU)"
+    support = cpu_bf16_support()
+    if support == "software":
+        return " (bf16 would run in software on this CPU)"
+    return f" (bf16 in hardware: {support})" if support else ""
 
 
 def _reset() -> None:
