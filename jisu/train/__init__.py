@@ -1,7 +1,7 @@
 """Training: ``Model`` (train/eval/predict/fit, sink mode, graph mode), callbacks, metrics
 and checkpoints, with MindSpore's API on PyTorch modules."""
 
-from . import callback, callbacks, capture, loss_scale_manager, serialization
+from . import callback, callbacks, capture, graph_policy, loss_scale_manager, serialization
 from ._data_sink import data_sink
 from .callbacks import (
     Callback,
@@ -80,6 +80,7 @@ __all__ = [
     "ckpt_to_safetensors",
     "data_sink",
     "export",
+    "graph_policy",
     "latest_checkpoint",
     "load_checkpoint",
     "load_param_into_net",
