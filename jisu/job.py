@@ -48,7 +48,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from .amp.cpu_bf16 import default_level
 from .context import GRAPH_MODE, PYNATIVE_MODE, set_context, stored_settings
 from .dataset.core.cpus import available_cpus
 from .job_data import MAX_CLASSES as MAX_CLASSES  # re-exported: defined here before
@@ -77,8 +76,8 @@ class JobConfig:
     """The main job's settings (``jisu train``'s options).
 
     Attributes:
-        amp_level: None: O2, or O0 on a CPU that runs bf16 in software
-            (:func:`jisu.amp.cpu_bf16.default_level`).
+        amp_level: None: "fastest", the level measured fastest on the first batches
+            (:mod:`jisu.train.amp_choice`).
         baseline: compare with a plain PyTorch loop (needs ``epochs >= 2``: jisu's first
             epoch includes compilation and is never a timed run).
         baseline_runs: the number of interleaved timed runs (epochs) of each, at most
@@ -208,7 +207,7 @@ class InterleavedBaseline(Callback):
 def run(cfg: JobConfig) -> dict[str, Any]:
     """Train, evaluate and measure; returns the figures the command prints."""
     if cfg.amp_level is None:
-        cfg = dataclasses.replace(cfg, amp_level=default_level(cfg.device))
+        cfg = dataclasses.replace(cfg, amp_level="fastest")
     previous = stored_settings("mode", "device_target")
     set_context(device_target=cfg.device, mode=GRAPH_MODE if cfg.graph else PYNATIVE_MODE)
     try:
@@ -296,6 +295,7 @@ def _run(cfg: JobConfig) -> dict[str, Any]:
         "workers": workers,
         "steps_per_epoch": steps,
         "device": str(device),
+        "amp": model.amp_choice.describe() if model.amp_choice is not None else None,
         "graph_mode": describe_graph_mode(model),
     }
 

@@ -166,7 +166,7 @@ def test_train_rejects_bad_options(capsys):
     assert exit_.value.code == 2
     assert capsys.readouterr().err.splitlines() == [
         "jisu train: error: argument --amp-level: invalid choice: 'O7' (choose from 'O0', 'O1', "
-        "'O2', 'O3')",
+        "'O2', 'O3', 'fastest')",
         "(see 'jisu train --help')",
     ]
     for bad in (["--epochs", "0"], ["--batch-size", "-3"], ["--lr", "fast"]):

@@ -8,8 +8,9 @@ software around every kernel, and a train step at O2 then takes longer than at O
 on CPU outright (its CPU O2 is fp16 with a loss scale its CPU backend does not support); jisu
 runs it, since bf16 trains correctly on any CPU, and warns once per process
 (:class:`SoftwareBf16Warning`) with the measured cost and what to use instead. ``jisu
-doctor`` gives the same advice (:func:`software_bf16_advice`), and ``jisu train`` picks O0 on
-such a CPU (:func:`default_level`).
+doctor`` gives the same advice (:func:`software_bf16_advice`), and ``jisu train`` measures
+its level (``amp_level="fastest"``, :mod:`jisu.train.amp_choice`), so it does not pick O2 on
+such a CPU.
 
 The answer comes from ``/proc/cpuinfo``'s flags (read once; None where there is none, e.g.
 macOS or Windows: then nothing is said), narrowed by ``ONEDNN_MAX_CPU_ISA`` /
@@ -30,8 +31,6 @@ __all__ = [
     "SOFTWARE_BF16_COST",
     "SoftwareBf16Warning",
     "cpu_bf16_support",
-    "default_level",
-    "level_reason",
     "software_bf16_advice",
     "software_bf16_note",
     "warn_software_bf16",
@@ -187,26 +186,6 @@ def _outside_jisu() -> int:
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_JISU_DIR):
         frame, level = frame.f_back, level + 1
     return level
-
-
-def default_level(device: str = "CPU") -> str:
-    """The AMP level ``jisu train`` uses on ``device`` ("CPU", "GPU", "Ascend") unless told:
-    O2, except O0 on a CPU that runs bf16 in software (where O2 would cost
-    :data:`SOFTWARE_BF16_COST` and warn)."""
-    if device == "CPU" and cpu_bf16_support() == "software":
-        return "O0"
-    return "O2"
-
-
-def level_reason(device: str = "CPU") -> str:
-    """Why :func:`default_level` chose its level on ``device``, for ``jisu train``'s first
-    line (" (bf16 in hardware: amx_bf16)"); empty when it cannot be told."""
-    if device != "CPU":
-        return " (the default on a GPU)"
-    support = cpu_bf16_support()
-    if support == "software":
-        return " (bf16 would run in software on this CPU)"
-    return f" (bf16 in hardware: {support})" if support else ""
 
 
 def _reset() -> None:

@@ -1,16 +1,15 @@
 """Timing copies of a user's model, run two ways, for ``jisu doctor --train``: at two AMP
 levels (:func:`measure_precision`) and eager against compiled (:func:`measure_graph_mode`).
 
-Each way trains a copy of the model (:func:`_plain_copy`: the user's network, weights and
-optimizer state are left as they are) on the data set's first batches, without sink mode,
-timing each train step (:class:`_StepTimer`); the median step after the first counts, so
-that one step slowed down by another process does not decide.
+Each way trains a copy of the model (:func:`~jisu.train.amp_choice.plain_copy`: the user's
+network, weights and optimizer state are left as they are) on the data set's first
+batches, without sink mode, timing each train step (:class:`_StepTimer`); the median step
+after the first counts, so that one step slowed down by another process does not decide.
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
 import itertools
 import statistics
 import time
@@ -20,6 +19,7 @@ from typing import Any
 
 import torch
 
+from ..train.amp_choice import plain_copy
 from ..train.callback import Callback, RunContext
 from .comparison import GraphModeComparison, PrecisionComparison
 
@@ -68,41 +68,6 @@ class _StepTimer(Callback):
         self.seconds.append(self._now() - self._begin)
 
 
-_HOOK_TABLES = (
-    "_forward_pre_hooks",
-    "_forward_pre_hooks_with_kwargs",
-    "_forward_hooks",
-    "_forward_hooks_with_kwargs",
-    "_forward_hooks_always_called",
-)
-
-
-def _plain_copy(model: Any) -> tuple[Any, Any, Any]:
-    """Copies of ``model``'s network, loss function and optimizer (over the copied
-    parameters), the network as it was before its AMP conversion: without the conversion's
-    mark and hooks, in fp32 when O3 had cast its weights in place, with no optimizer state
-    (it may hold low-precision buffers). The user's objects are not touched: a learning-rate
-    scheduler's wrapper of ``optimizer.step``, which would step the user's optimizer, is not
-    copied."""
-    from ..amp import MixedPrecisionNetwork
-
-    network, loss_fn, optimizer = copy.deepcopy((model.network, model.loss_fn, model.optimizer))
-    converted = getattr(model.train_network, "network", None)
-    if isinstance(converted, MixedPrecisionNetwork):
-        hooks = {handle.id for handle in converted._hooks}
-        for module in network.modules():
-            for name in _HOOK_TABLES:
-                table = getattr(module, name, None) or {}
-                for key in hooks & set(table):
-                    del table[key]
-    network.__dict__.pop("_jisu_amp", None)
-    if model.amp_level == "O3":
-        network.float()
-    optimizer.__dict__.pop("step", None)  # torch pickles an optimizer without it; others may not
-    optimizer.state.clear()
-    return network, loss_fn, optimizer
-
-
 def measure_precision(
     model: Any, dataset: Any, steps: int = 4, candidate: str = "O2"
 ) -> PrecisionComparison | None:
@@ -122,7 +87,7 @@ def measure_precision(
     other = "O0" if current != "O0" else candidate
     seconds: dict[str, float] = {}
     for level in ("O0", other if current == "O0" else current):
-        network, loss_fn, optimizer = _plain_copy(model)
+        network, loss_fn, optimizer = plain_copy(model)
         with warnings.catch_warnings():  # the doctor's own choice of level
             warnings.simplefilter("ignore", SoftwareBf16Warning)
             trial = Model(network, loss_fn, optimizer, amp_level=level)
@@ -174,7 +139,7 @@ def _timed_copy(model: Any, batches: Any, graph: bool) -> tuple[list[float], str
     from ..train.model import Model
     from ..train.steps import CompiledStep
 
-    network, loss_fn, optimizer = _plain_copy(model)
+    network, loss_fn, optimizer = plain_copy(model)
     with _mode(graph):
         trial = Model(network, loss_fn, optimizer, amp_level=model.amp_level)
     timer = _StepTimer(trial.device)

@@ -123,12 +123,17 @@ def _faster_step(
     level = params.get("amp_level") or "O0"
     device = params.get("device")
     on_cpu = device is None or torch.device(device).type == "cpu"
-    compiled = bool(params.get("graph_mode"))
+    step = params.get("train_network")
+    chooser = getattr(step, "chooser", None)  # graph mode auto's (jisu.train.graph_policy)
+    compiled = step.is_compiled if chooser is not None else bool(params.get("graph_mode"))
     changes, change = [], False
     # on a CPU without bf16 instructions: the figures of jisu.amp.cpu_bf16's warning
+    choice = getattr(params.get("model"), "amp_choice", None)  # amp_level="fastest"'s
     if precision is not None:
         changes.append(precision.advice)
         change = precision.change is not None
+    elif choice is not None:
+        changes.append(f"keep amp_level='fastest': {level} was measured fastest here")
     elif level == "O0" and (note := software_bf16_note("O2", device or "cpu")) is not None:
         changes.append(f"keep amp_level='O0': {note}")
     elif (advice := software_bf16_advice(level, device or "cpu")) is not None:
@@ -149,6 +154,9 @@ def _faster_step(
     if graph is not None:
         changes.append(graph.advice)
         change = change or graph.change is not None
+    elif chooser is not None and not chooser.measuring:
+        how = "compiled" if compiled else "eagerly"
+        changes.append(f"keep graph mode auto: it measured the step and runs it {how}")
     elif not compiled:
         change = True
         changes.append(GRAPH_NOT_MEASURED)

@@ -1,7 +1,15 @@
 """Training: ``Model`` (train/eval/predict/fit, sink mode, graph mode), callbacks, metrics
 and checkpoints, with MindSpore's API on PyTorch modules."""
 
-from . import callback, callbacks, capture, graph_policy, loss_scale_manager, serialization
+from . import (
+    amp_choice,
+    callback,
+    callbacks,
+    capture,
+    graph_policy,
+    loss_scale_manager,
+    serialization,
+)
 from ._data_sink import data_sink
 from .callbacks import (
     Callback,
@@ -74,6 +82,7 @@ __all__ = [
     "Top5CategoricalAccuracy",
     "TopKCategoricalAccuracy",
     "TrainState",
+    "amp_choice",
     "callback",
     "callbacks",
     "capture",

@@ -16,6 +16,7 @@ write and read it as a MindSpore ``.ckpt`` (:mod:`jisu.train.ckpt_state`).
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +27,7 @@ from .. import amp, distributed
 from ..context import ParallelMode as ParallelMode  # mindspore.train.model.ParallelMode
 from ..context import context_device, get_auto_parallel_context
 from ..nn.cell import train_mode
+from .amp_choice import LevelChoice, choose_for, is_fastest
 from .callbacks.base import CallbackList, RunContext
 from .callbacks.progress_bar import ProgressBar
 from .capture import acts_per_step, changes_rates_per_step, sink_step
@@ -76,7 +78,9 @@ class Model:
         optimizer: a torch optimizer over the network's parameters (None: eval/predict only).
         metrics: names (``{"acc", "loss"}``), or a dict of name -> metric, for ``eval``.
         eval_network: the module used by ``eval`` (default: the network).
-        amp_level: "O0", "O1", "O2", "O3" (see :mod:`jisu.amp`).
+        amp_level: "O0", "O1", "O2", "O3", "auto" (see :mod:`jisu.amp`), or "fastest": the
+            level measured fastest here at the first ``train`` (:mod:`jisu.train.amp_choice`;
+            O0 until then).
         loss_scale_manager, keep_batchnorm_fp32: passed to ``build_train_network``.
         max_grad_norm: clip the gradients to this total 2-norm before each update.
         lr_scheduler: a ``torch.optim.lr_scheduler`` scheduler of ``optimizer``, stepped after
@@ -125,24 +129,25 @@ class Model:
         self.loss_fn = loss_fn
         self.optimizer = optimizer
         self.amp_level = amp_level
+        #: ``amp_level="fastest"``'s measurement, made by the first ``train`` (else None)
+        self.amp_choice: LevelChoice | None = None
         self._metrics = metrics
         get_metrics(metrics)  # bad names fail here, not at the first eval
         self._train_step = None
         self._predict_network = network
         self.loss_scale_manager: amp.LossScaleManager | None = None
-        if optimizer is not None:
-            step = amp.build_train_network(
-                network,
-                optimizer,
-                loss_fn,
-                level=amp_level,
-                loss_scale_manager=loss_scale_manager,
-                keep_batchnorm_fp32=keep_batchnorm_fp32,
-                max_grad_norm=max_grad_norm,
+        self._step_options = {
+            "loss_scale_manager": loss_scale_manager,
+            "keep_batchnorm_fp32": keep_batchnorm_fp32,
+            "max_grad_norm": max_grad_norm,
+        }
+        if is_fastest(amp_level) and optimizer is None:
+            raise ValueError(
+                "Model: amp_level='fastest' needs an optimizer: the level is chosen by timing "
+                "train steps"
             )
-            self._train_step = wrap_train_step(step, loss_fn, self.device)
-            self._predict_network = step.network
-            self.loss_scale_manager = step.loss_scale_manager
+        if optimizer is not None:  # "fastest" trains at O0 until the first train chooses
+            self._build_train_step("O0" if is_fastest(amp_level) else amp_level)
         elif amp_level != "O0":
             self._predict_network = amp.auto_mixed_precision(network, amp_level)
         if optimizer is None and loss_fn is None and is_train_cell(network):
@@ -158,6 +163,34 @@ class Model:
         self._resume: dict[str, Any] | None = None  # a loaded checkpoint's position
         self._checkpoint_path: str | None = None  # the file load_checkpoint(model=) loaded
         self._state: TrainState | None = None  # the last train run's, live during it
+
+    def _build_train_step(self, level: str) -> None:
+        step = amp.build_train_network(
+            self.network, self.optimizer, self.loss_fn, level=level, **self._step_options
+        )
+        self._train_step = wrap_train_step(step, self.loss_fn, self.device)
+        self._predict_network = step.network
+        self.loss_scale_manager = step.loss_scale_manager
+
+    def _choose_level(self, train_dataset: Any) -> None:
+        """``amp_level="fastest"``: time the candidate levels on the data set's first batches
+        and rebuild the train step at the chosen one (:mod:`jisu.train.amp_choice`). Under
+        ``torchrun`` rank 0 measures and every rank takes its choice (the ranks must run the
+        same precision)."""
+        from ..amp.cpu_bf16 import SoftwareBf16Warning
+
+        choice = choose_for(self, train_dataset) if distributed.get_rank() == 0 else None
+        if distributed.get_group_size() > 1:
+            shared = [choice]
+            torch.distributed.broadcast_object_list(shared, src=0)
+            choice = shared[0]
+        self.amp_choice, self.amp_level = choice, choice.level
+        if choice.level != "O0":
+            with warnings.catch_warnings():  # measured faster here, whatever the figures say
+                warnings.simplefilter("ignore", SoftwareBf16Warning)
+                self._build_train_step(choice.level)
+        if not self._custom_eval:
+            self.eval_network = self._predict_network
 
     @property
     def lr_scheduler(self) -> Any:
@@ -254,9 +287,11 @@ class Model:
         valid: tuple[Any, int] | None = None,
     ) -> None:
         self._check_train(epoch, sink_mode, sink_size, initial_epoch)
+        train_dataset = shard_by_rank(train_dataset)
+        if is_fastest(self.amp_level):
+            self._choose_level(train_dataset)
         resume = resume_pending = self._resume
         self._resume = None
-        train_dataset = shard_by_rank(train_dataset)
         source = BatchSource(train_dataset, resume["dataset_state"] if resume else None)
         steps = sink_size if sink_mode and sink_size > 0 else source.size
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import time
+import types
 
 import numpy as np
 import pytest
@@ -200,6 +201,39 @@ def test_compute_bound_advice_follows_how_the_step_already_runs(params, says, no
     profiler._params = params
     profiler.epochs = [TimeBreakdown(steps=10, samples=640, wall=1.0, step=0.95)]
     assert profiler.verdict == "compute-bound"
+    assert all(s in profiler.advice for s in says), profiler.advice
+    assert not any(s in profiler.advice for s in not_says), profiler.advice
+
+
+class _AutoStep:
+    """What the advice reads of a GRAPH_MODE auto step: its chooser and whether it compiled."""
+
+    def __init__(self, compiled: bool, measuring: bool = False) -> None:
+        self.is_compiled = compiled
+        self.chooser = types.SimpleNamespace(measuring=measuring)
+
+
+@pytest.mark.parametrize(
+    "step, says, not_says",
+    [
+        (_AutoStep(False), ["runs it eagerly", "fastest measured setting, eager,"], ["compiled"]),
+        (_AutoStep(True), ["runs it compiled", "already runs compiled in O2"], ["eager"]),
+        (_AutoStep(False, measuring=True), ["GRAPH_MODE"], ["keep graph mode auto"]),
+    ],
+)
+def test_the_advice_follows_graph_mode_autos_choice_and_the_measured_amp_level(
+    step, says, not_says
+):
+    """A step that graph mode auto chose to run eagerly is not called compiled (the
+    ``graph_mode`` flag only says GRAPH_MODE was set); a level that ``amp_level="fastest"``
+    measured is not questioned."""
+    model = types.SimpleNamespace(amp_choice=object())
+    params = {"amp_level": "O2", "device": "cpu", "graph_mode": True, "train_network": step}
+    profiler = TrainingProfiler(verbose=False)
+    profiler._params = dict(params, model=model)
+    profiler.epochs = [TimeBreakdown(steps=10, samples=640, wall=1.0, step=0.95)]
+    assert "keep amp_level='fastest': O2 was measured fastest here" in profiler.advice
+    assert "measure amp_level='O0'" not in profiler.advice
     assert all(s in profiler.advice for s in says), profiler.advice
     assert not any(s in profiler.advice for s in not_says), profiler.advice
 
