@@ -37,6 +37,24 @@ def test_two_processes_train_disjoint_equal_shards_in_sync_and_write_one_checkpo
     assert len(steps) == 8  # LossMonitor on rank 0 only: 2 epochs x 4 steps
 
 
+@pytest.mark.timeout(180)
+def test_the_ranks_train_at_rank_0s_measured_level(tmp_path):
+    """``amp_level="fastest"`` under torchrun: each rank's own timing would choose another
+    level (rank 0: O2, rank 1: O0, by a fake clock); all train at rank 0's choice, in sync."""
+    env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
+    command = [
+        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+        os.path.join(HERE, "torchrun_fastest_job.py"), str(tmp_path),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=170)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
+    assert [r["level"] for r in ranks] == ["O2", "O2"]
+    assert ranks[1]["reason"] == ranks[0]["reason"]
+    assert "O2 10.0 ms" in ranks[0]["reason"]
+    assert ranks[0]["weights"] == pytest.approx(ranks[1]["weights"], rel=1e-6)  # in sync
+
+
 def test_init_without_a_launcher_joins_nothing_and_checks_its_argument():
     from jisu.communication import get_group_size, get_rank, init
 
