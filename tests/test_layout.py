@@ -49,6 +49,12 @@ DYNAMIC_IMPORTS = {
     # ``transforms.vision`` on first use (MindSpore's attribute): its subpackage imports
     # jisu.dataset.vision, which imports transforms, but only after transforms' __init__ ran
     "jisu.dataset.transforms",
+    # the package faces (``jisu``): a public name's module is imported when first asked for
+    "jisu._lazy",
+    # ``jisu.common.parameter``/``seed``/``tensor`` as attributes: they import jisu.common
+    "jisu.common",
+    # the profiler's AutoTune and verdict, installed on first need (the engine sits below it)
+    "jisu.dataset.engine.policies",
 }
 
 

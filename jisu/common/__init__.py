@@ -9,6 +9,7 @@ and :mod:`jisu.common.seed`) when first asked for: ``Parameter`` names itself th
 importing :mod:`.tensor` or :mod:`.seed` here would close an import cycle.
 """
 
+import importlib
 from typing import Any
 
 from . import dtype, initializer
@@ -29,6 +30,7 @@ from .tensor_slicing import install as _install_negative_steps
 
 _install_negative_steps()  # x[:, ::-1] as MindSpore's (torch refuses a negative step)
 
+_SUBMODULES = ("parameter", "seed", "tensor")
 _FROM_JISU = ("Tensor", "Parameter", "ParameterTuple", "set_seed", "get_seed")
 
 
@@ -37,6 +39,8 @@ def __getattr__(name: str) -> Any:
         from . import api
 
         return api if name == "api" else getattr(api, name)
+    if name in _SUBMODULES:  # mindspore.common.parameter and the like, as attributes
+        return importlib.import_module(f"{__name__}.{name}")
     if name in _FROM_JISU:
         import jisu  # already imported: a submodule's import runs its package's __init__ first
 

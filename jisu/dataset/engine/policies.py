@@ -3,12 +3,15 @@
 The engine measures (stage statistics, per-op times) and can change a running stage's width;
 deciding *what* to change, and telling the user what limits the pipeline, is the profiler's
 job (DESIGN.md: ``profiler`` sits on top of ``dataset``, which knows nothing of it). So
-:mod:`jisu.profiler` installs its implementations here when ``jisu`` is imported
-(:func:`install`), and the iterator calls them through this module.
+:mod:`jisu.profiler` installs its implementations here when it is imported (:func:`install`),
+and the iterator calls them through this module. ``import jisu`` no longer imports the
+profiler (its names are imported when first used), so the first call that needs them
+imports it, by name: the engine does not depend on the profiler's modules.
 """
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -53,21 +56,31 @@ def install(tuner: TunerFactory, analysis: ProfileAnalysis) -> None:
     _tuner, _analysis = tuner, analysis
 
 
+def _install_defaults() -> None:
+    """Import :mod:`jisu.profiler` (which installs its implementations) when nothing is
+    installed yet."""
+    if _tuner is None:
+        importlib.import_module("jisu.profiler")
+
+
 def installed() -> tuple[TunerFactory | None, ProfileAnalysis | None]:
     """The implementations set, to :func:`install` in another process (a pipeline
     process, whose jisu package ``__init__`` did not run)."""
+    _install_defaults()
     return _tuner, _analysis
 
 
 def make_tuner(cpus: int, budget: int, path: str | None) -> Tuner:
     """A new tuner for one iterator's first epoch."""
-    if _tuner is None:  # only if jisu's package __init__ was bypassed
-        raise RuntimeError("AutoTune is not installed: import jisu (jisu.profiler installs it)")
+    _install_defaults()
+    if _tuner is None:  # jisu.profiler could not install it
+        raise RuntimeError("AutoTune is not installed: import jisu.profiler (it installs it)")
     return _tuner(cpus, budget, path)
 
 
 def analyse(stages: list, output: dict, plan: Plan, times: OpTimes | None) -> dict:
     """The profile of an iterator: its figures, with the verdict when one is installed."""
+    _install_defaults()
     if _analysis is None:
         return {"stages": stages, "output": output}
     return _analysis(stages, output, plan, times)
