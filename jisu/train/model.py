@@ -24,10 +24,11 @@ import torch
 from torch import nn
 
 from .. import amp, distributed
+from ..amp.levels import LEVELS
 from ..context import ParallelMode as ParallelMode  # mindspore.train.model.ParallelMode
 from ..context import context_device, get_auto_parallel_context
 from ..nn.cell import train_mode
-from .amp_choice import LevelChoice, choose_for, is_fastest
+from .amp_choice import FASTEST, LevelChoice, choose_for, is_fastest
 from .callbacks.base import CallbackList, RunContext
 from .callbacks.progress_bar import ProgressBar
 from .capture import acts_per_step, changes_rates_per_step, sink_step
@@ -141,6 +142,10 @@ class Model:
             "keep_batchnorm_fp32": keep_batchnorm_fp32,
             "max_grad_norm": max_grad_norm,
         }
+        if not is_fastest(amp_level) and amp_level not in LEVELS:
+            raise ValueError(
+                f"Model: amp_level must be one of {(*LEVELS, FASTEST)}. Received {amp_level!r}"
+            )
         if is_fastest(amp_level) and optimizer is None:
             raise ValueError(
                 "Model: amp_level='fastest' needs an optimizer: the level is chosen by timing "

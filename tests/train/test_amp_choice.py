@@ -208,6 +208,9 @@ def test_a_one_shot_iterator_is_not_measured_and_loses_no_batch():
     assert seen == list(range(1, 7))
 
 
-def test_fastest_needs_an_optimizer():
+def test_fastest_needs_an_optimizer_and_an_unknown_level_names_the_choices():
     with pytest.raises(ValueError, match="amp_level='fastest' needs an optimizer"):
         Model(nn.Linear(2, 2), amp_level="fastest")
+    net = nn.Linear(2, 2)
+    with pytest.raises(ValueError, match=r"Model: amp_level must be one of .*'fastest'\). Rec"):
+        Model(net, nn.MSELoss(), torch.optim.SGD(net.parameters(), lr=0.1), amp_level="O5")
