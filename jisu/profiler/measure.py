@@ -10,7 +10,6 @@ after the first counts, so that one step slowed down by another process does not
 from __future__ import annotations
 
 import contextlib
-import itertools
 import statistics
 import time
 import warnings
@@ -19,6 +18,7 @@ from typing import Any
 
 import torch
 
+from ..train.amp_choice import first_of as _first
 from ..train.amp_choice import plain_copy
 from ..train.callback import Callback, RunContext
 from .comparison import GraphModeComparison, PrecisionComparison
@@ -26,26 +26,6 @@ from .comparison import GraphModeComparison, PrecisionComparison
 #: how the train step's warning starts when its first, compiling, call failed and it runs
 #: eagerly (:class:`jisu.train.steps.CompiledStep`)
 COMPILE_FAILED = "GRAPH_MODE: torch.compile failed"
-
-
-class _FirstBatches:
-    """The first ``count`` batches of ``dataset``, as a re-iterable (one "epoch" each)."""
-
-    def __init__(self, dataset: Any, count: int) -> None:
-        self.dataset, self.count = dataset, count
-
-    def __iter__(self):
-        return itertools.islice(iter(self.dataset), self.count)
-
-    def __len__(self) -> int:
-        return self.count
-
-
-def _first(dataset: Any, count: int) -> Any:
-    """The first ``count`` batches of a jisu dataset or of a re-iterable."""
-    from ..dataset.core.node import Dataset
-
-    return dataset.take(count) if isinstance(dataset, Dataset) else _FirstBatches(dataset, count)
 
 
 class _StepTimer(Callback):

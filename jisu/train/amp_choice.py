@@ -28,7 +28,7 @@ import logging
 import statistics
 import time
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -43,6 +43,7 @@ __all__ = [
     "LevelChoice",
     "LevelTrial",
     "choose_level",
+    "first_of",
     "measure_levels",
     "plain_copy",
 ]
@@ -228,14 +229,11 @@ def first_batches(model: Any, dataset: Any, count: int) -> list[list[torch.Tenso
     model's device; None when they cannot be read without taking them from the run (a
     one-shot iterator) or there are none. A jisu data set is read by a separate iterator
     (``take``), closed before training starts."""
-    from ..dataset.core.node import Dataset
     from .feeder import BatchSource, as_tensors
 
-    if not isinstance(dataset, Dataset) and iter(dataset) is dataset:
+    if isinstance(dataset, Iterator):  # its batches would be gone from the run
         return None
-    source = BatchSource(
-        dataset.take(count) if isinstance(dataset, Dataset) else _Islice(dataset, count)
-    )
+    source = BatchSource(first_of(dataset, count))
     try:
         return [
             source.to_device(as_tensors(batch, source), model.device)
@@ -245,14 +243,25 @@ def first_batches(model: Any, dataset: Any, count: int) -> list[list[torch.Tenso
         source.close()
 
 
-class _Islice:
-    """The first ``count`` batches of a re-iterable (a DataLoader, a list)."""
+class _FirstBatches:
+    """The first ``count`` batches of a re-iterable (a DataLoader, a list), as a re-iterable
+    (one "epoch" each)."""
 
     def __init__(self, dataset: Any, count: int) -> None:
         self.dataset, self.count = dataset, count
 
     def __iter__(self):
         return itertools.islice(iter(self.dataset), self.count)
+
+    def __len__(self) -> int:
+        return self.count
+
+
+def first_of(dataset: Any, count: int) -> Any:
+    """The first ``count`` batches of a jisu dataset (``take``) or of a re-iterable."""
+    from ..dataset.core.node import Dataset
+
+    return dataset.take(count) if isinstance(dataset, Dataset) else _FirstBatches(dataset, count)
 
 
 def choose_for(
@@ -267,19 +276,18 @@ def choose_for(
     from .checkpoint import capture_rng_state, restore_rng_state
 
     levels = tuple(levels)
-    batches = first_batches(model, dataset, 4)
-    if batches is None:
-        trials = tuple(LevelTrial(level, failure="not measured") for level in levels)
-        reason = "not measured: the data set is a one-shot iterator or empty; the most precise"
-        choice = LevelChoice(levels[0], trials, reason)
-        _log.info("%s", choice.describe())
-        return choice
-    rng = capture_rng_state()
+    rng = capture_rng_state()  # reading the batches may draw too (a DataLoader's shuffle)
     try:
-        trials = measure_levels(model, batches, levels, clock=clock)
+        batches = first_batches(model, dataset, 4)
+        trials = None if batches is None else measure_levels(model, batches, levels, clock=clock)
     finally:
         restore_rng_state(rng)
-    choice = choose_level(trials)
+    if trials is None:
+        unmeasured = tuple(LevelTrial(level, failure="not measured") for level in levels)
+        reason = "not measured: the data set is a one-shot iterator or empty; the most precise"
+        choice = LevelChoice(levels[0], unmeasured, reason)
+    else:
+        choice = choose_level(trials)
     _log.info("%s", choice.describe())
     return choice
 

@@ -214,3 +214,24 @@ def test_fastest_needs_an_optimizer_and_an_unknown_level_names_the_choices():
     net = nn.Linear(2, 2)
     with pytest.raises(ValueError, match=r"Model: amp_level must be one of .*'fastest'\). Rec"):
         Model(net, nn.MSELoss(), torch.optim.SGD(net.parameters(), lr=0.1), amp_level="O5")
+
+
+def test_reading_a_shuffled_dataloaders_first_batches_leaves_the_runs_order_alone(monkeypatch):
+    """A DataLoader draws its shuffle from torch's generator when iterated: the trials'
+    read of its first batches must not change the order the run then sees."""
+    from torch.utils.data import DataLoader, TensorDataset
+
+    clock = FakeClock()
+    costs = {"O0": 0.01, "O1": 0.02, "O2": 0.03}  # O0 is chosen: compared with a plain O0 run
+    monkeypatch.setattr(model_module, "choose_for", functools.partial(choose_for, clock=clock))
+    rng = np.random.default_rng(3)
+    x = torch.as_tensor(rng.standard_normal((64, 6)), dtype=torch.float32)
+    y = torch.as_tensor(rng.integers(0, 3, 64))
+    weights = []
+    for level in ("fastest", "O0"):
+        model = model_at(level, clock, costs)
+        torch.manual_seed(11)
+        model.train(1, DataLoader(TensorDataset(x, y), batch_size=8, shuffle=True))
+        assert model.amp_level == "O0"
+        weights.append([p.detach().clone() for p in model.network.parameters()])
+    assert all(torch.equal(a, b) for a, b in zip(*weights))
