@@ -116,7 +116,7 @@ def _train(args: argparse.Namespace) -> int:
     )
     if (comparison := figures["comparison"]) is not None:
         print(
-            "plain PyTorch loop (DataLoader, fp32, loss.item() per step): "
+            f"plain PyTorch loop (DataLoader, {figures['plain_precision']}, loss.item() per step): "
             f"{figures['plain_samples_per_second']:.0f} samples/s (median) -> "
             f"{comparison.headline()}"
         )

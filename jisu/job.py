@@ -140,9 +140,13 @@ class _PlainImages(torch.utils.data.Dataset):
 
 
 class PlainLoop:
-    """A plain eager fp32 PyTorch loop on the same data: DataLoader with per-sample decode and
+    """A plain eager PyTorch loop on the same data: DataLoader with per-sample decode and
     augmentation, and a ``loss.item()`` per step, as most training scripts log the loss. Its own
-    network and optimizer train across its runs; only its speed is used."""
+    network and optimizer train across its runs; only its speed is used. It runs in fp32 or,
+    with ``precision`` "bf16 autocast", under ``torch.autocast`` in bf16 (what a PyTorch user
+    writes for mixed precision): :meth:`choose_precision` keeps the faster of the two."""
+
+    PRECISIONS = ("fp32", "bf16 autocast")
 
     def __init__(self, path: str, cfg: JobConfig, classes: int, device: torch.device) -> None:
         data = _source(path, shuffle=False, workers=1)
@@ -166,6 +170,18 @@ class PlainLoop:
             self.net.parameters(), lr=cfg.lr * 0.1, momentum=0.9, nesterov=True
         )
         self.loss_fn = nn.CrossEntropyLoss()
+        self.precision = "fp32"
+
+    def choose_precision(self, steps: int = 6, rounds: int = 2) -> None:
+        """Time ``steps`` steps in each precision, taking turns for ``rounds`` rounds, and
+        keep the faster (the median rate): the baseline gets the precision its author would
+        have picked after trying both."""
+        rates: dict[str, list[float]] = {p: [] for p in self.PRECISIONS}
+        for number in range(rounds):
+            for precision in self.PRECISIONS[:: 1 if number % 2 == 0 else -1]:
+                self.precision = precision
+                rates[precision].append(self.run(max_steps=steps))
+        self.precision = max(self.PRECISIONS, key=lambda p: statistics.median(rates[p]))
 
     def run(self, max_steps: int | None = None) -> float:
         """One epoch (or its first ``max_steps`` steps); returns its samples/s."""
@@ -175,7 +191,8 @@ class PlainLoop:
                 break
             images, labels = images.to(self.device), labels.to(self.device)
             self.opt.zero_grad()
-            loss = self.loss_fn(self.net(images), labels)
+            with torch.autocast(self.device.type, torch.bfloat16, enabled=self.precision != "fp32"):
+                loss = self.loss_fn(self.net(images), labels)
             loss.backward()
             self.opt.step()
             loss.item()  # host-device sync: what every plain loop does to log the loss
@@ -198,6 +215,7 @@ class InterleavedBaseline(Callback):
         epoch = run_context.original_args().cur_epoch_num
         if epoch == 1 and self.epochs:
             self.plain.run(max_steps=5)  # the plain loop's first steps: allocations, kernels
+            self.plain.choose_precision()
         if epoch in self.epochs:
             self.jisu.append(self.throughput.epochs[-1]["samples_per_second"])
             self.plain_rates.append(self.plain.run())
@@ -286,6 +304,7 @@ def _run(cfg: JobConfig) -> dict[str, Any]:
         "samples_per_second": rate,
         "data_wait_share": wait,
         "plain_samples_per_second": plain,
+        "plain_precision": baseline.plain.precision if baseline is not None else None,
         "comparison": comparison,
         "curves": curves.values,
         "curves_png": png,

@@ -201,3 +201,23 @@ def test_a_damaged_digits_file_is_refused(tmp_path, monkeypatch, arrays, match):
     monkeypatch.setattr(job_data, "DIGITS_FILE", str(path))
     with pytest.raises(ValueError, match=match):
         job_data.load_digits()
+
+
+def test_the_plain_loop_keeps_the_faster_of_its_precisions():
+    """The baseline tries fp32 and bf16 autocast, taking turns, and keeps the faster (rates
+    injected: the choice, not this machine, is checked)."""
+    for rates, expected in [
+        ({"fp32": 100.0, "bf16 autocast": 130.0}, "bf16 autocast"),
+        ({"fp32": 100.0, "bf16 autocast": 90.0}, "fp32"),
+    ]:
+        loop = job.PlainLoop.__new__(job.PlainLoop)  # no data: only the choice runs
+        order = []
+
+        def run(max_steps=None, loop=loop, order=order, rates=rates):
+            order.append(loop.precision)
+            return rates[loop.precision]
+
+        loop.run = run
+        loop.choose_precision(steps=3, rounds=2)
+        assert loop.precision == expected
+        assert order == ["fp32", "bf16 autocast", "bf16 autocast", "fp32"]
