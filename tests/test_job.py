@@ -118,6 +118,9 @@ class FakePlain:
         self.calls.append((self.epoch, max_steps))
         return 100.0 + self.epoch
 
+    def choose_precision(self) -> None:
+        self.calls.append((self.epoch, "choose precision"))
+
 
 class FakeThroughput:
     def __init__(self) -> None:
@@ -135,8 +138,9 @@ def test_plain_runs_interleave_with_jisu_epochs():
         plain.epoch = epoch
         throughput.epochs.append({"samples_per_second": 1000.0 + epoch})
         baseline.on_train_epoch_end(RunContext(Params(cur_epoch_num=epoch)))
-    # a short warm-up after the first (compiling) epoch, then one plain epoch after 2, 4, 6
-    assert plain.calls == [(1, 5), (2, None), (4, None), (6, None)]
+    # a short warm-up and the choice of precision after the first (compiling) epoch, then
+    # one plain epoch after 2, 4, 6
+    assert plain.calls == [(1, 5), (1, "choose precision"), (2, None), (4, None), (6, None)]
     assert baseline.jisu == [1002.0, 1004.0, 1006.0]  # the epoch each plain run followed
     assert baseline.plain_rates == [102.0, 104.0, 106.0]
     assert baseline.plain_epochs == [2, 4, 6]
