@@ -101,8 +101,8 @@ def _train(args: argparse.Namespace) -> int:
     what = args.data or "the embedded digits (32x32 RGB JPEG records, 80/20 split)"
     print(
         f"jisu train: {what}; small CNN, {cfg.epochs} epochs, batch {cfg.batch_size}, "
-        f"amp {cfg.amp_level}{'' if args.amp_level else ' (measured at the start)'}, sink mode "
-        f"{'on' if cfg.sink else 'off'}, graph mode "
+        f"amp {cfg.amp_level}, memory format {cfg.memory_format} (fastest: measured first), sink "
+        f"mode {'on' if cfg.sink else 'off'}, graph mode "
         f"{'auto (compiled only if it pays)' if cfg.graph else 'off'}, device {cfg.device}"
     )
     figures = run(cfg)

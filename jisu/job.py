@@ -78,6 +78,8 @@ class JobConfig:
     Attributes:
         amp_level: None: "fastest", the level measured fastest on the first batches
             (:mod:`jisu.train.amp_choice`).
+        memory_format: the network's layout, by default measured with the level
+            (:mod:`jisu.train.memory_format`).
         baseline: compare with a plain PyTorch loop (needs ``epochs >= 2``: jisu's first
             epoch includes compilation and is never a timed run).
         baseline_runs: the number of interleaved timed runs (epochs) of each, at most
@@ -88,6 +90,7 @@ class JobConfig:
     epochs: int = 10
     batch_size: int = 64
     amp_level: str | None = None
+    memory_format: str = "fastest"
     sink: bool = True
     graph: bool = True
     workers: int | None = None
@@ -254,7 +257,14 @@ def _run(cfg: JobConfig) -> dict[str, Any]:
         torch.manual_seed(0)
         net = small_cnn(classes)
         opt = torch.optim.SGD(net.parameters(), lr=cfg.lr, momentum=0.9, nesterov=True)
-        model = Model(net, nn.CrossEntropyLoss(), opt, metrics={"acc"}, amp_level=cfg.amp_level)
+        model = Model(
+            net,
+            nn.CrossEntropyLoss(),
+            opt,
+            metrics={"acc"},
+            amp_level=cfg.amp_level,
+            memory_format=cfg.memory_format,
+        )
         throughput = ThroughputMonitor(verbose=False)
         profiler = TrainingProfiler(verbose=False)
         callbacks: list[Callback] = [

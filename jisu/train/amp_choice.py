@@ -17,6 +17,11 @@ scripts (:mod:`jisu.amp`); a measured choice under that name would change their 
 Numerics after the choice are those of the chosen level. O3 (everything in the low dtype, no
 loss scale) is a candidate only when asked for: finite losses on a few steps do not show that
 a network converges without fp32 norms.
+
+``memory_format="fastest"`` (:mod:`jisu.train.memory_format`) is measured the same way, and
+with ``amp_level="fastest"`` together with it: every pair of a level and a layout is a trial,
+ordered the most precise level first and, within a level, the contiguous layout first (the
+layout changes no precision, but the default must be clearly slower to be left).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import torch
 
 from .. import amp
 from ..amp.levels import precision_type
+from .memory_format import CONTIGUOUS, FORMATS, to_memory_format
 
 __all__ = [
     "CANDIDATES",
@@ -45,6 +51,7 @@ __all__ = [
     "choose_level",
     "first_of",
     "measure_levels",
+    "measured_setups",
     "plain_copy",
 ]
 
@@ -60,31 +67,51 @@ _log = logging.getLogger(__name__)
 
 @dataclasses.dataclass(frozen=True)
 class LevelTrial:
-    """One level's measurement: its median train-step time in seconds, or why it cannot be
-    used (``failure``: a loss that was not finite, an error in the step)."""
+    """One level's measurement (in one ``memory_format``): its median train-step time in
+    seconds, or why it cannot be used (``failure``: a loss that was not finite, an error in
+    the step)."""
 
     level: str
     seconds: float | None = None
     failure: str | None = None
+    memory_format: str = CONTIGUOUS
+
+    @property
+    def name(self) -> str:
+        """The level, and the layout when it is not the default: ``O2 channels_last``."""
+        if self.memory_format == CONTIGUOUS:
+            return self.level
+        return f"{self.level} {self.memory_format}"
 
 
 @dataclasses.dataclass(frozen=True)
 class LevelChoice:
-    """The level chosen, the trials it was chosen from and why (:func:`choose_level`)."""
+    """The level (and memory format) chosen, the trials it was chosen from and why
+    (:func:`choose_level`)."""
 
     level: str
     trials: tuple[LevelTrial, ...]
     reason: str
+    memory_format: str = CONTIGUOUS
 
     def describe(self) -> str:
-        """One line: ``amp fastest: O2 (per train step: O0 23.1 ms, O1 25.0 ms, O2 17.2 ms)``."""
-        return f"amp {FASTEST}: {self.level} ({self.reason})"
+        """One line: ``amp fastest: O2 (per train step: O0 23.1 ms, O1 25.0 ms, O2 17.2 ms)``;
+        when layouts were measured, ``fastest: O2 channels_last (per train step: ...)``."""
+        levels = {t.level for t in self.trials}
+        layouts = {t.memory_format for t in self.trials}
+        chosen = LevelTrial(self.level, memory_format=self.memory_format).name
+        if len(layouts) == 1:
+            return f"amp {FASTEST}: {chosen} ({self.reason})"
+        what = FASTEST if len(levels) > 1 else f"memory format {FASTEST}"
+        if self.memory_format == CONTIGUOUS:
+            chosen += f" {CONTIGUOUS}"
+        return f"{what}: {chosen} ({self.reason})"
 
 
 def _figure(trial: LevelTrial) -> str:
     if trial.seconds is None:
-        return f"{trial.level} {trial.failure}"
-    return f"{trial.level} {trial.seconds * 1e3:.1f} ms"
+        return f"{trial.name} {trial.failure}"
+    return f"{trial.name} {trial.seconds * 1e3:.1f} ms"
 
 
 def choose_level(trials: Sequence[LevelTrial], margin: float = MARGIN) -> LevelChoice:
@@ -99,14 +126,19 @@ def choose_level(trials: Sequence[LevelTrial], margin: float = MARGIN) -> LevelC
     timed = [t for t in trials if t.seconds is not None]
     figures = ", ".join(map(_figure, trials))
     if not timed:
-        return LevelChoice(trials[0].level, tuple(trials), f"no level ran: {figures}")
+        first = trials[0]
+        why = f"no level ran: {figures}"
+        return LevelChoice(first.level, tuple(trials), why, first.memory_format)
     best = min(t.seconds for t in timed)
     chosen = next(t for t in timed if t.seconds <= best * (1 + margin))
     fastest = min(timed, key=lambda t: t.seconds)
     why = f"per train step: {figures}"
     if chosen is not fastest:
-        why += f"; {fastest.level} is within {margin:.0%}, so the more precise {chosen.level}"
-    return LevelChoice(chosen.level, tuple(trials), why)
+        if chosen.level != fastest.level:
+            why += f"; {fastest.name} is within {margin:.0%}, so the more precise {chosen.name}"
+        else:
+            why += f"; {fastest.name} is within {margin:.0%}, so the default layout"
+    return LevelChoice(chosen.level, tuple(trials), why, chosen.memory_format)
 
 
 _HOOK_TABLES = (
@@ -154,17 +186,20 @@ def _failure(error: Exception) -> str:
 
 def _visit(
     model: Any,
-    level: str,
+    setup: tuple[str, str],
     batches: Sequence[Sequence[torch.Tensor]],
     steps: int,
     clock: Callable[[], float],
 ) -> list[float] | str:
     """Seconds of ``steps`` train steps, after a warm-up step, of a copy of ``model`` at
-    ``level`` (its first batches taking turns), or why the level cannot be used."""
+    ``setup`` (a level and a memory format; its first batches taking turns), or why it
+    cannot be used."""
     from ..amp.cpu_bf16 import SoftwareBf16Warning
     from ..nn.cell import train_mode
 
+    level, memory_format = setup
     network, loss_fn, optimizer = plain_copy(model)
+    to_memory_format(network, memory_format)
     train_mode(network)
     seconds: list[float] = []
     try:
@@ -193,34 +228,43 @@ def measure_levels(
     steps: int = 3,
     rounds: int = 2,
     clock: Callable[[], float] = time.perf_counter,
+    formats: Iterable[str] = (CONTIGUOUS,),
 ) -> list[LevelTrial]:
     """Time train steps of copies of ``model`` (a :class:`jisu.Model`) at each level in
-    ``levels`` on ``batches`` (on the model's device; each a step's arguments, the label
-    last). Each of ``rounds`` rounds visits every level once, the order reversed every other
-    round (A B C, C B A: a machine getting busier does not favour one level); a visit copies
-    the network and optimizer, runs a warm-up step and times ``steps`` more. A level's time is
-    the median of its timed steps; a level whose loss was not finite, or whose step failed,
-    is not timed further. Only one copy lives at a time (a large network is copied, not
-    duplicated per level)."""
+    ``levels`` and memory format in ``formats`` (every pair, levels outermost) on
+    ``batches`` (on the model's device; each a step's arguments, the label last). Each of
+    ``rounds`` rounds visits every pair once, the order reversed every other round (A B C,
+    C B A: a machine getting busier does not favour one); a visit copies the network and
+    optimizer, lays the copy out in the format, runs a warm-up step and times ``steps`` more.
+    A pair's time is the median of its timed steps; a pair whose loss was not finite, or
+    whose step failed, is not timed further. Only one copy lives at a time (a large network
+    is copied, not duplicated per pair)."""
     levels = list(levels)
     for level in levels:
         precision_type(level, "measure_levels", "levels")
-    seconds: dict[str, list[float]] = {level: [] for level in levels}
-    failures: dict[str, str] = {}
+    formats = list(formats)
+    for memory_format in formats:
+        if memory_format not in FORMATS:
+            raise ValueError(
+                f"measure_levels: formats must be among {FORMATS}. Received {memory_format!r}"
+            )
+    setups = [(level, memory_format) for level in levels for memory_format in formats]
+    seconds: dict[tuple[str, str], list[float]] = {setup: [] for setup in setups}
+    failures: dict[tuple[str, str], str] = {}
     for number in range(rounds):
-        for level in levels if number % 2 == 0 else levels[::-1]:
-            if level in failures:
+        for setup in setups if number % 2 == 0 else setups[::-1]:
+            if setup in failures:
                 continue
-            outcome = _visit(model, level, batches, steps, clock)
+            outcome = _visit(model, setup, batches, steps, clock)
             if isinstance(outcome, str):
-                failures[level] = outcome
+                failures[setup] = outcome
             else:
-                seconds[level].extend(outcome)
+                seconds[setup].extend(outcome)
     return [
-        LevelTrial(level, failure=failures[level])
-        if level in failures
-        else LevelTrial(level, seconds=statistics.median(seconds[level]))
-        for level in levels
+        LevelTrial(level, failure=failures[(level, fmt)], memory_format=fmt)
+        if (level, fmt) in failures
+        else LevelTrial(level, statistics.median(seconds[(level, fmt)]), memory_format=fmt)
+        for level, fmt in setups
     ]
 
 
@@ -269,27 +313,50 @@ def choose_for(
     dataset: Any,
     levels: Iterable[str] = CANDIDATES,
     clock: Callable[[], float] = time.perf_counter,
+    formats: Iterable[str] = (CONTIGUOUS,),
 ) -> LevelChoice:
     """Measure ``model`` on ``dataset``'s first batches and choose (see the module). The
     global random generators are restored after the trials, so that the run draws what it
     would have drawn without them."""
     from .checkpoint import capture_rng_state, restore_rng_state
 
-    levels = tuple(levels)
+    levels, formats = tuple(levels), tuple(formats)
     rng = capture_rng_state()  # reading the batches may draw too (a DataLoader's shuffle)
     try:
         batches = first_batches(model, dataset, 4)
-        trials = None if batches is None else measure_levels(model, batches, levels, clock=clock)
+        trials = (
+            None
+            if batches is None
+            else measure_levels(model, batches, levels, clock=clock, formats=formats)
+        )
     finally:
         restore_rng_state(rng)
     if trials is None:
-        unmeasured = tuple(LevelTrial(level, failure="not measured") for level in levels)
+        unmeasured = tuple(
+            LevelTrial(level, failure="not measured", memory_format=fmt)
+            for level in levels
+            for fmt in formats
+        )
         reason = "not measured: the data set is a one-shot iterator or empty; the most precise"
-        choice = LevelChoice(levels[0], unmeasured, reason)
+        choice = LevelChoice(levels[0], unmeasured, reason, formats[0])
     else:
         choice = choose_level(trials)
     _log.info("%s", choice.describe())
     return choice
+
+
+def measured_setups(
+    amp_level: str, memory_format: str, network: torch.nn.Module
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The levels and memory formats to measure for a ``Model``'s ``amp_level`` and
+    ``memory_format``: every candidate for one that is "fastest", else the one given; the
+    contiguous layout alone for a network without 4-D weights (nothing to lay out)."""
+    from .memory_format import has_image_weights
+
+    levels = CANDIDATES if is_fastest(amp_level) else (amp_level,)
+    if not is_fastest(memory_format):
+        return levels, (memory_format,)
+    return levels, FORMATS if has_image_weights(network) else (CONTIGUOUS,)
 
 
 def is_fastest(level: Any) -> bool:

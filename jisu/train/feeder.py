@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .. import distributed
 from ..dataset.core.ragged import RaggedArray
 from .columns import column_error, column_names
 
@@ -332,3 +333,22 @@ class DeviceFeeder:
             except queue.Empty:
                 break
         self._thread.join(timeout=5)
+
+
+def shard_by_rank(dataset: Any) -> Any:
+    """Under ``torchrun``, each rank's part of a jisu dataset: every world_size-th batch,
+    equal counts (short parts wrap around). A dataset that shards itself anywhere (a source's
+    ``num_shards``, a ``shard`` op), or a plain iterable, is left to the user."""
+    from ..dataset.core.node import Dataset
+    from ..dataset.ops.shard import ShardDataset
+
+    world = distributed.get_group_size()
+    if world <= 1 or not isinstance(dataset, Dataset):
+        return dataset
+    stack = [dataset]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ShardDataset) or getattr(node, "shards", None) is not None:
+            return dataset
+        stack.extend(node.children)
+    return dataset.shard(world, distributed.get_rank())

@@ -28,40 +28,22 @@ from ..amp.levels import LEVELS
 from ..context import ParallelMode as ParallelMode  # mindspore.train.model.ParallelMode
 from ..context import context_device, get_auto_parallel_context
 from ..nn.cell import train_mode
-from .amp_choice import FASTEST, LevelChoice, choose_for, is_fastest
+from .amp_choice import FASTEST, LevelChoice, choose_for, is_fastest, measured_setups
 from .callbacks.base import CallbackList, RunContext
 from .callbacks.progress_bar import ProgressBar
 from .capture import acts_per_step, changes_rates_per_step, sink_step
 from .cell_steps import CellStep, CustomEvalStep, check_eval_indexes, is_train_cell
 from .checkpoint import restore_rng_state
 from .ckpt_resume import load_model_state, model_state, resume_at
-from .feeder import BatchSource, as_tensors, to_device
+from .feeder import BatchSource, as_tensors, shard_by_rank, to_device
 from .first_step import FirstStep, FirstStepCheck
 from .loop import EpochLoop, EvalLoop, open_feeder
+from .memory_format import CHANNELS_LAST, check_memory_format, to_memory_format
 from .metrics import Loss, get_metrics
 from .replay_guard import ReplayGuard
 from .schedules import LRSchedulerRunner, rates_on_device
 from .state import TrainState
 from .steps import CompiledStep, EvalStep, wrap_train_step
-
-
-def shard_by_rank(dataset: Any) -> Any:
-    """Under ``torchrun``, each rank's part of a jisu dataset: every world_size-th batch,
-    equal counts (short parts wrap around). A dataset that shards itself anywhere (a source's
-    ``num_shards``, a ``shard`` op), or a plain iterable, is left to the user."""
-    from ..dataset.core.node import Dataset
-    from ..dataset.ops.shard import ShardDataset
-
-    world = distributed.get_group_size()
-    if world <= 1 or not isinstance(dataset, Dataset):
-        return dataset
-    stack = [dataset]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ShardDataset) or getattr(node, "shards", None) is not None:
-            return dataset
-        stack.extend(node.children)
-    return dataset.shard(world, distributed.get_rank())
 
 
 def _check_count(op: str, name: str, value: Any, low: int) -> int:
@@ -93,6 +75,10 @@ class Model:
             its outputs (see :mod:`jisu.train.cell_steps`).
         boost_level, boost_config_dict: MindSpore's training accelerations; accepted, and
             ``boost_level`` must be "O0" (none is provided).
+        memory_format: the layout of the network's 4-D weights: "contiguous" (as it is,
+            NCHW), "channels_last" (NHWC, converted in place), or "fastest": measured at the
+            first ``train``, with the level when ``amp_level`` is "fastest" too
+            (:mod:`jisu.train.memory_format`). jisu's own; MindSpore has no such choice.
 
     With neither ``loss_fn`` nor ``optimizer``, a ``network`` holding its optimizer is a train
     cell that updates the parameters itself (``Model(TrainOneStepCell(...))``): a step is
@@ -115,6 +101,7 @@ class Model:
         eval_indexes: list[int] | None = None,
         boost_level: str = "O0",
         boost_config_dict: dict | None = None,
+        memory_format: str = "contiguous",
     ) -> None:
         if not isinstance(network, nn.Module):
             raise TypeError(f"Model: network must be a torch.nn.Module. Received {network!r}")
@@ -130,7 +117,11 @@ class Model:
         self.loss_fn = loss_fn
         self.optimizer = optimizer
         self.amp_level = amp_level
-        #: ``amp_level="fastest"``'s measurement, made by the first ``train`` (else None)
+        self.memory_format = check_memory_format(memory_format, "Model")
+        if memory_format == CHANNELS_LAST:
+            to_memory_format(network, CHANNELS_LAST)
+        #: the measurement of a "fastest" ``amp_level`` or ``memory_format``, made by the
+        #: first ``train`` (else None)
         self.amp_choice: LevelChoice | None = None
         self._metrics = metrics
         get_metrics(metrics)  # bad names fail here, not at the first eval
@@ -146,11 +137,12 @@ class Model:
             raise ValueError(
                 f"Model: amp_level must be one of {(*LEVELS, FASTEST)}. Received {amp_level!r}"
             )
-        if is_fastest(amp_level) and optimizer is None:
-            raise ValueError(
-                "Model: amp_level='fastest' needs an optimizer: the level is chosen by timing "
-                "train steps"
-            )
+        for name, value in (("amp_level", amp_level), ("memory_format", memory_format)):
+            if is_fastest(value) and optimizer is None:
+                raise ValueError(
+                    f"Model: {name}='fastest' needs an optimizer: it is chosen by timing train "
+                    "steps"
+                )
         if optimizer is not None:  # "fastest" trains at O0 until the first train chooses
             self._build_train_step("O0" if is_fastest(amp_level) else amp_level)
         elif amp_level != "O0":
@@ -177,20 +169,28 @@ class Model:
         self._predict_network = step.network
         self.loss_scale_manager = step.loss_scale_manager
 
-    def _choose_level(self, train_dataset: Any) -> None:
-        """``amp_level="fastest"``: time the candidate levels on the data set's first batches
-        and rebuild the train step at the chosen one (:mod:`jisu.train.amp_choice`). Under
-        ``torchrun`` rank 0 measures and every rank takes its choice (the ranks must run the
-        same precision)."""
+    def _choose_setup(self, train_dataset: Any) -> None:
+        """A "fastest" ``amp_level`` or ``memory_format``: time the candidates on the data
+        set's first batches and train at the chosen level and layout
+        (:mod:`jisu.train.amp_choice`). Under ``torchrun`` rank 0 measures and every rank
+        takes its choice (the ranks must run the same precision)."""
         from ..amp.cpu_bf16 import SoftwareBf16Warning
 
-        choice = choose_for(self, train_dataset) if distributed.get_rank() == 0 else None
+        levels, formats = measured_setups(self.amp_level, self.memory_format, self.network)
+        if len(levels) * len(formats) == 1:  # a layout asked for a network without 4-D weights
+            self.memory_format = formats[0]
+            return
+        rank0 = distributed.get_rank() == 0
+        choice = choose_for(self, train_dataset, levels, formats=formats) if rank0 else None
         if distributed.get_group_size() > 1:
             shared = [choice]
             torch.distributed.broadcast_object_list(shared, src=0)
             choice = shared[0]
+        rebuild = is_fastest(self.amp_level) and choice.level != "O0"
         self.amp_choice, self.amp_level = choice, choice.level
-        if choice.level != "O0":
+        self.memory_format = choice.memory_format
+        to_memory_format(self.network, choice.memory_format)
+        if rebuild:
             with warnings.catch_warnings():  # measured faster here, whatever the figures say
                 warnings.simplefilter("ignore", SoftwareBf16Warning)
                 self._build_train_step(choice.level)
@@ -293,8 +293,8 @@ class Model:
     ) -> None:
         self._check_train(epoch, sink_mode, sink_size, initial_epoch)
         train_dataset = shard_by_rank(train_dataset)
-        if is_fastest(self.amp_level):
-            self._choose_level(train_dataset)
+        if is_fastest(self.amp_level) or is_fastest(self.memory_format):
+            self._choose_setup(train_dataset)
         resume = resume_pending = self._resume
         self._resume = None
         source = BatchSource(train_dataset, resume["dataset_state"] if resume else None)
