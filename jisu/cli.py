@@ -288,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=None,
         help="pipeline workers for decoding and augmentation (default: the CPUs this process "
-        "may use)",
+        "may use; a quarter of them on --device CPU, whose step uses every core)",
     )
     train.add_argument(
         "--device",

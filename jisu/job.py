@@ -225,6 +225,14 @@ class InterleavedBaseline(Callback):
             self.plain_epochs.append(epoch)
 
 
+def pipeline_workers(device: str, cpus: int) -> int:
+    """The pipeline's default worker count: the CPUs this process may use when the step runs
+    on an accelerator; a quarter of them (at least one) on the CPU, where the step's own
+    threads use every core and each pipeline thread takes a core from them (on 2 cores,
+    ``jisu train`` measured 3,380-3,420 samples/s with 1 worker, 3,270-3,560 with 2)."""
+    return cpus if device != "CPU" else max(1, cpus // 4)
+
+
 def run(cfg: JobConfig) -> dict[str, Any]:
     """Train, evaluate and measure; returns the figures the command prints."""
     if cfg.amp_level is None:
@@ -239,7 +247,7 @@ def run(cfg: JobConfig) -> dict[str, Any]:
 
 def _run(cfg: JobConfig) -> dict[str, Any]:
     device = torch.device({"CPU": "cpu", "GPU": "cuda", "Ascend": "npu"}[cfg.device])
-    workers = cfg.workers or available_cpus()
+    workers = cfg.workers or pipeline_workers(cfg.device, available_cpus())
     begin = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="jisu-train-") as scratch:
         if cfg.data is None:

@@ -159,9 +159,12 @@ def pipeline(path: str, train: bool, batch_size: int, workers: int, resize: bool
         ops.append(vision.RandomCrop(SIZE, padding=2))
     ops += [vision.Normalize(MEAN, STD), vision.HWC2CHW()]
     data = data.map(ops, "image", num_parallel_workers=workers)
-    data = data.batch(batch_size if train else 256, drop_remainder=train)
+    # every op given the count: a stage runs as many threads as its widest op
+    data = data.batch(
+        batch_size if train else 256, drop_remainder=train, num_parallel_workers=workers
+    )
     # one cast per batch, not per row: a map stage costs ~20 us a row even for a cast
-    return data.map(transforms.TypeCast(torch.int64), "label")
+    return data.map(transforms.TypeCast(torch.int64), "label", num_parallel_workers=workers)
 
 
 def _batches(dataset: ds.Dataset) -> list[tuple[torch.Tensor, ...]]:

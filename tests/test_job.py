@@ -225,3 +225,21 @@ def test_the_plain_loop_keeps_the_faster_of_its_precisions():
         loop.choose_precision(steps=3, rounds=2)
         assert loop.precision == expected
         assert order == ["fp32", "bf16 autocast", "bf16 autocast", "fp32"]
+
+
+@pytest.mark.parametrize(
+    ("device", "cpus", "expected"),
+    [("CPU", 1, 1), ("CPU", 2, 1), ("CPU", 16, 4), ("GPU", 2, 2), ("GPU", 16, 16)],
+)
+def test_the_pipeline_leaves_a_cpu_steps_cores_to_it(device, cpus, expected):
+    assert job.pipeline_workers(device, cpus) == expected
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_main_pipeline_runs_the_workers_it_is_given(tmp_path, workers):
+    """Every op carries the count, so no op widens the stage beyond it (a stage runs as many
+    threads as its widest op; a narrower op alone would make the threads take turns)."""
+    train, _ = job_data.write_digits_records(str(tmp_path))
+    plan = job_data.pipeline(train, True, 64, workers, False).explain()
+    assert f"(fetch): {workers} thread{'s' if workers > 1 else ''}\n" in plan
+    assert "at most" not in plan

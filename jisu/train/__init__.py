@@ -8,6 +8,7 @@ from . import (
     capture,
     graph_policy,
     loss_scale_manager,
+    memory_format,
     serialization,
 )
 from ._data_sink import data_sink
@@ -94,6 +95,7 @@ __all__ = [
     "load_checkpoint",
     "load_param_into_net",
     "loss_scale_manager",
+    "memory_format",
     "safetensors_to_ckpt",
     "save_checkpoint",
     "serialization",

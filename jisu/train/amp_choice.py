@@ -40,7 +40,7 @@ import torch
 
 from .. import amp
 from ..amp.levels import precision_type
-from .memory_format import CONTIGUOUS, FORMATS, to_memory_format
+from .memory_format import CONTIGUOUS, FASTEST, FORMATS, to_memory_format
 
 __all__ = [
     "CANDIDATES",
@@ -55,8 +55,6 @@ __all__ = [
     "plain_copy",
 ]
 
-#: the ``amp_level`` that asks for the measured choice
-FASTEST = "fastest"
 #: the levels timed by default, the most precise first
 CANDIDATES = ("O0", "O1", "O2")
 #: a level at most this much slower than the fastest counts as as fast (the more precise wins)

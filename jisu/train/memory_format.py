@@ -30,6 +30,7 @@ from torch import nn
 __all__ = [
     "CHANNELS_LAST",
     "CONTIGUOUS",
+    "FASTEST",
     "FORMATS",
     "check_memory_format",
     "has_image_weights",
@@ -42,6 +43,8 @@ CONTIGUOUS = "contiguous"
 CHANNELS_LAST = "channels_last"
 #: the layouts, the default first
 FORMATS = (CONTIGUOUS, CHANNELS_LAST)
+#: the value that asks for the measured choice (``amp_level``'s too)
+FASTEST = "fastest"
 
 
 def check_memory_format(value: Any, where: str) -> str:
@@ -50,8 +53,6 @@ def check_memory_format(value: Any, where: str) -> str:
     Raises:
         ValueError: another value, naming ``where`` and the choices.
     """
-    from .amp_choice import FASTEST
-
     if not isinstance(value, str) or value not in (*FORMATS, FASTEST):
         raise ValueError(
             f"{where}: memory_format must be one of {(*FORMATS, FASTEST)}. Received {value!r}"
