@@ -353,6 +353,16 @@ def _make_stage(kind: str, owner: Any, ids: dict[int, int]) -> Stage:
                 "the GIL (reads of small rows from local files, batch assembly), so more "
                 "threads would take turns, not run at once; num_parallel_workers asks for more"
             )
+    maps = [explicit_workers(n) for n in ops if n.op_name == "map"]
+    if not processes and maps and None not in maps and max(maps) < workers:
+        # the maps are the stage's work: more threads than they may use would only take
+        # turns at their limit, once per row (two threads for a map of 1 at 32x32 JPEGs
+        # cost 1.8x the CPU of one, for no more rows a second)
+        workers = max(maps)
+        reasons.append(
+            f"{workers} thread{'s' if workers > 1 else ''}, not {max(widths)}: every map in it "
+            "names its num_parallel_workers, and the other ops follow the maps"
+        )
     stage = Stage(kind, owner, ops, feed, workers, processes, reasons=reasons)
     stage.name = f"{owner.op_name}#{ids.get(id(owner), '?')}"
     explicit = [w for w in map(explicit_workers, ops) if w is not None]

@@ -75,6 +75,25 @@ def test_a_random_access_chain_is_one_fused_stage(cpus, usable, workers):
         assert stage.limits == {} and "at most" not in text
 
 
+@pytest.mark.parametrize("counts, workers", [((1,), 1), ((2, 1), 2), ((1, 3), 3)])
+def test_a_stage_whose_maps_all_name_their_workers_runs_the_largest(cpus, counts, workers):
+    """The source and the batch (left to jisu) follow the maps: a wider stage would only make
+    its threads take turns at the maps' limits, once per row."""
+    cpus(8)
+    data = ds.NumpySlicesDataset({"x": np.arange(40)}, shuffle=False)
+    for count in counts:
+        data = data.map(quick, num_parallel_workers=count)
+    data = data.batch(8)
+    (stage,) = planned(data).stages
+    assert stage.workers == workers
+    maps = [n for n in stage.ops if n.op_name == "map"]
+    assert stage.limits == {id(m): c for m, c in zip(maps, counts) if c < workers}
+    text = data.explain()
+    assert f"{workers} thread{'s' if workers > 1 else ''}, not 8: every map in it names" in text
+    rows = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    assert np.concatenate([r[0] for r in rows]).tolist() == [x + len(counts) for x in range(40)]
+
+
 def test_a_generator_feeds_a_batch_stage_that_runs_its_maps(two_cpus):
     data = ds.GeneratorDataset(lambda: iter(range(10)), ["x"]).shuffle(4)
     data = data.map(quick, num_parallel_workers=2).batch(2).repeat(2)
