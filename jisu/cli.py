@@ -101,8 +101,8 @@ def _train(args: argparse.Namespace) -> int:
     what = args.data or "the embedded digits (32x32 RGB JPEG records, 80/20 split)"
     print(
         f"jisu train: {what}; small CNN, {cfg.epochs} epochs, batch {cfg.batch_size}, "
-        f"amp {cfg.amp_level}, memory format {cfg.memory_format} (fastest: measured first), sink "
-        f"mode {'on' if cfg.sink else 'off'}, graph mode "
+        f"amp {cfg.amp_level} and memory format {cfg.memory_format} ('fastest': measured at "
+        f"the start), sink mode {'on' if cfg.sink else 'off'}, graph mode "
         f"{'auto (compiled only if it pays)' if cfg.graph else 'off'}, device {cfg.device}"
     )
     figures = run(cfg)
@@ -111,7 +111,7 @@ def _train(args: argparse.Namespace) -> int:
     epochs = f"epoch {first}" if first == last else f"epochs {first}-{last}"
     print(
         f"training speed: {figures['samples_per_second']:.0f} samples/s (the mean of {epochs}, "
-        f"{figures['workers']} pipeline workers), waiting for data "
+        f"{figures['workers']} pipeline worker{'s' * (figures['workers'] != 1)}), waiting for data "
         f"{figures['data_wait_share']:.0%} of the time"
     )
     if (comparison := figures["comparison"]) is not None:
