@@ -186,7 +186,9 @@ class Model:
             shared = [choice]
             torch.distributed.broadcast_object_list(shared, src=0)
             choice = shared[0]
-        rebuild = is_fastest(self.amp_level) and choice.level != "O0"
+        # a measured layout rebuilds too: DistributedDataParallel lays its buckets out as the
+        # weights were (a fixed level's step cannot be rebuilt: its network is converted)
+        rebuild = is_fastest(self.amp_level) and (choice.level != "O0" or len(formats) > 1)
         self.amp_choice, self.amp_level = choice, choice.level
         self.memory_format = choice.memory_format
         to_memory_format(self.network, choice.memory_format)

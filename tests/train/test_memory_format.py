@@ -184,6 +184,18 @@ def test_both_fastest_choose_the_pair(monkeypatch):
     assert model.train_network.precision.level == "O2" and len(model.amp_choice.trials) == 6
 
 
+def test_both_fastest_may_choose_o0_in_the_other_layout(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(model_module, "choose_for", functools.partial(choose_for, clock=clock))
+    costs = {**COSTS, ("O0", "channels_last"): 0.005}
+    model = conv_model("fastest", "fastest", clock=clock, costs=costs)
+    step_before = model.train_network
+    model.train(1, images())
+    assert (model.amp_level, model.memory_format) == ("O0", "channels_last")
+    assert model.train_network is not step_before  # rebuilt over the converted weights
+    assert is_channels_last(model.network.conv.weight)
+
+
 def test_a_network_that_needs_nchw_activations_keeps_them(monkeypatch):
     """Code that refuses a channels-last activation raises in that trial: it fails and the
     contiguous layout is kept, however fast the failed one would have been."""
