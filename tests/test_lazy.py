@@ -108,3 +108,39 @@ def test_the_stub_reader_takes_aliases_and_refuses_a_renamed_submodule(tmp_path)
     (tmp_path / "__init__.pyi").write_text("from . import a as z\n")
     with pytest.raises(ValueError, match="a submodule under another name"):
         _lazy.attach_stub("pkg", str(init))
+
+
+# ------------------------------------------------------------------ jisu.dataset
+def test_every_dataset_name_is_there_and_the_engine_names_the_sources():
+    import jisu.dataset as ds
+    import jisu.dataset.engine as de
+    from jisu.dataset.sources.generator import GeneratorDataset
+
+    for name in ds.__all__:
+        assert getattr(ds, name) is not None, name
+    assert set(ds.__all__) <= set(dir(ds))
+    assert de.GeneratorDataset is ds.GeneratorDataset is GeneratorDataset
+    assert de.config is ds.config
+    with pytest.raises(AttributeError, match=r"'jisu\.dataset\.engine' has no attribute 'Modle'"):
+        de.Modle  # noqa: B018
+    with pytest.raises(AttributeError, match=r"module 'jisu\.dataset' has no attribute 'Modle'"):
+        ds.Modle  # noqa: B018
+
+
+def test_a_numpy_pipeline_imports_no_opencv_arrow_or_protobuf():
+    """OpenCV (vision), Arrow (records) and protobuf (TFRecord) load with the pipelines that
+    use them; an image op brings OpenCV."""
+    heavy = ["cv2", "pyarrow", "google.protobuf"]
+    seen = fresh(
+        "import json, sys\nimport numpy as np\nimport jisu.dataset as ds\n"
+        f"after_import = [m in sys.modules for m in {heavy!r}]\n"
+        "data = ds.NumpySlicesDataset({'x': np.arange(6)}, shuffle=False)\n"
+        "data = data.map(lambda x: x * 2).batch(3)\n"
+        "rows = [b[0].tolist() for b in data.create_tuple_iterator(output_numpy=True)]\n"
+        f"after_run = [m in sys.modules for m in {heavy!r}]\n"
+        "from jisu.dataset import vision\n"
+        "images = np.zeros((2, 4, 4, 3), np.uint8)\n"
+        "data = ds.NumpySlicesDataset({'x': images}).map(vision.HWC2CHW())\n"
+        "print(json.dumps([after_import, after_run, rows, 'cv2' in sys.modules]))"
+    )
+    assert seen == [[False] * 3, [False] * 3, [[0, 2, 4], [6, 8, 10]], True]

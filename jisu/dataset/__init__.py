@@ -13,50 +13,13 @@ Example:
 """
 
 from .. import context as context  # mindspore.dataset.context (MindSpore 2.0's namespace held it)
+from .._lazy import attach_stub
 from .._unprovided import refused_class
-from . import config, engine, record, text, transforms, vision
-from .core.cache import DatasetCache
-from .core.ragged import RaggedArray
-from .datasets import Dataset
-from .engine.errors import EpochsExhaustedError, PipelineError, TaskTimeoutError
-from .engine.iterator import DatasetIterator
-from .engine.ray.executor import RayConnectionError, RayExecutor
-from .ops.batch import BatchDataset, BatchInfo
-from .ops.ds_callback import DSCallback, DSRunContext, WaitedDSCallback
-from .ops.zip import zip_datasets as zip
-from .record.storage import StorageError
-from .record.validate import MalformedFileError
-from .record.writer import FileWriter
-from .sources.coco import CocoDataset
-from .sources.csv import CSVDataset
-from .sources.generator import GeneratorDataset, Schema
-from .sources.image_folder import ImageFolderDataset
-from .sources.manifest import ManifestDataset
-from .sources.numpy_slices import NumpySlicesDataset
-from .sources.options import Shuffle
-from .sources.padded import PaddedDataset
-from .sources.record import MindDataset, RecordDataset
-from .sources.samplers import (
-    DistributedSampler,
-    IterSampler,
-    PKSampler,
-    RandomSampler,
-    Sampler,
-    SequentialSampler,
-    SubsetRandomSampler,
-    SubsetSampler,
-    WeightedRandomSampler,
-)
-from .sources.text_file import TextFileDataset
-from .sources.tfrecord import TFRecordDataset
-from .sources.torch_dataset import TorchDataset
-from .sources.vision_sets import (
-    Cifar10Dataset,
-    Cifar100Dataset,
-    FashionMnistDataset,
-    MnistDataset,
-)
-from .sources.voc import VOCDataset
+from . import engine
+
+# every other name is imported when first used (the OpenCV, Arrow and protobuf behind vision,
+# records and TFRecord only by the pipelines that use them): the names are __init__.pyi's
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)
 
 #: MindSpore's graph data engine (a graph server sampling nodes and neighbours): refused by name
 GraphData = refused_class(
@@ -66,66 +29,21 @@ GraphData = refused_class(
     "GeneratorDataset",
 )
 
-__all__ = [
-    "BatchDataset",
-    "BatchInfo",
-    "CSVDataset",
-    "Cifar10Dataset",
-    "Cifar100Dataset",
-    "CocoDataset",
-    "DSCallback",
-    "DSRunContext",
-    "Dataset",
-    "DatasetCache",
-    "DatasetIterator",
-    "DistributedSampler",
-    "EpochsExhaustedError",
-    "FashionMnistDataset",
-    "FileWriter",
-    "GeneratorDataset",
-    "GraphData",
-    "ImageFolderDataset",
-    "IterSampler",
-    "MalformedFileError",
-    "ManifestDataset",
-    "MindDataset",
-    "MnistDataset",
-    "NumpySlicesDataset",
-    "PKSampler",
-    "PaddedDataset",
-    "PipelineError",
-    "RaggedArray",
-    "RandomSampler",
-    "RayConnectionError",
-    "RayExecutor",
-    "RecordDataset",
-    "Sampler",
-    "Schema",
-    "SequentialSampler",
-    "Shuffle",
-    "StorageError",
-    "SubsetRandomSampler",
-    "SubsetSampler",
-    "TFRecordDataset",
-    "TaskTimeoutError",
-    "TextFileDataset",
-    "TorchDataset",
-    "VOCDataset",
-    "WaitedDSCallback",
-    "WeightedRandomSampler",
-    "config",
-    "record",
-    "text",
-    "transforms",
-    "vision",
-    "zip",
-]
 
-# ``import mindspore.dataset.engine as de; de.ImageFolderDataset(...); de.config.set_seed(1)``:
-# MindSpore's engine package names the data sets; jisu's engine is the execution layer below
-# them, so they are named on it here, from above (importing them there would invert the layers)
-for _name in ("GeneratorDataset", "ImageFolderDataset", "MindDataset", "PaddedDataset",
-              "NumpySlicesDataset", "TextFileDataset", "DistributedSampler", "Schema"):  # fmt: skip
-    setattr(engine, _name, globals()[_name])
-engine.config = config
-del _name
+#: ``import mindspore.dataset.engine as de; de.ImageFolderDataset(...); de.config.set_seed(1)``:
+#: MindSpore's engine package names the data sets; jisu's engine is the execution layer below
+#: them, so they are named on it here, from above (importing them there would invert the
+#: layers), when first asked for
+ENGINE_NAMES = frozenset(
+    ("GeneratorDataset", "ImageFolderDataset", "MindDataset", "PaddedDataset",
+     "NumpySlicesDataset", "TextFileDataset", "DistributedSampler", "Schema", "config")
+)  # fmt: skip
+
+
+def _engine_getattr(name: str):
+    if name in ENGINE_NAMES:
+        return __getattr__(name)
+    raise AttributeError(f"module 'jisu.dataset.engine' has no attribute {name!r}")
+
+
+engine.__getattr__ = _engine_getattr

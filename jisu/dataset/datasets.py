@@ -10,6 +10,8 @@ downwards only: ``core`` ← ``engine`` ← {``ops``, ``sources``, ``vision``, `
 
 from __future__ import annotations
 
+from typing import Any
+
 from .core.bindings import bind
 from .core.node import Dataset, Parallelism
 from .engine.iterator import DatasetIterator
@@ -29,7 +31,6 @@ from .ops.split import split_dataset
 from .ops.sync_wait import SyncWaitDataset, find_sync, nearest_sync
 from .ops.take_skip import SkipDataset, TakeDataset
 from .ops.zip import ZipDataset
-from .record.convert import write_dataset
 
 __all__ = ["Dataset", "Parallelism"]
 
@@ -42,12 +43,19 @@ def _offload_module(dataset: Dataset):
     return offload_module(dataset)
 
 
+def _write_dataset(*args: Any, **kwargs: Any) -> Any:
+    """``dataset.save(...)``: the record writer (Arrow) imported when a pipeline is saved."""
+    from .record.convert import write_dataset
+
+    return write_dataset(*args, **kwargs)
+
+
 bind(
     run_stream=run_stream,
     plan=plan,
     DatasetIterator=DatasetIterator,
     offload_module=_offload_module,
-    write_dataset=write_dataset,
+    write_dataset=_write_dataset,
     MapDataset=MapDataset,
     CallbackPointDataset=CallbackPointDataset,
     check_callbacks=check_callbacks,

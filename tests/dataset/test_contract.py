@@ -18,6 +18,8 @@ from jisu.dataset.engine.plan import plan
 from jisu.dataset.engine.tasks import StreamCut
 
 STAGE_KINDS = (None, "map", "batch", "filter", "read")
+for _name in ds.__all__:  # the package imports its names when used: every node class, now
+    getattr(ds, _name)
 
 
 def _subclasses(cls: type) -> list[type]:

@@ -155,12 +155,14 @@ class MapDataset(Dataset):
             if not ops:
                 ops = [_identity]
         self.operations = ops
-        from ..vision.pixel import fuse_affine  # here: a worker of a NumPy map needs no OpenCV
-        from ..vision.region_decode import fuse_decode_crop
-
         # what runs: consecutive Rescale/Normalize fused into one pass, Decode and a crop op
-        # into one region decode, with op positions
-        self._steps = fuse_decode_crop(fuse_affine(ops))
+        # into one region decode, with op positions; a map of no image op imports no OpenCV
+        self._steps = list(enumerate(ops))
+        if any(type(op).__module__.startswith("jisu.dataset.vision.") for op in ops):
+            from ..vision.pixel import fuse_affine
+            from ..vision.region_decode import fuse_decode_crop
+
+            self._steps = fuse_decode_crop(fuse_affine(ops))
         self.input_columns = check_columns(
             "map", "input_columns", input_columns, child._columns
         ) or [child._columns[0]]
