@@ -42,6 +42,8 @@ DYNAMIC_IMPORTS = {
     "jisu.dataset.core.bindings",
     # runs the deferred packages' ``__init__`` (it imports nothing from jisu itself)
     "jisu.dataset.engine.processes.forkserver_boot",
+    # ``record.convert`` on first use: the packing pipelines sit above the formats they write
+    "jisu.dataset.record",
     # imports the user's pipeline module named on the command line
     "jisu.profiler.doctor",
     # resolves the MindSpore names a ported project uses, module by module (``jisu port``)

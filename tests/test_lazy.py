@@ -144,3 +144,28 @@ def test_a_numpy_pipeline_imports_no_opencv_arrow_or_protobuf():
         "print(json.dumps([after_import, after_run, rows, 'cv2' in sys.modules]))"
     )
     assert seen == [[False] * 3, [False] * 3, [[0, 2, 4], [6, 8, 10]], True]
+
+
+def lazy_packages() -> list[str]:
+    """The packages whose ``__init__`` resolves names when asked (``__getattr__``) and lists
+    its public names (``__all__``)."""
+    root = pathlib.Path(jisu.__file__).parent
+    return sorted(
+        ".".join(("jisu", *init.parent.relative_to(root).parts))
+        for init in root.rglob("__init__.py")
+        if ("def __getattr__" in init.read_text() or "attach_stub(" in init.read_text())
+        and "__all__" in init.read_text()
+    )
+
+
+@pytest.mark.parametrize("package", lazy_packages())
+def test_a_lazy_packages_public_names_resolve_when_only_it_was_imported(package):
+    """A lazy face must not rely on a name another module happened to import first (jisu
+    used to import everything, so ``jisu.dataset.record.convert`` was always there), nor
+    recurse into itself (``from . import x`` inside ``__getattr__`` asks it for x again)."""
+    missing = fresh(
+        "import importlib, json\n"
+        f"package = importlib.import_module({package!r})\n"
+        "print(json.dumps([n for n in package.__all__ if not hasattr(package, n)]))"
+    )
+    assert missing == []

@@ -36,8 +36,8 @@ _FROM_JISU = ("Tensor", "Parameter", "ParameterTuple", "set_seed", "get_seed")
 
 def __getattr__(name: str) -> Any:
     if name in ("JitConfig", "mutable", "api"):  # jisu.common.api imports jisu._jit: lazily
-        from . import api
-
+        # by name: ``from . import api`` would ask this __getattr__ for "api" first, forever
+        api = importlib.import_module(f"{__name__}.api")
         return api if name == "api" else getattr(api, name)
     if name in _SUBMODULES:  # mindspore.common.parameter and the like, as attributes
         return importlib.import_module(f"{__name__}.{name}")
