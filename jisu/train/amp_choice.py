@@ -40,7 +40,7 @@ import torch
 
 from .. import amp
 from ..amp.levels import precision_type
-from .memory_format import CONTIGUOUS, FASTEST, FORMATS, to_memory_format
+from .memory_format import CONTIGUOUS, FASTEST, FORMATS, has_image_weights, to_memory_format
 
 __all__ = [
     "CANDIDATES",
@@ -349,8 +349,6 @@ def measured_setups(
     """The levels and memory formats to measure for a ``Model``'s ``amp_level`` and
     ``memory_format``: every candidate for one that is "fastest", else the one given; the
     contiguous layout alone for a network without 4-D weights (nothing to lay out)."""
-    from .memory_format import has_image_weights
-
     levels = CANDIDATES if is_fastest(amp_level) else (amp_level,)
     if not is_fastest(memory_format):
         return levels, (memory_format,)
