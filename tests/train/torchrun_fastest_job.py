@@ -1,5 +1,6 @@
 """Run by test_distributed.py under ``torchrun --nproc_per_node=2`` (CPU, gloo):
-``amp_level="fastest"`` where each rank's own measurement would choose differently."""
+``amp_level="fastest"`` where each rank's own measurement would choose differently; with
+``conv`` as the second argument, a convolution network and ``memory_format="fastest"`` too."""
 
 import functools
 import json
@@ -16,9 +17,11 @@ from jisu.train import model as model_module
 from jisu.train.amp_choice import choose_for
 
 out = sys.argv[1]
+conv = sys.argv[2:] == ["conv"]
 rank = int(os.environ["RANK"])
-x = np.random.default_rng(0).standard_normal((256, 8)).astype(np.float32)
-y = (x[:, 1:4].argmax(1)).astype(np.int64)
+shape = (256, 3, 4, 4) if conv else (256, 8)
+x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+y = (x.reshape(256, -1)[:, 1:4].argmax(1)).astype(np.int64)
 data = ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=False).batch(32)
 
 now = [0.0]
@@ -37,16 +40,35 @@ class Net(nn.Module):
         return self.b(torch.relu(self.a(x)))
 
 
+class ConvNet(nn.Module):
+    """Channels-last makes O0 the fastest on rank 0 (O0 channels-last: 5 ms) and costs more
+    on rank 1 (O0 contiguous its fastest): a choice that only a new layout makes."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.head = nn.Conv2d(3, 4, 3, padding=1), nn.Linear(64, 3)
+
+    def forward(self, x):
+        level = "O1" if torch.is_autocast_enabled("cpu") else None
+        level = level or ("O2" if self.conv.weight.dtype == torch.bfloat16 else "O0")
+        now[0] += costs[level]
+        if not self.conv.weight.is_contiguous():  # channels-last
+            now[0] += (-0.025 if level == "O0" else 0.0) if rank == 0 else 0.005
+        return self.head(torch.relu(self.conv(x)).flatten(1))
+
+
 model_module.choose_for = functools.partial(choose_for, clock=lambda: now[0])
 torch.manual_seed(rank)
-net = Net()
+net = ConvNet() if conv else Net()
 opt = torch.optim.SGD(net.parameters(), lr=0.01)
-model = jisu.Model(net, nn.CrossEntropyLoss(), opt, amp_level="fastest")
+layout = "fastest" if conv else "contiguous"
+model = jisu.Model(net, nn.CrossEntropyLoss(), opt, amp_level="fastest", memory_format=layout)
 model.train(2, data, dataset_sink_mode=False)
 with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
     json.dump(
         {
             "level": model.amp_level,
+            "memory_format": model.memory_format,
             "reason": model.amp_choice.reason,
             "weights": [p.detach().double().sum().item() for p in net.parameters()],
         },
