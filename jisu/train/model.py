@@ -165,6 +165,7 @@ class Model:
         step = amp.build_train_network(
             self.network, self.optimizer, self.loss_fn, level=level, **self._step_options
         )
+        self._step_core = step  # unwrapped: a new layout wraps it again (_choose_setup)
         self._train_step = wrap_train_step(step, self.loss_fn, self.device)
         self._predict_network = step.network
         self.loss_scale_manager = step.loss_scale_manager
@@ -186,9 +187,7 @@ class Model:
             shared = [choice]
             torch.distributed.broadcast_object_list(shared, src=0)
             choice = shared[0]
-        # a measured layout rebuilds too: DistributedDataParallel lays its buckets out as the
-        # weights were (a fixed level's step cannot be rebuilt: its network is converted)
-        rebuild = is_fastest(self.amp_level) and (choice.level != "O0" or len(formats) > 1)
+        rebuild = is_fastest(self.amp_level) and choice.level != "O0"
         self.amp_choice, self.amp_level = choice, choice.level
         self.memory_format = choice.memory_format
         to_memory_format(self.network, choice.memory_format)
@@ -196,6 +195,8 @@ class Model:
             with warnings.catch_warnings():  # measured faster here, whatever the figures say
                 warnings.simplefilter("ignore", SoftwareBf16Warning)
                 self._build_train_step(choice.level)
+        elif len(formats) > 1:  # wrapped again: DistributedDataParallel lays its buckets out
+            self._train_step = wrap_train_step(self._step_core, self.loss_fn, self.device)
         if not self._custom_eval:
             self.eval_network = self._predict_network
 
